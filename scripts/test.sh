@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# test.sh — the README's second command (and what CI runs): install what is missing, build
+# with warnings as errors, run the whole suite; then again under ASan + UBSan.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/install-deps.sh --test
+jobs=$(nproc)
+
+echo "== build (Release, -Werror) and test"
+bash scripts/build.sh "$root/build-ci" -DCGNN_WERROR=ON
+(cd "$root/build-ci" && ctest --output-on-failure -j"$jobs")
+
+echo "== build (ASan + UBSan, -Werror) and test"
+bash scripts/build.sh "$root/build-ci-san" -DCGNN_WERROR=ON -DCGNN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd "$root/build-ci-san" && ctest --output-on-failure -j"$jobs")
+echo "== all tests passed (plain and sanitized)"

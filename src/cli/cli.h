@@ -1,0 +1,56 @@
+/* cli.h — command-line plumbing shared by the `cgnn` subcommands.
+ *
+ * Flags follow GiGL: `--flag=value` and `--flag value` both work; boolean flags take no value
+ * (or =true/=false). An unknown flag is a usage error (exit 2) naming the flag and the closest
+ * known one. Only the CLI prints errors and chooses exit codes (cli_fail).
+ */
+#ifndef CGNN_CLI_H
+#define CGNN_CLI_H
+
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef struct cli_flag {
+    const char *name;     /* without dashes: "out" */
+    const char *metavar;  /* "DIR"; NULL for boolean flags */
+    const char *help;
+    const char *value;    /* after parsing: the value, "true"/"false" for booleans, or NULL */
+} cli_flag;
+
+typedef struct cli_command {
+    const char *name;     /* "generate" */
+    const char *usage;    /* "cgnn generate --out DIR [options]" */
+    const char *summary;  /* one line for `cgnn --help` */
+    cli_flag *flags;
+    int num_flags;
+} cli_command;
+
+/* Parses argv[0..argc) (argv[0] is the first argument after the command name) into cmd's
+ * flags; positional arguments go to pos[0..*npos) (at most max_pos). `--help`/`-h` sets
+ * *want_help. Returns 0, or -1 with *err (code CGNN_ERR_INPUT). */
+int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int max_pos,
+              int *npos, int *want_help, cgnn_err *err);
+
+/* Typed flag values; absent flags leave *out unchanged and return 0.
+ * Malformed values fail with "--name: expected ..." (CGNN_ERR_INPUT). */
+int cli_flag_int(const cli_command *cmd, const char *name, int64_t *out, cgnn_err *err);
+int cli_flag_double(const cli_command *cmd, const char *name, double *out, cgnn_err *err);
+int cli_flag_bool(const cli_command *cmd, const char *name, int *out, cgnn_err *err);
+const char *cli_flag_str(const cli_command *cmd, const char *name); /* NULL if absent */
+/* Parses "15,10,5" or "[15, 10, 5]" into out[0..*n) (at most max). */
+int cli_parse_int_list(const char *s, int64_t *out, int max, int *n);
+
+/* Prints the command's usage and flags to stdout. */
+void cli_print_help(const cli_command *cmd);
+
+/* Prints "cgnn: error: MSG" to stderr and returns err->code (CGNN_ERR_RUNTIME if unset). */
+int cli_fail(const cgnn_err *err);
+
+/* Subcommands: each returns the process exit status. argv[0] is the first argument after
+ * the command name. */
+int cli_cmd_info(int argc, char **argv);
+int cli_cmd_generate(int argc, char **argv);
+int cli_cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,48 @@
+/* main.c — the `cgnn` entry point: dispatches to the subcommands in src/cli/. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/err.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} COMMANDS[] = {
+    {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
+    {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
+    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + feature gathering)"},
+};
+
+static void print_usage(FILE *out) {
+    fprintf(out,
+            "usage: cgnn COMMAND [options]\n"
+            "       cgnn --version | --help | COMMAND --help\n\n"
+            "cgnn trains graph neural networks (GiGL Trainer semantics, GraphBolt datasets).\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 usage/config/data error\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_usage(stderr);
+        return CGNN_ERR_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("cgnn %s\n", CGNN_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(cmd, COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "cgnn: error: unknown command '%s'\n\n", cmd);
+    print_usage(stderr);
+    return CGNN_ERR_INPUT;
+}

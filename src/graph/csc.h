@@ -1,0 +1,69 @@
+/* csc.h — the in-neighbour index of a graph (CSC: indptr + indices).
+ *
+ * For destination node v, its in-neighbours (edge sources) are
+ *   indices[indptr[v] .. indptr[v+1])   in the order the edges appear in the edge list.
+ * Offsets are 64-bit; ids are 32-bit when the node count fits (half the memory traffic of the
+ * sampler's random reads), 64-bit otherwise.
+ *
+ * csc_build builds it from an edge list in O(E) with a parallel counting sort that is stable
+ * (the result is identical for any thread count). csc_open_cached reuses the index cached under
+ * DATASET/preprocessed/ when the edge file is unchanged (same path, size, mtime and format
+ * version), else builds it and writes the cache atomically (skipped with a note when the
+ * dataset directory is read-only). A cached index is memory-mapped, shared by every process
+ * on the machine.
+ */
+#ifndef CGNN_CSC_H
+#define CGNN_CSC_H
+
+#include <stdint.h>
+
+#include "io/dataset.h"
+#include "util/err.h"
+
+typedef struct csc_graph {
+    int64_t num_nodes;      /* N destination (and source) nodes */
+    int64_t num_edges;      /* E */
+    int index_bytes;        /* 4 (int32 ids) or 8 (int64 ids) */
+    const int64_t *indptr;  /* (N + 1) */
+    const void *indices;    /* (E) source ids, int32 or int64 per index_bytes */
+    /* ownership: either a mapping of the cache file or two malloc'd arrays */
+    void *map_base;
+    size_t map_len;
+    int64_t *owned_indptr;
+    void *owned_indices;
+    int from_cache;         /* 1 if loaded from the preprocessed cache */
+} csc_graph;
+
+/* Builds the index of `edges` over num_nodes nodes (ids already validated in range).
+ * nthreads <= 0: OpenMP default. Returns 0, or -1 with *err (allocation failure).
+ * The caller owns *g (csc_free). */
+int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthreads, cgnn_err *err);
+
+/* Opens the index for edge type `etype` of ds: from DATASET/preprocessed/csc-<etype>.bin when
+ * it is current, else built (and cached when the directory is writable). */
+int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cgnn_err *err);
+
+/* Releases *g; NULL-safe and safe on a zeroed graph. */
+void csc_free(csc_graph *g);
+
+/* In-degree of v. */
+static inline int64_t csc_degree(const csc_graph *g, int64_t v) { return g->indptr[v + 1] - g->indptr[v]; }
+
+/* The i-th in-neighbour id (absolute position i in indices). */
+static inline int64_t csc_index(const csc_graph *g, int64_t i) {
+    return g->index_bytes == 4 ? (int64_t)((const int32_t *)g->indices)[i]
+                               : ((const int64_t *)g->indices)[i];
+}
+
+/* Degree summary for `cgnn info`. */
+typedef struct csc_degree_stats {
+    int64_t min, max, median, p99;
+    double mean;
+    int64_t num_isolated; /* nodes with in-degree 0 */
+} csc_degree_stats;
+void csc_degree_summary(const csc_graph *g, csc_degree_stats *s);
+
+/* Plain single-threaded reference of csc_build (same output). */
+int csc_build_ref(csc_graph *g, int64_t num_nodes, const ds_edges *edges, cgnn_err *err);
+
+#endif

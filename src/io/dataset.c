@@ -1,0 +1,812 @@
+/* dataset.c — GraphBolt OnDiskDataset (raw form) loader; see dataset.h.
+ *
+ * Dimension legend: N nodes (graph.nodes[0].num), E edges, F feature dim, M split items.
+ *
+ * Order of work: metadata.yaml is parsed into a yamldoc tree and checked key by key (unknown
+ * keys get a "did you mean"), `type:` keys are rejected up front, then graph, feature_data and
+ * tasks are loaded in that order, so that every later check can name the earlier field it
+ * depends on (rows vs graph.nodes[0].num, seeds vs the node count).
+ * Cleanup: every array the dataset owns is reachable from *ds as soon as it is allocated and
+ * the counts are set before the entries are filled, so a single dataset_close on the error
+ * path releases everything.
+ */
+#include "io/dataset.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/yamldoc.h"
+#include "util/log.h"
+
+static const char *const SPLIT_NAMES[] = {"train_set", "validation_set", "test_set"};
+_Static_assert(sizeof SPLIT_NAMES / sizeof SPLIT_NAMES[0] == DS_SPLIT_COUNT, "split names");
+
+static const char *const TASK_KIND_NAMES[] = {"node_classification", "link_prediction", "other"};
+_Static_assert(sizeof TASK_KIND_NAMES / sizeof TASK_KIND_NAMES[0] == DS_TASK_KIND_COUNT,
+               "task kind names");
+
+const char *ds_split_name(ds_split_id split) { return SPLIT_NAMES[split]; }
+const char *ds_task_kind_name(ds_task_kind kind) { return TASK_KIND_NAMES[kind]; }
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* Appends formatted text to err->msg (context after the file's own message). Returns -1. */
+static int err_append(cgnn_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int err_append(cgnn_err *err, const char *fmt, ...) {
+    if (!err) return -1;
+    size_t n = strlen(err->msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + n, sizeof err->msg - n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "(2708, 1433)", "(140,)", "()". */
+static const char *shape_str(const npy_array *a, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "(");
+    for (int d = 0; d < a->ndim && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%lld%s", (long long)a->shape[d],
+                              a->ndim == 1 ? "," : (d + 1 < a->ndim ? ", " : ""));
+    if (n < cap) snprintf(buf + n, cap - n, ")");
+    return buf;
+}
+
+static int node_is_null(const yamldoc_node *n) {
+    if (n->kind != YAMLDOC_SCALAR || n->quoted) return 0;
+    const char *s = n->scalar;
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+/* map[key] as a node of the given kind. *out is NULL when the key is absent (or null) and not
+ * required. Returns 0, or -1 with *err naming the file and field. */
+static int get_child(const yamldoc *doc, const yamldoc_node *map, const char *key, yaml_kind kind,
+                     int required, const yamldoc_node **out, cgnn_err *err) {
+    *out = NULL;
+    const yamldoc_node *v = yamldoc_get(map, key);
+    if (v && node_is_null(v)) v = NULL;
+    if (!v) {
+        if (!required) return 0;
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: missing key '%s'", doc->file,
+                       map->path[0] ? map->path : "top level", key);
+    }
+    if (yamldoc_expect_kind(doc, v, kind, err) != 0) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Copies a name (<= DATASET_NAME_MAX-1 bytes) from map[key]. */
+static int get_name(const yamldoc *doc, const yamldoc_node *map, const char *key, int required,
+                    char *out, cgnn_err *err) {
+    const char *s = NULL;
+    if (yamldoc_get_string(doc, map, key, required, &s, err) != 0) return -1;
+    if (!s) return 0;
+    const yamldoc_node *v = yamldoc_get(map, key);
+    if (!*s)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): empty name", doc->file, v->path, v->line);
+    if (strlen(s) >= DATASET_NAME_MAX)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): name longer than %d characters",
+                       doc->file, v->path, v->line, DATASET_NAME_MAX - 1);
+    snprintf(out, DATASET_NAME_MAX, "%s", s);
+    return 0;
+}
+
+/* A list with exactly one entry, as homogeneous graphs have; returns that entry (a mapping). */
+static int get_single_entry(const yamldoc *doc, const yamldoc_node *seq, const char *what,
+                            const yamldoc_node **out, cgnn_err *err) {
+    if (seq->len != 1)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): expected exactly one entry %s, got %d (several entries "
+                       "need type: keys, which are not supported yet)",
+                       doc->file, seq->path, seq->line, what, seq->len);
+    if (yamldoc_expect_kind(doc, seq->items[0], YAMLDOC_MAPPING, err) != 0) return -1;
+    *out = seq->items[0];
+    return 0;
+}
+
+/* Checks map[key] (required) equals "numpy" (or, if allow_csv, "csv"); *is_csv says which. */
+static int get_format(const yamldoc *doc, const yamldoc_node *map, int allow_csv, int *is_csv,
+                      cgnn_err *err) {
+    const char *fmt = NULL;
+    if (yamldoc_get_string(doc, map, "format", 1, &fmt, err) != 0) return -1;
+    *is_csv = 0;
+    if (strcmp(fmt, "numpy") == 0) return 0;
+    if (allow_csv && strcmp(fmt, "csv") == 0) {
+        *is_csv = 1;
+        return 0;
+    }
+    const yamldoc_node *v = yamldoc_get(map, "format");
+    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unsupported format '%s' (expected %s)",
+                   doc->file, v->path, v->line, fmt, allow_csv ? "numpy or csv" : "numpy");
+}
+
+/* Resolves map.path against the dataset directory into out[cap]. */
+static int get_path(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, char *out,
+                    size_t cap, cgnn_err *err) {
+    const char *p = NULL;
+    if (yamldoc_get_string(doc, map, "path", 1, &p, err) != 0) return -1;
+    const yamldoc_node *v = yamldoc_get(map, "path");
+    if (!*p) return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): empty path", doc->file, v->path, v->line);
+    int n = p[0] == '/' ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", ds->dir, p);
+    if (n < 0 || (size_t)n >= cap)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): path too long", doc->file, v->path, v->line);
+    return 0;
+}
+
+/* Opens the .npy named by map.path (either memory order); on failure the file's message gets
+ * " (FIELD.path in META)". */
+static int open_npy(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, int populate,
+                    npy_array *a, cgnn_err *err) {
+    char path[4096];
+    if (get_path(ds, doc, map, path, sizeof path, err) != 0) return -1;
+    if (npy_open_any_order(a, path, populate, err) != 0)
+        return err_append(err, " (%s.path in %s)", map->path, doc->file);
+    return 0;
+}
+
+/* Rejects any `type:` key under node (heterogeneous graphs are not implemented). */
+static int reject_types(const yamldoc *doc, const yamldoc_node *node, cgnn_err *err) {
+    if (!node || node->kind == YAMLDOC_SCALAR) return 0;
+    for (int i = 0; i < node->len; i++) {
+        if (node->kind == YAMLDOC_MAPPING && strcmp(node->keys[i], "type") == 0)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): heterogeneous graphs (type: keys) are not supported "
+                           "yet; use one node type and one edge type without type: keys",
+                           doc->file, node->items[i]->path, node->key_lines[i]);
+        if (reject_types(doc, node->items[i], err) != 0) return -1;
+    }
+    return 0;
+}
+
+/* dst (rows, cols) in C order <- src (rows, cols) column-major (a Fortran-order .npy);
+ * elements of `size` bytes. Tiled so both sides are read/written in cache-line runs. */
+#define TRANSPOSE_TILE 64
+#define TRANSPOSE_TO_C(T)                                                                      \
+    static void transpose_to_c_##T(T *restrict dst, const T *restrict src, int64_t rows,       \
+                                   int64_t cols) {                                             \
+        _Pragma("omp parallel for collapse(2) schedule(static)")                               \
+        for (int64_t i0 = 0; i0 < rows; i0 += TRANSPOSE_TILE)                                   \
+            for (int64_t j0 = 0; j0 < cols; j0 += TRANSPOSE_TILE) {                             \
+                int64_t i1 = i0 + TRANSPOSE_TILE < rows ? i0 + TRANSPOSE_TILE : rows;           \
+                int64_t j1 = j0 + TRANSPOSE_TILE < cols ? j0 + TRANSPOSE_TILE : cols;           \
+                for (int64_t j = j0; j < j1; j++)                                               \
+                    for (int64_t i = i0; i < i1; i++) dst[i * cols + j] = src[i + j * rows];    \
+            }                                                                                  \
+    }
+TRANSPOSE_TO_C(uint8_t)
+TRANSPOSE_TO_C(uint16_t)
+TRANSPOSE_TO_C(uint32_t)
+TRANSPOSE_TO_C(uint64_t)
+
+/* A new C-order copy of the 2-D column-major array a; NULL (with *err) when out of memory. */
+static void *copy_to_c_order(const npy_array *a, cgnn_err *err) {
+    size_t size = npy_dtype_size(a->dtype);
+    int64_t rows = a->shape[0], cols = a->shape[1];
+    void *out = malloc((size_t)(rows * cols) * size + 1);
+    if (!out) {
+        err_set(err, CGNN_ERR_RUNTIME, "%s: out of memory copying a Fortran-order array to C order",
+                a->path);
+        return NULL;
+    }
+    switch (size) {
+    case 1: transpose_to_c_uint8_t(out, a->data, rows, cols); break;
+    case 2: transpose_to_c_uint16_t(out, a->data, rows, cols); break;
+    case 4: transpose_to_c_uint32_t(out, a->data, rows, cols); break;
+    default: CGNN_CHECK(size == 8); transpose_to_c_uint64_t(out, a->data, rows, cols); break;
+    }
+    return out;
+}
+
+/* ---- graph ------------------------------------------------------------------ */
+
+/* Index of the first edge (column) whose src or dst is outside [0, n), or e if none.
+ * An OpenMP min-reduction over all columns, so the answer does not depend on the threads. */
+#define FIRST_BAD_COLUMN(T)                                                                    \
+    static int64_t first_bad_column_##T(const T *src, const T *dst, int64_t e, int64_t n) {    \
+        int64_t first = e;                                                                     \
+        _Pragma("omp parallel for schedule(static) reduction(min : first)")                    \
+        for (int64_t i = 0; i < e; i++) {                                                      \
+            int64_t s = src[i], d = dst[i];                                                    \
+            if ((s < 0 || s >= n || d < 0 || d >= n) && i < first) first = i;                  \
+        }                                                                                      \
+        return first;                                                                          \
+    }
+FIRST_BAD_COLUMN(int32_t)
+FIRST_BAD_COLUMN(int64_t)
+
+static int64_t edge_id(const void *ids, npy_dtype dtype, int64_t i) {
+    return dtype == NPY_DTYPE_INT32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
+}
+
+/* Checks every id of et->edges lies in [0, num_nodes); names the first bad column. */
+static int check_edge_ids(const ds_edge_type *et, int64_t num_nodes, cgnn_err *err) {
+    const ds_edges *e = &et->edges;
+    int64_t bad = e->id_dtype == NPY_DTYPE_INT32
+                      ? first_bad_column_int32_t(e->src, e->dst, e->num_edges, num_nodes)
+                      : first_bad_column_int64_t(e->src, e->dst, e->num_edges, num_nodes);
+    if (bad == e->num_edges) return 0;
+    int64_t s = edge_id(e->src, e->id_dtype, bad), d = edge_id(e->dst, e->id_dtype, bad);
+    int src_bad = s < 0 || s >= num_nodes;
+    return err_set(err, CGNN_ERR_INPUT,
+                   "%s: column %lld: %s id %lld out of range [0, %lld) (graph.nodes[0].num)",
+                   et->path, (long long)bad, src_bad ? "src" : "dst", (long long)(src_bad ? s : d),
+                   (long long)num_nodes);
+}
+
+/* Parses one integer of a CSV line at *p (spaces allowed before); advances *p. */
+static int csv_int(const char **p, int64_t *out) {
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t') s++;
+    const char *start = s;
+    if (*s == '+' || *s == '-') s++;
+    if (*s < '0' || *s > '9') return -1;
+    while (*s >= '0' && *s <= '9') s++;
+    char buf[32];
+    size_t len = (size_t)(s - start);
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    if (yamldoc_parse_int(buf, out) != 0) return -1;
+    while (*s == ' ' || *s == '\t') s++;
+    *p = s;
+    return 0;
+}
+
+/* Reads headerless "src,dst" lines into an owned int64 (2, E) buffer, checking ids as it goes
+ * (so a bad id is reported with its line). */
+static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta, cgnn_err *err) {
+    FILE *f = fopen(et->path, "r");
+    if (!f)
+        return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s (graph.edges[0].path in %s)",
+                       et->path, strerror(errno), meta);
+    int64_t *src = NULL, *dst = NULL, n = 0, cap = 0, lineno = 0;
+    char *line = NULL;
+    size_t line_cap = 0;
+    int rc = 0;
+    ssize_t got;
+    while ((got = getline(&line, &line_cap, f)) != -1) {
+        lineno++;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p) continue; /* blank line */
+        int64_t ids[2];
+        p = line;
+        int ok = csv_int(&p, &ids[0]) == 0 && *p++ == ',' && csv_int(&p, &ids[1]) == 0;
+        if (ok) {
+            while (*p == '\r' || *p == '\n') p++;
+            ok = *p == '\0' && (ssize_t)(p - line) == got; /* no NUL bytes inside the line */
+        }
+        if (!ok) {
+            size_t shown = strcspn(line, "\r\n");
+            rc = err_set(err, CGNN_ERR_INPUT,
+                         "%s:%lld: expected two integer columns \"src,dst\", got '%.*s%s'",
+                         et->path, (long long)lineno, (int)(shown > 60 ? 60 : shown), line,
+                         shown > 60 ? "..." : "");
+            break;
+        }
+        for (int c = 0; c < 2; c++) {
+            if (ids[c] < 0 || ids[c] >= num_nodes) {
+                rc = err_set(err, CGNN_ERR_INPUT,
+                             "%s:%lld: %s id %lld out of range [0, %lld) (graph.nodes[0].num)",
+                             et->path, (long long)lineno, c == 0 ? "src" : "dst",
+                             (long long)ids[c], (long long)num_nodes);
+                break;
+            }
+        }
+        if (rc) break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            int64_t *ns = realloc(src, (size_t)cap * sizeof *src);
+            if (ns) src = ns;
+            int64_t *nd = ns ? realloc(dst, (size_t)cap * sizeof *dst) : NULL;
+            if (nd) dst = nd;
+            if (!ns || !nd) {
+                rc = err_set(err, CGNN_ERR_RUNTIME, "%s: out of memory reading edges", et->path);
+                break;
+            }
+        }
+        src[n] = ids[0];
+        dst[n] = ids[1];
+        n++;
+    }
+    if (!rc && ferror(f))
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: read error: %s", et->path, strerror(errno));
+    fclose(f);
+    free(line);
+    if (!rc) {
+        int64_t *owned = malloc((size_t)(2 * n + 1) * sizeof *owned); /* ids (2, E) */
+        if (!owned) {
+            rc = err_set(err, CGNN_ERR_RUNTIME, "%s: out of memory reading edges", et->path);
+        } else {
+            if (n) {
+                memcpy(owned, src, (size_t)n * sizeof *owned);
+                memcpy(owned + n, dst, (size_t)n * sizeof *owned);
+            }
+            et->owned = owned;
+            et->edges = (ds_edges){NPY_DTYPE_INT64, n, owned, owned + n};
+        }
+    }
+    free(src);
+    free(dst);
+    return rc;
+}
+
+static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    static const char *const GRAPH_KEYS[] = {"nodes", "edges", NULL};
+    static const char *const NODE_KEYS[] = {"num", NULL};
+    static const char *const EDGE_KEYS[] = {"format", "path", NULL};
+    const yamldoc_node *graph, *nodes, *edges, *entry;
+    if (get_child(doc, doc->root, "graph", YAMLDOC_MAPPING, 1, &graph, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
+
+    /* nodes: [{num: N}] */
+    if (get_child(doc, graph, "nodes", YAMLDOC_SEQUENCE, 1, &nodes, err) != 0) return -1;
+    if (get_single_entry(doc, nodes, "{num: N}", &entry, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, entry, NODE_KEYS, err) != 0) return -1;
+    int64_t num_nodes = 0;
+    if (yamldoc_get_int(doc, entry, "num", 1, &num_nodes, err) != 0) return -1;
+    if (num_nodes <= 0) {
+        const yamldoc_node *v = yamldoc_get(entry, "num");
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): number of nodes must be positive, got %lld",
+                       doc->file, v->path, v->line, (long long)num_nodes);
+    }
+    ds->node_types = cgnn_calloc(1, sizeof *ds->node_types);
+    ds->num_node_types = 1;
+    snprintf(ds->node_types[0].name, sizeof ds->node_types[0].name, "_default");
+    ds->node_types[0].num_nodes = num_nodes;
+
+    /* edges: [{format: numpy|csv, path}] */
+    if (get_child(doc, graph, "edges", YAMLDOC_SEQUENCE, 1, &edges, err) != 0) return -1;
+    if (get_single_entry(doc, edges, "{format: numpy, path: ...}", &entry, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, entry, EDGE_KEYS, err) != 0) return -1;
+    int is_csv;
+    if (get_format(doc, entry, 1, &is_csv, err) != 0) return -1;
+    ds->edge_types = cgnn_calloc(1, sizeof *ds->edge_types);
+    ds->num_edge_types = 1;
+    ds_edge_type *et = &ds->edge_types[0];
+    snprintf(et->name, sizeof et->name, "_default");
+    et->src_type = et->dst_type = 0;
+    if (get_path(ds, doc, entry, et->path, sizeof et->path, err) != 0) return -1;
+    if (is_csv) return load_csv_edges(et, num_nodes, doc->file, err);
+
+    if (npy_open_any_order(&et->file, et->path, 0, err) != 0)
+        return err_append(err, " (%s.path in %s)", entry->path, doc->file);
+    const npy_array *a = &et->file;
+    char sh[96];
+    if (a->dtype != NPY_DTYPE_INT32 && a->dtype != NPY_DTYPE_INT64)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: expected int32 or int64 node ids, got %s",
+                       et->path, entry->path, npy_dtype_name(a->dtype));
+    if (a->ndim != 2 || a->shape[0] != 2)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s: expected shape (2, E) (row 0 src, row 1 dst), got %s", et->path,
+                       entry->path, shape_str(a, sh, sizeof sh));
+    int64_t e = a->shape[1];
+    const char *base = a->data;
+    if (a->fortran_order) { /* e.g. np.save(edges.T): (src, dst) pairs; copy to two rows */
+        if (!(et->owned = copy_to_c_order(a, err))) return -1;
+        base = et->owned;
+    }
+    npy_dtype dtype = a->dtype;
+    if (et->owned) npy_close(&et->file); /* the copy replaces the mapping */
+    et->edges = (ds_edges){dtype, e, base, base + (size_t)e * npy_dtype_size(dtype)};
+    return check_edge_ids(et, num_nodes, err);
+}
+
+/* ---- features --------------------------------------------------------------- */
+
+static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int index,
+                        cgnn_err *err) {
+    static const char *const FEATURE_KEYS[] = {"domain", "name", "format", "in_memory", "path", NULL};
+    ds_feature *f = &ds->features[index];
+    if (yamldoc_expect_kind(doc, entry, YAMLDOC_MAPPING, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, entry, FEATURE_KEYS, err) != 0) return -1;
+    const char *domain = NULL;
+    if (yamldoc_get_string(doc, entry, "domain", 1, &domain, err) != 0) return -1;
+    if (strcmp(domain, "node") == 0) {
+        f->domain = DS_DOMAIN_NODE;
+    } else if (strcmp(domain, "edge") == 0) {
+        f->domain = DS_DOMAIN_EDGE;
+    } else {
+        const yamldoc_node *v = yamldoc_get(entry, "domain");
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): expected node or edge, got '%s'",
+                       doc->file, v->path, v->line, domain);
+    }
+    f->type = 0;
+    if (get_name(doc, entry, "name", 1, f->name, err) != 0) return -1;
+    for (int j = 0; j < index; j++)
+        if (ds->features[j].domain == f->domain && strcmp(ds->features[j].name, f->name) == 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate %s feature '%s'",
+                           doc->file, entry->path, entry->line, domain, f->name);
+    int is_csv;
+    if (get_format(doc, entry, 0, &is_csv, err) != 0) return -1;
+    f->in_memory = 1;
+    if (yamldoc_get_bool(doc, entry, "in_memory", 0, &f->in_memory, err) != 0) return -1;
+    if (open_npy(ds, doc, entry, f->in_memory, &f->array, err) != 0) return -1;
+
+    npy_array *a = &f->array;
+    char sh[96];
+    switch (a->dtype) {
+    case NPY_DTYPE_FLOAT32:
+    case NPY_DTYPE_FLOAT16:
+    case NPY_DTYPE_FLOAT64:
+    case NPY_DTYPE_UINT8:
+    case NPY_DTYPE_INT8: break;
+    default:
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s: unsupported feature dtype %s (expected float32, float16, float64, "
+                       "uint8 or int8)",
+                       a->path, entry->path, npy_dtype_name(a->dtype));
+    }
+    if (a->ndim != 1 && a->ndim != 2)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: expected shape (rows,) or (rows, dim), got %s",
+                       a->path, entry->path, shape_str(a, sh, sizeof sh));
+    f->rows = a->shape[0];
+    f->dim = a->ndim == 2 ? a->shape[1] : 1;
+    int64_t want = f->domain == DS_DOMAIN_NODE ? ds->node_types[0].num_nodes
+                                               : ds->edge_types[0].edges.num_edges;
+    if (f->rows != want)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: has %lld rows, expected %lld (%s)", a->path,
+                       entry->path, (long long)f->rows, (long long)want,
+                       f->domain == DS_DOMAIN_NODE ? "graph.nodes[0].num"
+                                                   : "the number of edges in graph.edges[0]");
+    if (a->fortran_order) {
+        /* Rows must be contiguous for gathering: one C-order copy in this process (a mapped
+         * file would be shared through the page cache instead). */
+        if (!(f->owned = copy_to_c_order(a, err))) return -1;
+        log_info("%s: Fortran-order feature copied to C order in memory (%.1f MiB); save it with "
+                 "np.ascontiguousarray to have it memory-mapped instead",
+                 a->path, (double)a->count * (double)npy_dtype_size(a->dtype) / (1024.0 * 1024.0));
+        int64_t count = a->count;
+        npy_close(a); /* keeps dtype, shape and path */
+        a->data = f->owned;
+        a->count = count;
+        a->fortran_order = 0;
+    }
+    return 0;
+}
+
+static int load_features(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    const yamldoc_node *list;
+    if (get_child(doc, doc->root, "feature_data", YAMLDOC_SEQUENCE, 0, &list, err) != 0) return -1;
+    if (!list || list->len == 0) return 0;
+    ds->features = cgnn_calloc((size_t)list->len, sizeof *ds->features);
+    ds->num_features = list->len;
+    for (int i = 0; i < list->len; i++)
+        if (load_feature(ds, doc, list->items[i], i, err) != 0) return -1;
+    return 0;
+}
+
+/* ---- tasks ------------------------------------------------------------------ */
+
+enum { SPLIT_SEEDS, SPLIT_LABELS, SPLIT_INDEXES, SPLIT_DATA_COUNT };
+static const char *const SPLIT_DATA_NAMES[] = {"seeds", "labels", "indexes", NULL};
+
+/* Copies a 1-D or 2-D int32/int64 array (either memory order) into a new C-order int64 buffer
+ * of a->count elements. */
+static int64_t *to_int64(const npy_array *a) {
+    int64_t *out = cgnn_malloc((size_t)(a->count ? a->count : 1) * sizeof *out);
+    int64_t rows = a->shape[0], cols = a->ndim == 2 ? a->shape[1] : 1;
+    for (int64_t k = 0; k < a->count; k++) {
+        int64_t src = a->fortran_order ? (k % cols) * rows + k / cols : k;
+        out[k] = a->dtype == NPY_DTYPE_INT64 ? ((const int64_t *)a->data)[src]
+                                             : ((const int32_t *)a->data)[src];
+    }
+    return out;
+}
+
+/* Opens one data entry of a split, checks it holds int32/int64 values of shape (m,) — or
+ * (m, 1) for labels/indexes — and returns them as an owned int64 array (the file is closed). */
+static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry,
+                           const char *what, int64_t m, const char *seeds_path, int64_t **out,
+                           char path_out[4096], cgnn_err *err) {
+    int in_memory = 1;
+    if (yamldoc_get_bool(doc, entry, "in_memory", 0, &in_memory, err) != 0) return -1;
+    npy_array a;
+    if (open_npy(ds, doc, entry, in_memory, &a, err) != 0) return -1;
+    snprintf(path_out, 4096, "%s", a.path);
+    char sh[96];
+    int rc = 0;
+    if (a.dtype != NPY_DTYPE_INT32 && a.dtype != NPY_DTYPE_INT64)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected int32 or int64, got %s", a.path,
+                     what, entry->path, npy_dtype_name(a.dtype));
+    else if (!(a.ndim == 1 || (a.ndim == 2 && a.shape[1] == 1)))
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected shape (%lld,), got %s", a.path, what,
+                     entry->path, (long long)m, shape_str(&a, sh, sizeof sh));
+    else if (a.shape[0] != m)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): has %lld rows, but the seeds have %lld (%s)",
+                     a.path, what, entry->path, (long long)a.shape[0], (long long)m, seeds_path);
+    if (!rc) *out = to_int64(&a);
+    npy_close(&a);
+    return rc;
+}
+
+/* Loads one split (a list with one {data: [...]} entry) of task t into sp. */
+static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, ds_task *t,
+                      ds_split *sp, cgnn_err *err) {
+    static const char *const SET_KEYS[] = {"data", NULL};
+    static const char *const DATA_KEYS[] = {"name", "format", "path", "in_memory", NULL};
+    const yamldoc_node *entry, *data;
+    if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
+    if (get_child(doc, entry, "data", YAMLDOC_SEQUENCE, 1, &data, err) != 0) return -1;
+
+    const yamldoc_node *parts[SPLIT_DATA_COUNT] = {NULL, NULL, NULL};
+    for (int i = 0; i < data->len; i++) {
+        const yamldoc_node *d = data->items[i];
+        if (yamldoc_expect_kind(doc, d, YAMLDOC_MAPPING, err) != 0) return -1;
+        if (yamldoc_check_keys(doc, d, DATA_KEYS, err) != 0) return -1;
+        const char *name = NULL;
+        if (yamldoc_get_string(doc, d, "name", 1, &name, err) != 0) return -1;
+        int k = 0;
+        while (k < SPLIT_DATA_COUNT && strcmp(name, SPLIT_DATA_NAMES[k]) != 0) k++;
+        const yamldoc_node *nv = yamldoc_get(d, "name");
+        if (k == SPLIT_DATA_COUNT)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): unknown data name '%s' (expected seeds, labels or indexes)",
+                           doc->file, nv->path, nv->line, name);
+        if (parts[k])
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate '%s' entry", doc->file,
+                           nv->path, nv->line, name);
+        int is_csv;
+        if (get_format(doc, d, 0, &is_csv, err) != 0) return -1;
+        parts[k] = d;
+    }
+    if (!parts[SPLIT_SEEDS])
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no 'seeds' entry", doc->file,
+                       data->path, data->line);
+
+    /* seeds: (M,) node ids -> node classification; (M, 2) pairs -> link prediction */
+    const yamldoc_node *sd = parts[SPLIT_SEEDS];
+    int in_memory = 1;
+    if (yamldoc_get_bool(doc, sd, "in_memory", 0, &in_memory, err) != 0) return -1;
+    npy_array a;
+    if (open_npy(ds, doc, sd, in_memory, &a, err) != 0) return -1;
+    snprintf(sp->seeds_path, sizeof sp->seeds_path, "%s", a.path);
+    char sh[96];
+    int rc = 0;
+    if (a.dtype != NPY_DTYPE_INT32 && a.dtype != NPY_DTYPE_INT64)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: seeds (%s): expected int32 or int64 node ids, got %s",
+                     a.path, sd->path, npy_dtype_name(a.dtype));
+    else if (a.ndim == 1)
+        sp->seed_width = 1;
+    else if (a.ndim == 2 && a.shape[1] == 2)
+        sp->seed_width = 2;
+    else
+        rc = err_set(err, CGNN_ERR_INPUT,
+                     "%s: seeds (%s): expected shape (N,) node ids or (M, 2) node pairs, got %s",
+                     a.path, sd->path, shape_str(&a, sh, sizeof sh));
+    if (rc) {
+        npy_close(&a);
+        return -1;
+    }
+    sp->num_items = a.shape[0];
+    sp->seeds = to_int64(&a);
+    npy_close(&a);
+    int64_t n = ds->node_types[0].num_nodes;
+    char where[256];
+    snprintf(where, sizeof where, "%s", set->path); /* "tasks[0].train_set" */
+    for (int64_t i = 0; i < sp->num_items * sp->seed_width; i++)
+        if (sp->seeds[i] < 0 || sp->seeds[i] >= n)
+            return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: seed %lld out of range [0, %lld) (%s)",
+                           sp->seeds_path, (long long)(i / sp->seed_width), (long long)sp->seeds[i],
+                           (long long)n, where);
+
+    ds_task_kind kind = sp->seed_width == 1 ? DS_TASK_NODE_CLASSIFICATION : DS_TASK_LINK_PREDICTION;
+    if (t->kind != DS_TASK_OTHER && t->kind != kind)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): seeds are %s (%s) but an earlier split of the task has %s (%s)",
+                       doc->file, set->path, set->line,
+                       kind == DS_TASK_LINK_PREDICTION ? "(M, 2) node pairs" : "(N,) node ids",
+                       ds_task_kind_name(kind),
+                       kind == DS_TASK_LINK_PREDICTION ? "(N,) node ids" : "(M, 2) node pairs",
+                       ds_task_kind_name(t->kind));
+    t->kind = kind;
+
+    if (parts[SPLIT_LABELS]) {
+        char lpath[4096];
+        if (load_split_ints(ds, doc, parts[SPLIT_LABELS], "labels", sp->num_items, sp->seeds_path,
+                            &sp->labels, lpath, err) != 0)
+            return -1;
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            int64_t l = sp->labels[i];
+            if (l < 0)
+                return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: label %lld is negative (%s)", lpath,
+                               (long long)i, (long long)l, where);
+            if (kind == DS_TASK_NODE_CLASSIFICATION && t->num_classes > 0 && l >= t->num_classes)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: row %lld: label %lld out of range [0, %lld) (%s; num_classes is %lld)",
+                               lpath, (long long)i, (long long)l, (long long)t->num_classes, where,
+                               (long long)t->num_classes);
+        }
+    } else if (kind == DS_TASK_NODE_CLASSIFICATION) {
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): node seeds (N,) need a 'labels' entry (node classification)",
+                       doc->file, data->path, data->line);
+    }
+    if (parts[SPLIT_INDEXES]) {
+        char ipath[4096];
+        if (load_split_ints(ds, doc, parts[SPLIT_INDEXES], "indexes", sp->num_items,
+                            sp->seeds_path, &sp->indexes, ipath, err) != 0)
+            return -1;
+        for (int64_t i = 0; i < sp->num_items; i++)
+            if (sp->indexes[i] < 0)
+                return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: index %lld is negative (%s)",
+                               ipath, (long long)i, (long long)sp->indexes[i], where);
+    }
+    sp->present = 1;
+    return 0;
+}
+
+/* Task keys we read; other keys are task attributes GraphBolt passes through, unless they look
+ * like a typo of one of these (a misspelt train_set would otherwise silently vanish). */
+static const char *const TASK_KEYS[] = {"name", "num_classes", "train_set", "validation_set",
+                                        "test_set", NULL};
+
+static int check_task_typos(const yamldoc *doc, const yamldoc_node *task, cgnn_err *err) {
+    for (int i = 0; i < task->len; i++) {
+        const char *key = task->keys[i];
+        for (const char *const *k = TASK_KEYS; *k; k++) {
+            if (strcmp(key, *k) == 0) break;
+            int d = yamldoc_edit_distance(key, *k);
+            if (d <= 2 && d < (int)strlen(key))
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: %s (line %d): unknown key '%s'; did you mean '%s'?", doc->file,
+                               task->items[i]->path, task->key_lines[i], key, *k);
+        }
+    }
+    return 0;
+}
+
+static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, int index,
+                     cgnn_err *err) {
+    ds_task *t = &ds->tasks[index];
+    if (yamldoc_expect_kind(doc, node, YAMLDOC_MAPPING, err) != 0) return -1;
+    if (check_task_typos(doc, node, err) != 0) return -1;
+    if (get_name(doc, node, "name", 1, t->name, err) != 0) return -1;
+    for (int j = 0; j < index; j++)
+        if (strcmp(ds->tasks[j].name, t->name) == 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate task name '%s'",
+                           doc->file, node->path, node->line, t->name);
+    t->num_classes = 0;
+    if (yamldoc_get_int(doc, node, "num_classes", 0, &t->num_classes, err) != 0) return -1;
+    const yamldoc_node *ncv = yamldoc_get(node, "num_classes");
+    if (ncv && !node_is_null(ncv) && t->num_classes <= 0) {
+        const yamldoc_node *v = ncv;
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): num_classes must be positive, got %lld",
+                       doc->file, v->path, v->line, (long long)t->num_classes);
+    }
+    t->kind = DS_TASK_OTHER; /* until a split says */
+    int any = 0;
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const yamldoc_node *set;
+        if (get_child(doc, node, SPLIT_NAMES[s], YAMLDOC_SEQUENCE, 0, &set, err) != 0) return -1;
+        if (!set) continue;
+        if (load_split(ds, doc, set, t, &t->splits[s], err) != 0) return -1;
+        any = 1;
+    }
+    if (!any)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no train_set, validation_set or test_set",
+                       doc->file, node->path, node->line);
+    return 0;
+}
+
+static int load_tasks(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    const yamldoc_node *list;
+    if (get_child(doc, doc->root, "tasks", YAMLDOC_SEQUENCE, 0, &list, err) != 0) return -1;
+    if (!list || list->len == 0) return 0;
+    ds->tasks = cgnn_calloc((size_t)list->len, sizeof *ds->tasks);
+    ds->num_tasks = list->len;
+    for (int i = 0; i < list->len; i++)
+        if (load_task(ds, doc, list->items[i], i, err) != 0) return -1;
+    return 0;
+}
+
+/* ---- open / close ----------------------------------------------------------- */
+
+static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    static const char *const TOP_KEYS[] = {"dataset_name", "graph", "feature_data", "tasks", NULL};
+    if (yamldoc_expect_kind(doc, doc->root, YAMLDOC_MAPPING, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, doc->root, TOP_KEYS, err) != 0) return -1;
+    if (reject_types(doc, yamldoc_get(doc->root, "graph"), err) != 0) return -1;
+    if (reject_types(doc, yamldoc_get(doc->root, "feature_data"), err) != 0) return -1;
+    const yamldoc_node *tasks = yamldoc_get(doc->root, "tasks");
+    if (tasks && tasks->kind == YAMLDOC_SEQUENCE)
+        for (int i = 0; i < tasks->len; i++)
+            for (int s = 0; s < DS_SPLIT_COUNT; s++)
+                if (reject_types(doc, yamldoc_get(tasks->items[i], SPLIT_NAMES[s]), err) != 0) return -1;
+
+    if (get_name(doc, doc->root, "dataset_name", 0, ds->name, err) != 0) return -1;
+    if (!ds->name[0]) { /* default: the directory's name */
+        const char *slash = strrchr(ds->dir, '/');
+        const char *base = slash && slash[1] ? slash + 1 : ds->dir;
+        snprintf(ds->name, sizeof ds->name, "%.*s", DATASET_NAME_MAX - 1, base);
+    }
+    if (load_graph(ds, doc, err) != 0) return -1;
+    if (load_features(ds, doc, err) != 0) return -1;
+    return load_tasks(ds, doc, err);
+}
+
+int dataset_open(dataset *ds, const char *path, cgnn_err *err) {
+    memset(ds, 0, sizeof *ds);
+    struct stat st;
+    if (stat(path, &st) != 0) return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    char meta[sizeof ds->dir + 16];
+    size_t len = strlen(path);
+    if (len >= sizeof ds->dir) return err_set(err, CGNN_ERR_INPUT, "%s: path too long", path);
+    if (S_ISDIR(st.st_mode)) {
+        while (len > 1 && path[len - 1] == '/') len--; /* "data/cora/" -> "data/cora" */
+        snprintf(ds->dir, sizeof ds->dir, "%.*s", (int)len, path);
+        snprintf(meta, sizeof meta, "%s/metadata.yaml", ds->dir);
+    } else {
+        snprintf(meta, sizeof meta, "%s", path);
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+            snprintf(ds->dir, sizeof ds->dir, ".");
+        else if (slash == path)
+            snprintf(ds->dir, sizeof ds->dir, "/");
+        else
+            snprintf(ds->dir, sizeof ds->dir, "%.*s", (int)(slash - path), path);
+    }
+    yamldoc doc;
+    int rc = yamldoc_load(&doc, meta, err);
+    if (rc == 0) rc = load_all(ds, &doc, err);
+    yamldoc_free(&doc);
+    if (rc != 0) dataset_close(ds);
+    return rc;
+}
+
+void dataset_close(dataset *ds) {
+    if (!ds) return;
+    for (int i = 0; i < ds->num_edge_types; i++) {
+        npy_close(&ds->edge_types[i].file);
+        free(ds->edge_types[i].owned);
+    }
+    free(ds->edge_types);
+    free(ds->node_types);
+    for (int i = 0; i < ds->num_features; i++) {
+        npy_close(&ds->features[i].array);
+        free(ds->features[i].owned);
+    }
+    free(ds->features);
+    for (int i = 0; i < ds->num_tasks; i++) {
+        for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+            ds_split *sp = &ds->tasks[i].splits[s];
+            free(sp->seeds);
+            free(sp->labels);
+            free(sp->indexes);
+        }
+    }
+    free(ds->tasks);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* ---- lookups ---------------------------------------------------------------- */
+
+const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int type, const char *name) {
+    for (int i = 0; i < ds->num_features; i++) {
+        const ds_feature *f = &ds->features[i];
+        if (f->domain == domain && f->type == type && strcmp(f->name, name) == 0) return f;
+    }
+    return NULL;
+}
+
+const ds_task *dataset_find_task(const dataset *ds, const char *name) {
+    for (int i = 0; i < ds->num_tasks; i++)
+        if (strcmp(ds->tasks[i].name, name) == 0) return &ds->tasks[i];
+    return NULL;
+}
+
+int dataset_find_node_type(const dataset *ds, const char *name) {
+    for (int i = 0; i < ds->num_node_types; i++)
+        if (strcmp(ds->node_types[i].name, name) == 0) return i;
+    return -1;
+}
+
+int64_t dataset_total_nodes(const dataset *ds) {
+    int64_t total = 0;
+    for (int i = 0; i < ds->num_node_types; i++) total += ds->node_types[i].num_nodes;
+    return total;
+}

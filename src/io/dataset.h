@@ -1,0 +1,121 @@
+/* dataset.h — DGL GraphBolt OnDiskDataset (raw form): metadata.yaml + .npy/.csv files.
+ *
+ * dataset_open parses metadata.yaml, opens every referenced file and validates it (dtypes,
+ * shapes, node ids in range, labels, split seeds); every failure names the file and the field
+ * or row. Features and edges are memory-mapped (in_memory: true pre-faults the pages once;
+ * false leaves them to be paged in on demand), so nothing is copied per process.
+ *
+ * Typed graphs: the dataset holds arrays of node types and edge types. A homogeneous dataset
+ * (no `type:` keys) has exactly one node type and one edge type, both named "_default"; callers
+ * index types by number, so heterogeneous graphs add entries, not new code paths.
+ * (Reading `type:` keys is not implemented yet and is rejected with a clear error.)
+ *
+ * Split seeds and labels are small next to features and edges; they are converted to int64
+ * arrays owned by the dataset so that consumers need not care about their on-disk dtype.
+ */
+#ifndef CGNN_DATASET_H
+#define CGNN_DATASET_H
+
+#include <stdint.h>
+
+#include "io/npy.h"
+#include "util/err.h"
+
+#define DATASET_NAME_MAX 128
+
+typedef struct ds_node_type {
+    char name[DATASET_NAME_MAX]; /* "_default" for homogeneous graphs */
+    int64_t num_nodes;
+} ds_node_type;
+
+/* An edge list, (2, E) ids: src[i] -> dst[i]. ids are int32 or int64. */
+typedef struct ds_edges {
+    npy_dtype id_dtype;  /* NPY_DTYPE_INT32 or NPY_DTYPE_INT64 */
+    int64_t num_edges;
+    const void *src;     /* num_edges ids */
+    const void *dst;     /* num_edges ids */
+} ds_edges;
+
+typedef struct ds_edge_type {
+    char name[3 * DATASET_NAME_MAX]; /* "src:relation:dst"; "_default" if homogeneous */
+    int src_type, dst_type;          /* indices into dataset.node_types */
+    char path[4096];                 /* the edge file, absolute or relative to the cwd */
+    ds_edges edges;                  /* view into `file` or into `owned` */
+    npy_array file;                  /* the mapped .npy (format: numpy) */
+    void *owned;                     /* (2, E) ids in C order when `file` cannot be used as is:
+                                        parsed CSV (int64), or a copy of a Fortran-order .npy
+                                        (id_dtype); NULL otherwise */
+} ds_edge_type;
+
+typedef enum ds_domain { DS_DOMAIN_NODE, DS_DOMAIN_EDGE, DS_DOMAIN_COUNT } ds_domain;
+
+typedef struct ds_feature {
+    ds_domain domain;
+    int type;                     /* node or edge type index */
+    char name[DATASET_NAME_MAX];  /* "feat" */
+    int in_memory;
+    npy_array array;              /* (rows, dim) mapped; any feature dtype */
+    int64_t rows, dim;
+    void *owned;                  /* C-order copy of a Fortran-order file (array.data points
+                                     here, the file is unmapped); NULL when mapped */
+} ds_feature;
+
+typedef enum ds_task_kind {
+    DS_TASK_NODE_CLASSIFICATION,
+    DS_TASK_LINK_PREDICTION,
+    DS_TASK_OTHER,
+    DS_TASK_KIND_COUNT
+} ds_task_kind;
+
+typedef enum ds_split_id { DS_SPLIT_TRAIN, DS_SPLIT_VALID, DS_SPLIT_TEST, DS_SPLIT_COUNT } ds_split_id;
+
+typedef struct ds_split {
+    int present;
+    int64_t num_items;
+    int seed_width;       /* 1 for node seeds (N,), 2 for pairs (M, 2) */
+    int64_t *seeds;       /* (num_items, seed_width), owned */
+    int64_t *labels;      /* (num_items) or NULL, owned */
+    int64_t *indexes;     /* (num_items) or NULL (GraphBolt `indexes` for LP eval), owned */
+    char seeds_path[4096];
+} ds_split;
+
+typedef struct ds_task {
+    char name[DATASET_NAME_MAX];
+    ds_task_kind kind;    /* from the data: seeds (N,)+labels -> NC, seeds (M,2) -> LP */
+    int64_t num_classes;  /* 0 if not given */
+    ds_split splits[DS_SPLIT_COUNT];
+} ds_task;
+
+typedef struct dataset {
+    char dir[4096];       /* directory holding metadata.yaml */
+    char name[DATASET_NAME_MAX];
+    int num_node_types;
+    ds_node_type *node_types;
+    int num_edge_types;
+    ds_edge_type *edge_types;
+    int num_features;
+    ds_feature *features;
+    int num_tasks;
+    ds_task *tasks;
+} dataset;
+
+/* Opens the dataset at path (a directory holding metadata.yaml, or the metadata.yaml itself).
+ * Validates everything it references. Returns 0, or -1 with *err (code CGNN_ERR_INPUT for
+ * bad data). On failure *ds is left closed. The caller owns *ds (dataset_close). */
+int dataset_open(dataset *ds, const char *path, cgnn_err *err);
+
+/* Releases everything; NULL-safe, and safe on a zeroed dataset. */
+void dataset_close(dataset *ds);
+
+/* Lookups; return NULL / -1 when absent. */
+const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int type, const char *name);
+const ds_task *dataset_find_task(const dataset *ds, const char *name);
+int dataset_find_node_type(const dataset *ds, const char *name);
+
+/* Total number of nodes over all node types. */
+int64_t dataset_total_nodes(const dataset *ds);
+
+const char *ds_split_name(ds_split_id split); /* "train_set", "validation_set", "test_set" */
+const char *ds_task_kind_name(ds_task_kind kind);
+
+#endif

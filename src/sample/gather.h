@@ -1,0 +1,24 @@
+/* gather.h — feature gathering: rows of a node feature table into a dense float32 matrix.
+ *
+ * This is the memory-bandwidth hot path of every training step: ids are random, rows are
+ * F elements of any feature dtype, converted to float32. The fast version splits rows over
+ * threads and copies float32 rows with memcpy; gather_rows_ref is the plain reference.
+ */
+#ifndef CGNN_GATHER_H
+#define CGNN_GATHER_H
+
+#include <stdint.h>
+
+#include "io/dataset.h"
+
+/* out is (n, f->dim) float32; ids[n] are row ids in [0, f->rows) (caller guarantees).
+ * nthreads <= 1 runs on the calling thread. */
+void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n, int nthreads);
+
+/* Plain, single-threaded reference of gather_rows (same output). */
+void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_t n);
+
+/* Converts one IEEE half to float. */
+float gather_half_to_float(uint16_t h);
+
+#endif

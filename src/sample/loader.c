@@ -1,0 +1,181 @@
+/* loader.c — worker threads filling the in-order prefetch queue; see loader.h. */
+#include "sample/loader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample/gather.h"
+#include "util/timer.h"
+
+/* Builds batch b into slot `slot` with producer p's scratch. */
+static void produce(loader *l, int p, int64_t b, int slot, int64_t *seeds_scratch) {
+    minibatch *mb = &l->slots[slot];
+    const int64_t *items;
+    int64_t n = item_sampler_batch(&l->items, b, &items);
+    for (int64_t i = 0; i < n; i++) {
+        mb->items[i] = items[i];
+        seeds_scratch[i] = l->seeds[items[i]];
+        if (l->labels) mb->labels[i] = l->labels[items[i]];
+    }
+    double t0 = timer_now();
+    sampler_sample(&l->samplers[p], mb, seeds_scratch, n, item_sampler_batch_key(&l->items, b));
+    double t1 = timer_now();
+    if (l->cfg.feature)
+        gather_rows(mb->features, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,
+                    l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1);
+    double t2 = timer_now();
+    mb->epoch = l->items.epoch;
+    mb->batch_index = b;
+    mb->sample_seconds = t1 - t0;
+    mb->gather_seconds = t2 - t1;
+}
+
+static void *worker_main(void *arg) {
+    loader_worker *w = arg;
+    loader *l = w->l;
+    const int Q = l->queue_depth;
+    pthread_mutex_lock(&l->mu);
+    for (;;) {
+        while (!l->stop && !(l->active && l->next_claim < l->batches &&
+                             l->state[l->next_claim % Q] == LOADER_SLOT_FREE))
+            pthread_cond_wait(&l->cv, &l->mu);
+        if (l->stop) break;
+        int64_t b = l->next_claim++;
+        int slot = (int)(b % Q);
+        l->state[slot] = LOADER_SLOT_FILLING;
+        l->in_flight++;
+        pthread_mutex_unlock(&l->mu);
+        produce(l, w->index, b, slot, w->seeds_scratch);
+        pthread_mutex_lock(&l->mu);
+        l->state[slot] = LOADER_SLOT_READY;
+        l->in_flight--;
+        pthread_cond_broadcast(&l->cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
+                int64_t num_items, const loader_config *cfg, cgnn_err *err) {
+    memset(l, 0, sizeof *l);
+    if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
+    if (cfg->batch_size < 1) return err_set(err, CGNN_ERR_INPUT, "batch size must be >= 1, got %lld",
+                                            (long long)cfg->batch_size);
+    l->g = g;
+    l->cfg = *cfg;
+    l->seeds = seeds;
+    l->labels = labels;
+    item_sampler_init(&l->items, num_items, cfg->batch_size, cfg->shuffle, cfg->drop_last, cfg->seed,
+                      cfg->rank, cfg->world_size, cfg->drop_uneven);
+    const int producers = cfg->num_workers > 0 ? cfg->num_workers : 1;
+    l->queue_depth = cfg->queue_depth > 0 ? cfg->queue_depth : cfg->num_workers + 1;
+    if (l->queue_depth < 2) l->queue_depth = 2;
+    minibatch_capacity cap;
+    sampler_capacity(g, &cfg->sampler, cfg->batch_size, cfg->feature ? cfg->feature->dim : 0, &cap);
+    l->slots = cgnn_calloc((size_t)l->queue_depth, sizeof(minibatch));
+    l->state = cgnn_calloc((size_t)l->queue_depth, sizeof(loader_slot_state));
+    l->samplers = cgnn_calloc((size_t)producers, sizeof(neighbor_sampler));
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    for (int q = 0; q < l->queue_depth; q++)
+        if (minibatch_alloc(&l->slots[q], &cap, err) != 0) goto fail;
+    for (int p = 0; p < producers; p++)
+        if (sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err) != 0) goto fail;
+    l->workers_arg = cgnn_calloc((size_t)producers, sizeof(loader_worker));
+    loader_worker *ws = l->workers_arg;
+    for (int p = 0; p < producers; p++) {
+        ws[p].l = l;
+        ws[p].index = p;
+        ws[p].seeds_scratch = cgnn_malloc((size_t)(cfg->batch_size + 1) * sizeof(int64_t));
+    }
+    if (cfg->num_workers > 0) {
+        l->threads = cgnn_calloc((size_t)cfg->num_workers, sizeof(pthread_t));
+        for (int p = 0; p < cfg->num_workers; p++) {
+            if (pthread_create(&l->threads[p], NULL, worker_main, &ws[p]) != 0) {
+                err_set(err, CGNN_ERR_RUNTIME, "cannot start sampler thread %d", p);
+                goto fail;
+            }
+            l->num_threads_started++;
+        }
+    }
+    return 0;
+fail:
+    loader_free(l);
+    return -1;
+}
+
+/* Abandons the current epoch: waits for batches being built, empties the queue. Holds mu. */
+static void quiesce_locked(loader *l) {
+    l->active = 0;
+    while (l->in_flight > 0) pthread_cond_wait(&l->cv, &l->mu);
+    for (int q = 0; q < l->queue_depth; q++) l->state[q] = LOADER_SLOT_FREE;
+}
+
+void loader_start_epoch(loader *l, int epoch, int64_t max_batches) {
+    pthread_mutex_lock(&l->mu);
+    quiesce_locked(l);
+    item_sampler_set_epoch(&l->items, epoch);
+    l->batches = l->items.num_batches;
+    if (max_batches > 0 && max_batches < l->batches) l->batches = max_batches;
+    l->next_claim = l->next_consume = 0;
+    l->active = 1;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+int64_t loader_num_batches(const loader *l) { return l->batches; }
+
+minibatch *loader_next(loader *l) {
+    if (l->next_consume >= l->batches) return NULL;
+    const int64_t b = l->next_consume;
+    const int slot = (int)(b % l->queue_depth);
+    if (l->cfg.num_workers == 0) {
+        CGNN_CHECK(l->state[slot] == LOADER_SLOT_FREE); /* the consumer holds < queue_depth */
+        loader_worker *w = l->workers_arg;
+        produce(l, 0, b, slot, w[0].seeds_scratch);
+        l->state[slot] = LOADER_SLOT_READY;
+        l->next_claim = b + 1;
+    } else {
+        pthread_mutex_lock(&l->mu);
+        while (!(l->state[slot] == LOADER_SLOT_READY && l->slots[slot].batch_index == b &&
+                 l->next_claim > b))
+            pthread_cond_wait(&l->cv, &l->mu);
+        pthread_mutex_unlock(&l->mu);
+    }
+    l->next_consume = b + 1;
+    return &l->slots[slot];
+}
+
+void loader_release(loader *l, minibatch *mb) {
+    int slot = (int)(mb - l->slots);
+    CGNN_CHECK(slot >= 0 && slot < l->queue_depth);
+    pthread_mutex_lock(&l->mu);
+    l->state[slot] = LOADER_SLOT_FREE;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void loader_free(loader *l) {
+    if (!l || !l->slots) return;
+    pthread_mutex_lock(&l->mu);
+    l->stop = 1;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    for (int p = 0; p < l->num_threads_started; p++) pthread_join(l->threads[p], NULL);
+    const int producers = l->cfg.num_workers > 0 ? l->cfg.num_workers : 1;
+    loader_worker *ws = l->workers_arg;
+    for (int p = 0; p < producers; p++) {
+        sampler_free(&l->samplers[p]);
+        if (ws) free(ws[p].seeds_scratch);
+    }
+    for (int q = 0; q < l->queue_depth; q++) minibatch_free(&l->slots[q]);
+    free(ws);
+    free(l->threads);
+    free(l->samplers);
+    free(l->slots);
+    free(l->state);
+    item_sampler_free(&l->items);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    memset(l, 0, sizeof *l);
+}

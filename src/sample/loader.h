@@ -1,0 +1,89 @@
+/* loader.h — the mini-batch pipeline: item sampler -> neighbour sampler -> feature gather,
+ * run by background worker threads into a bounded prefetch queue drained in order.
+ *
+ * Batch b of an epoch is always built into slot b % queue_depth, by whichever worker claims
+ * it; its content depends only on (seed, epoch, b) — never on the number of workers or their
+ * timing — and the consumer receives batches strictly in order 0, 1, 2, ...
+ * num_workers == 0 builds each batch synchronously in loader_next (no threads).
+ * All buffers are allocated in loader_init at worst-case size: the steady state allocates
+ * nothing.
+ */
+#ifndef CGNN_LOADER_H
+#define CGNN_LOADER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "graph/csc.h"
+#include "io/dataset.h"
+#include "sample/item_sampler.h"
+#include "sample/minibatch.h"
+#include "sample/sampler.h"
+#include "util/err.h"
+
+typedef struct loader_config {
+    sampler_config sampler;
+    int64_t batch_size;
+    int shuffle, drop_last, drop_uneven;
+    uint64_t seed;
+    int rank, world_size;       /* data-parallel slicing (1 process: 0, 1) */
+    int num_workers;            /* sampler threads; 0 = synchronous */
+    int queue_depth;            /* prefetch slots; 0 = num_workers + 1 */
+    int gather_threads;         /* threads per feature gather; 0 = 1 */
+    const ds_feature *feature;  /* node features to gather, or NULL */
+} loader_config;
+
+typedef enum loader_slot_state { LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY } loader_slot_state;
+
+struct loader;
+typedef struct loader_worker {
+    struct loader *l;
+    int index;               /* producer index: its sampler and scratch */
+    int64_t *seeds_scratch;  /* (batch_size) seed node ids of the batch being built */
+} loader_worker;
+
+typedef struct loader {
+    const csc_graph *g;
+    loader_config cfg;
+    const int64_t *seeds;       /* (num_items) seed node of each item, borrowed */
+    const int64_t *labels;      /* (num_items) or NULL, borrowed */
+    item_sampler items;
+    int queue_depth;
+    minibatch *slots;           /* (queue_depth) */
+    loader_slot_state *state;   /* (queue_depth) */
+    neighbor_sampler *samplers; /* (max(num_workers, 1)) one per producer */
+    loader_worker *workers_arg; /* (max(num_workers, 1)) */
+    pthread_t *threads;
+    int num_threads_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;                   /* workers exit */
+    int active;                 /* an epoch is being produced */
+    int generation;             /* bumped by every start so stale workers notice */
+    int64_t batches;            /* batches to produce this epoch */
+    int64_t next_claim, next_consume, in_flight;
+} loader;
+
+/* Sets up the pipeline over the items seeds[0..num_items) (labels may be NULL) and starts the
+ * workers (idle until loader_start_epoch). Returns 0, or -1 with *err. Caller owns *l. */
+int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
+                int64_t num_items, const loader_config *cfg, cgnn_err *err);
+
+/* Begins producing `epoch`; max_batches > 0 limits the number of batches (0 = all). Any
+ * unfinished previous epoch is abandoned first. */
+void loader_start_epoch(loader *l, int epoch, int64_t max_batches);
+
+/* Batches this epoch will deliver (valid after loader_start_epoch). */
+int64_t loader_num_batches(const loader *l);
+
+/* The next batch in order, or NULL when the epoch is exhausted. Blocks until it is ready.
+ * The batch stays valid until loader_release. */
+minibatch *loader_next(loader *l);
+
+/* Returns the batch's slot to the producers. */
+void loader_release(loader *l, minibatch *mb);
+
+/* Stops the workers and frees everything; NULL-safe. */
+void loader_free(loader *l);
+
+#endif

@@ -1,0 +1,65 @@
+/* minibatch.h — one sampled mini-batch: message-flow blocks, input nodes, features, labels.
+ *
+ * Layout (DGL's MFG convention, PyG's node order):
+ *   blocks[0]            consumes the input features (the outermost hop);
+ *   blocks[num_layers-1] produces the outputs of the seed nodes.
+ * Every block lists its destination nodes first: local ids [0, num_dst) are the dst nodes,
+ * [num_dst, num_src) the new source nodes. Blocks chain as
+ *   blocks[l].num_dst == blocks[l+1].num_src   (an outer block's dst set is the src set of
+ *                                               the next inner block)
+ * and all local ids index input_nodes (one prefix-ordered list shared by every block).
+ * Edges are CSR dst -> src: the in-neighbours of dst i are indices[indptr[i] .. indptr[i+1]).
+ *
+ * A minibatch is allocated once at worst-case capacity (minibatch_alloc) and refilled for
+ * every batch: no allocation in the training loop. Capacity pages never touched stay virtual.
+ */
+#ifndef CGNN_MINIBATCH_H
+#define CGNN_MINIBATCH_H
+
+#include <stdint.h>
+
+#define MINIBATCH_MAX_LAYERS 8
+
+typedef struct sampler_block {
+    int64_t num_dst;   /* destination nodes: local ids [0, num_dst) */
+    int64_t num_src;   /* source nodes: local ids [0, num_src), num_src >= num_dst */
+    int64_t num_edges;
+    int64_t *indptr;   /* (num_dst + 1) */
+    int32_t *indices;  /* (num_edges) local source ids */
+} sampler_block;
+
+typedef struct minibatch_capacity {
+    int num_layers;
+    int64_t max_items;                          /* batch size (seed items) */
+    int64_t max_nodes[MINIBATCH_MAX_LAYERS + 1]; /* [h]: nodes after h hops; [0] = seeds */
+    int64_t max_edges[MINIBATCH_MAX_LAYERS];     /* [h]: edges sampled in hop h */
+    int64_t feat_dim;                           /* 0: no feature buffer */
+} minibatch_capacity;
+
+typedef struct minibatch {
+    int epoch;
+    int64_t batch_index;     /* within the epoch (this rank's numbering) */
+    int num_layers;
+    sampler_block blocks[MINIBATCH_MAX_LAYERS];
+    int64_t num_items;       /* seed items of this batch (e.g. labelled nodes) */
+    int64_t *items;          /* (num_items) indices into the split (for labels etc.) */
+    int32_t *item_local;     /* (num_items) local output row of each item's seed node */
+    int64_t *labels;         /* (num_items) or unused */
+    int64_t num_seeds;       /* distinct seed nodes = blocks[L-1].num_dst */
+    int64_t num_input_nodes; /* = blocks[0].num_src */
+    int64_t *input_nodes;    /* (num_input_nodes) global ids, seeds first */
+    int64_t feat_dim;
+    float *features;         /* (num_input_nodes, feat_dim) */
+    int64_t num_sampled_edges; /* total over blocks */
+    double sample_seconds, gather_seconds; /* time the producer spent on each stage */
+    minibatch_capacity cap;
+} minibatch;
+
+/* Allocates every buffer of *mb at capacity *cap. Returns 0, or -1 with *err. The caller owns
+ * *mb (minibatch_free). */
+#include "util/err.h"
+int minibatch_alloc(minibatch *mb, const minibatch_capacity *cap, cgnn_err *err);
+/* NULL-safe. */
+void minibatch_free(minibatch *mb);
+
+#endif

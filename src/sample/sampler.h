@@ -1,0 +1,77 @@
+/* sampler.h — multi-layer uniform neighbour sampling into message-flow blocks.
+ *
+ * For seed nodes S and fanouts [f_0, ..., f_{L-1}] (seed side first, PyG/GLT order; -1 = all
+ * in-neighbours), hop h samples up to f_h in-neighbours of every node reached so far, without
+ * replacement by default (every in-neighbour at most once; all of them when the degree is
+ * <= f_h) or with replacement (exactly f_h draws when the degree is > 0). New nodes are
+ * appended in the order they are first met (dst order, then draw order), so local ids are
+ * deterministic. See minibatch.h for the block layout.
+ *
+ * Randomness: the neighbours drawn for node v in hop h come from a stream keyed on
+ * (key, h, v), where key is the caller's sampling key (the trainer passes one key per
+ * (seed, epoch): item_sampler_batch_key). A batch's content is therefore a pure function of
+ * (graph, seeds, config, key), independent of thread count, of the node's position in the
+ * batch, and of how items are grouped into batches and ranks: W data-parallel ranks sample
+ * exactly the neighbourhoods one process would sample for the union of their batches.
+ * (Consequence: within one epoch, a node reached by two batches gets the same neighbours in
+ * the same hop; every batch is still a uniform sample.)
+ *
+ * A neighbor_sampler holds one thread's scratch (hash map global -> local id, buffers), sized
+ * once for the worst case: sampling allocates nothing. Not thread-safe: one per thread.
+ */
+#ifndef CGNN_SAMPLER_H
+#define CGNN_SAMPLER_H
+
+#include <stdint.h>
+
+#include "graph/csc.h"
+#include "sample/minibatch.h"
+#include "util/err.h"
+
+typedef struct sampler_config {
+    int num_layers;                          /* L, 1..MINIBATCH_MAX_LAYERS */
+    int64_t fanouts[MINIBATCH_MAX_LAYERS];   /* seed side first; -1 = all */
+    int replace;                             /* sample with replacement */
+} sampler_config;
+
+typedef struct sampler_slot {
+    int64_t key;   /* global id, -1 = empty */
+    int64_t val;   /* local id */
+} sampler_slot;
+
+typedef struct neighbor_sampler {
+    const csc_graph *g;
+    sampler_config cfg;
+    minibatch_capacity cap;
+    uint64_t hash_mask;      /* table size - 1 (power of two) */
+    int hash_shift;          /* 64 - log2(table size) */
+    sampler_slot *table;     /* open addressing, linear probing */
+    int64_t *slot_of;        /* (max nodes) table slot of each local id, for clearing */
+    int64_t *nbr_buf;        /* (max edges of a hop) sampled global ids */
+    uint32_t *positions;     /* (max degree) scratch for partial Fisher-Yates */
+} neighbor_sampler;
+
+/* Worst-case buffer sizes for batches of up to max_items seeds on g with cfg. */
+void sampler_capacity(const csc_graph *g, const sampler_config *cfg, int64_t max_items,
+                      int64_t feat_dim, minibatch_capacity *cap);
+
+/* Checks cfg (layers in range, fanouts -1 or >= 1). Returns 0 or -1 with *err naming the
+ * offending fanout. */
+int sampler_config_check(const sampler_config *cfg, cgnn_err *err);
+
+/* Sets up scratch for capacity *cap. Returns 0, or -1 with *err. Caller owns *s. */
+int sampler_init(neighbor_sampler *s, const csc_graph *g, const sampler_config *cfg,
+                 const minibatch_capacity *cap, cgnn_err *err);
+void sampler_free(neighbor_sampler *s); /* NULL-safe */
+
+/* Samples the L-hop neighbourhood of seeds[0..n) (n <= cap.max_items; duplicates allowed,
+ * they share one output row) into mb: blocks, input_nodes, num_seeds, num_input_nodes,
+ * item_local, num_sampled_edges. Does not touch mb->features / labels / items. */
+void sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int64_t n, uint64_t key);
+
+/* Plain reference of sampler_sample (no prefetching, no hash table: a linear map), same
+ * output; for tests on small graphs only. */
+void sampler_sample_ref(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
+                        const int64_t *seeds, int64_t n, uint64_t key);
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_cli.sh CGNN — the command line: help, version, exit codes, info, generate, bench.
+set -u
+CGNN=${1:?usage: test_cli.sh path/to/cgnn}
+SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TMP=$(mktemp -d /tmp/cgnn-cli-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+pass=0
+
+# expect CODE DESCRIPTION -- command...   (stdout+stderr captured in $TMP/out)
+expect() {
+  local want=$1 desc=$2
+  shift 3
+  "$@" >"$TMP/out" 2>&1
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL: $desc: exit $got, want $want"; sed 's/^/    /' "$TMP/out" | head -20; fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+# contains TEXT DESCRIPTION — the last command's output contains TEXT
+contains() {
+  if ! grep -qF -- "$1" "$TMP/out"; then
+    echo "FAIL: $2: output lacks '$1'"; sed 's/^/    /' "$TMP/out" | head -20; fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+expect 0 "--help" -- "$CGNN" --help;                 contains "usage: cgnn" "--help"
+expect 0 "--version" -- "$CGNN" --version;           contains "cgnn 0." "--version"
+expect 2 "no command" -- "$CGNN"
+expect 2 "unknown command" -- "$CGNN" frobnicate;    contains "unknown command 'frobnicate'" "unknown command"
+expect 0 "info --help" -- "$CGNN" info --help;       contains "usage: cgnn info" "info --help"
+expect 2 "info without dataset" -- "$CGNN" info
+expect 2 "info unknown flag" -- "$CGNN" info "$SRC/data/cora" --thread 2
+contains "did you mean '--threads'" "info unknown flag suggestion"
+expect 2 "info missing dataset" -- "$CGNN" info "$TMP/nope";   contains "$TMP/nope" "missing dataset names the path"
+expect 2 "bad flag value" -- "$CGNN" info "$SRC/data/cora" --threads=two; contains "--threads" "bad value names flag"
+
+# info on the bundled Cora (copied: the graph index cache is written next to it)
+cp -r "$SRC/data/cora" "$TMP/cora"
+expect 0 "info cora" -- "$CGNN" info "$TMP/cora"
+contains "nodes: 2708" "cora nodes"; contains "edges: 10556" "cora edges"
+contains "node/feat: (2708, 1433) uint8" "cora features"; contains "7 classes" "cora classes"
+contains "train_set: 140" "cora train split"; contains "graph index: built" "first info builds the index"
+expect 0 "info cora (cached)" -- "$CGNN" info "$TMP/cora"; contains "loaded from cache" "second info reuses the cache"
+touch "$TMP/cora/edges.npy"
+expect 0 "info cora (edges touched)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "changed source rebuilds"
+# a read-only dataset still works (no cache written)
+expect 0 "info read-only copy" -- "$CGNN" info "$SRC/data/cora"
+
+# generate + info + bench on a small synthetic graph
+expect 2 "generate without --out" -- "$CGNN" generate --nodes 100
+expect 2 "generate bad homophily" -- "$CGNN" generate --out "$TMP/g" --homophily 1.5; contains "homophily" "names the parameter"
+expect 0 "generate small" -- "$CGNN" generate --out "$TMP/g" --nodes 3000 --avg_degree 8 --classes 5 --feat_dim 16 --seed 3
+expect 0 "info generated" -- "$CGNN" info "$TMP/g";  contains "nodes: 3000" "generated nodes"
+expect 0 "bench sample" -- "$CGNN" bench sample --dataset "$TMP/g" --fanouts 5,3 --batch 64 --batches 4 --reps 2
+contains "edges/s per core" "bench prints per-core rate"; contains "copy bandwidth" "bench prints copy bandwidth"
+expect 2 "bench sample bad fanouts" -- "$CGNN" bench sample --dataset "$TMP/g" --fanouts 5,0
+contains "fanouts[1]" "bad fanout named"
+expect 2 "bench unknown" -- "$CGNN" bench nothing
+
+echo "test_cli: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]

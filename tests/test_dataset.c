@@ -1,0 +1,754 @@
+/* test_dataset.c — GraphBolt OnDiskDataset loading: the bundled Cora, then small datasets built
+ * in a temporary directory, one bad input at a time; every error must name the file and the
+ * field or row, with code CGNN_ERR_INPUT, and leave the dataset closed. */
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/dataset.h"
+#include "io/npy.h"
+#include "test.h"
+
+/* ---- fixture: a tiny valid dataset --------------------------------------------------------
+ * 10 nodes, 6 edges, node feature (10, 4) float32, task "nc" with 3 classes and 4/3/3 seeds. */
+
+static const char BASE_META[] =
+    "dataset_name: tiny\n"
+    "graph:\n"
+    "  nodes:\n"
+    "    - num: 10\n"
+    "  edges:\n"
+    "    - format: numpy\n"
+    "      path: edges.npy\n"
+    "feature_data:\n"
+    "  - domain: node\n"
+    "    name: feat\n"
+    "    format: numpy\n"
+    "    in_memory: true\n"
+    "    path: feat.npy\n"
+    "tasks:\n"
+    "  - name: nc\n"
+    "    num_classes: 3\n"
+    "    train_set:\n"
+    "      - data:\n"
+    "          - name: seeds\n"
+    "            format: numpy\n"
+    "            path: train-seeds.npy\n"
+    "          - name: labels\n"
+    "            format: numpy\n"
+    "            path: train-labels.npy\n"
+    "    validation_set:\n"
+    "      - data:\n"
+    "          - name: seeds\n"
+    "            format: numpy\n"
+    "            path: valid-seeds.npy\n"
+    "          - name: labels\n"
+    "            format: numpy\n"
+    "            path: valid-labels.npy\n"
+    "    test_set:\n"
+    "      - data:\n"
+    "          - name: seeds\n"
+    "            format: numpy\n"
+    "            path: test-seeds.npy\n"
+    "          - name: labels\n"
+    "            format: numpy\n"
+    "            path: test-labels.npy\n";
+
+static void write_npy(const char *dir, const char *name, npy_dtype dt, int ndim, int64_t d0,
+                      int64_t d1, const void *data) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int64_t shape[2] = {d0, d1};
+    cgnn_err err = {0};
+    if (npy_write(path, dt, ndim, shape, data, &err) != 0) {
+        fprintf(stderr, "fixture: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+/* Writes a 2-D array the way np.save writes a transposed one: fortran_order True, data
+ * column-major (element (i, j) at data[i + j * rows]); descr like "<i8". */
+static void write_npy_fortran(const char *dir, const char *name, const char *descr, int64_t rows,
+                              int64_t cols, const void *data, size_t elem) {
+    char dict[160];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': True, 'shape': (%lld, %lld), }",
+                     descr, (long long)rows, (long long)cols);
+    size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64, bytes = (size_t)(rows * cols) * elem;
+    unsigned char *buf = calloc(1, total + bytes);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)((total - 10) & 0xff);
+    buf[9] = (unsigned char)((total - 10) >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', total - 10 - (size_t)n - 1);
+    buf[total - 1] = '\n';
+    memcpy(buf + total, data, bytes);
+    int rc = test_write_file(dir, name, buf, total + bytes);
+    free(buf);
+    if (rc != 0) {
+        fprintf(stderr, "fixture: cannot write %s/%s\n", dir, name);
+        exit(1);
+    }
+}
+
+static void write_text(const char *dir, const char *name, const char *text) {
+    if (test_write_file(dir, name, text, strlen(text)) != 0) {
+        fprintf(stderr, "fixture: cannot write %s/%s\n", dir, name);
+        exit(1);
+    }
+}
+
+/* BASE_META with the first occurrence of `from` replaced by `to` (from NULL: unchanged). */
+static char *meta_with(const char *from, const char *to) {
+    size_t n = sizeof BASE_META + (to ? strlen(to) : 0);
+    char *out = malloc(n);
+    const char *at = from ? strstr(BASE_META, from) : NULL;
+    if (from && !at) {
+        fprintf(stderr, "fixture: '%s' not in the base metadata\n", from);
+        exit(1);
+    }
+    if (!at) {
+        memcpy(out, BASE_META, sizeof BASE_META);
+        return out;
+    }
+    snprintf(out, n, "%.*s%s%s", (int)(at - BASE_META), BASE_META, to, at + strlen(from));
+    return out;
+}
+
+/* Makes a fresh tiny dataset; metadata = BASE_META with from -> to. Caller frees. */
+static char *make_tiny(const char *from, const char *to) {
+    char *dir = test_tmpdir();
+    int64_t edges[2][6] = {{0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 9}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 6, edges);
+    float feat[10 * 4];
+    for (int i = 0; i < 40; i++) feat[i] = (float)i * 0.5f;
+    write_npy(dir, "feat.npy", NPY_DTYPE_FLOAT32, 2, 10, 4, feat);
+    int64_t tr_s[4] = {0, 1, 2, 3}, tr_l[4] = {0, 1, 2, 0};
+    int32_t va_s[3] = {4, 5, 6}, va_l[3] = {1, 1, 2};
+    int64_t te_s[3] = {7, 8, 9}, te_l[3] = {2, 0, 1};
+    write_npy(dir, "train-seeds.npy", NPY_DTYPE_INT64, 1, 4, 1, tr_s);
+    write_npy(dir, "train-labels.npy", NPY_DTYPE_INT64, 1, 4, 1, tr_l);
+    write_npy(dir, "valid-seeds.npy", NPY_DTYPE_INT32, 1, 3, 1, va_s);
+    write_npy(dir, "valid-labels.npy", NPY_DTYPE_INT32, 1, 3, 1, va_l);
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 1, 3, 1, te_s);
+    write_npy(dir, "test-labels.npy", NPY_DTYPE_INT64, 1, 3, 1, te_l);
+    char *meta = meta_with(from, to);
+    write_text(dir, "metadata.yaml", meta);
+    free(meta);
+    return dir;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(char *dir) {
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+/* Opens dir, expects an input error whose message contains every string of the NULL-terminated
+ * list (a leading "@" means "dir/" + the rest). Checks the dataset is left closed. */
+static int expect_fail(const char *dir, const char *const *wants) {
+    dataset ds;
+    cgnn_err err = {0};
+    int rc = dataset_open(&ds, dir, &err);
+    int ok = rc == -1 && err.code == CGNN_ERR_INPUT && ds.num_tasks == 0 && ds.tasks == NULL &&
+             ds.num_features == 0 && ds.edge_types == NULL && ds.node_types == NULL;
+    for (const char *const *w = wants; ok && *w; w++) {
+        char want[4200];
+        if ((*w)[0] == '@')
+            snprintf(want, sizeof want, "%s/%s", dir, *w + 1);
+        else
+            snprintf(want, sizeof want, "%s", *w);
+        if (!strstr(err.msg, want)) {
+            fprintf(stderr, "  message lacks '%s'\n", want);
+            ok = 0;
+        }
+    }
+    if (!ok) fprintf(stderr, "  rc %d code %d msg '%s'\n", rc, err.code, err.msg);
+    if (rc == 0) dataset_close(&ds);
+    return ok ? 0 : -1;
+}
+
+#define EXPECT_FAIL(dir, ...)                                                                  \
+    do {                                                                                       \
+        const char *const wants_[] = {__VA_ARGS__, NULL};                                      \
+        if (expect_fail(dir, wants_) != 0) {                                                   \
+            rm_tree(dir);                                                                      \
+            TEST_FAIL_("dataset_open did not fail as expected");                               \
+        }                                                                                      \
+    } while (0)
+
+/* ---- the bundled Cora ----------------------------------------------------------------------- */
+
+TEST(cora) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/cora", test_source_dir());
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(strcmp(ds.name, "cora"), 0);
+    ASSERT_EQ(ds.num_node_types, 1);
+    ASSERT_EQ(strcmp(ds.node_types[0].name, "_default"), 0);
+    ASSERT_EQ(ds.node_types[0].num_nodes, 2708);
+    ASSERT_EQ(dataset_total_nodes(&ds), 2708);
+    ASSERT_EQ(dataset_find_node_type(&ds, "_default"), 0);
+    ASSERT_EQ(dataset_find_node_type(&ds, "paper"), -1);
+    ASSERT_EQ(ds.num_edge_types, 1);
+    const ds_edge_type *et = &ds.edge_types[0];
+    ASSERT_EQ(strcmp(et->name, "_default"), 0);
+    ASSERT_EQ(et->src_type, 0);
+    ASSERT_EQ(et->dst_type, 0);
+    ASSERT_EQ(et->edges.num_edges, 10556);
+    ASSERT(et->edges.id_dtype == NPY_DTYPE_INT32 || et->edges.id_dtype == NPY_DTYPE_INT64);
+    {
+        /* The bundled edges.npy is Fortran-ordered (np.save of a transposed (E, 2) array):
+         * on disk the ids are (src, dst) pairs; the dataset holds a C-order (2, E) copy. */
+        npy_array raw;
+        char epath[4096];
+        snprintf(epath, sizeof epath, "%s/data/cora/edges.npy", test_source_dir());
+        ASSERT_EQ(npy_open_any_order(&raw, epath, 0, &err), 0);
+        ASSERT_EQ(raw.shape[0], 2);
+        ASSERT_EQ(raw.shape[1], 10556);
+        int64_t e = raw.shape[1];
+        int mismatch = 0;
+        for (int64_t i = 0; i < e; i++) {
+            int64_t rs = raw.fortran_order ? npy_get_int(&raw, 2 * i) : npy_get_int(&raw, i);
+            int64_t rd = raw.fortran_order ? npy_get_int(&raw, 2 * i + 1) : npy_get_int(&raw, e + i);
+            int64_t s = et->edges.id_dtype == NPY_DTYPE_INT32 ? ((const int32_t *)et->edges.src)[i]
+                                                              : ((const int64_t *)et->edges.src)[i];
+            int64_t d = et->edges.id_dtype == NPY_DTYPE_INT32 ? ((const int32_t *)et->edges.dst)[i]
+                                                              : ((const int64_t *)et->edges.dst)[i];
+            mismatch += rs != s || rd != d;
+        }
+        ASSERT_EQ(et->owned != NULL, raw.fortran_order);
+        npy_close(&raw);
+        ASSERT_EQ(mismatch, 0);
+    }
+
+    const ds_feature *f = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat");
+    ASSERT(f != NULL);
+    ASSERT_EQ(f->rows, 2708);
+    ASSERT_EQ(f->dim, 1433);
+    ASSERT_EQ(f->array.dtype, NPY_DTYPE_UINT8); /* Cora's bag-of-words features are stored as uint8 */
+    ASSERT_EQ(f->in_memory, 1);
+    ASSERT(dataset_find_feature(&ds, DS_DOMAIN_EDGE, 0, "feat") == NULL);
+    ASSERT(dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "label") == NULL);
+
+    ASSERT_EQ(ds.num_tasks, 1);
+    const ds_task *t = dataset_find_task(&ds, "node_classification");
+    ASSERT(t != NULL);
+    ASSERT(dataset_find_task(&ds, "link_prediction") == NULL);
+    ASSERT_EQ(t->kind, DS_TASK_NODE_CLASSIFICATION);
+    ASSERT_EQ(strcmp(ds_task_kind_name(t->kind), "node_classification"), 0);
+    ASSERT_EQ(t->num_classes, 7);
+    const int64_t sizes[DS_SPLIT_COUNT] = {140, 500, 1000};
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->splits[s];
+        ASSERT_EQ(sp->present, 1);
+        ASSERT_EQ(sp->num_items, sizes[s]);
+        ASSERT_EQ(sp->seed_width, 1);
+        ASSERT(sp->labels != NULL);
+        ASSERT(sp->indexes == NULL);
+        ASSERT_STR_CONTAINS(sp->seeds_path, "nc-");
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            ASSERT(sp->seeds[i] >= 0 && sp->seeds[i] < 2708);
+            ASSERT(sp->labels[i] >= 0 && sp->labels[i] < 7);
+        }
+    }
+    ASSERT_EQ(strcmp(ds_split_name(DS_SPLIT_VALID), "validation_set"), 0);
+    dataset_close(&ds);
+    ASSERT(ds.tasks == NULL && ds.num_tasks == 0);
+    dataset_close(&ds); /* twice is safe */
+    dataset_close(NULL);
+
+    /* The metadata.yaml path itself, and a trailing slash, name the same dataset. */
+    snprintf(path, sizeof path, "%s/data/cora/metadata.yaml", test_source_dir());
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.edge_types[0].edges.num_edges, 10556);
+    dataset_close(&ds);
+    snprintf(path, sizeof path, "%s/data/cora/", test_source_dir());
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(strcmp(ds.name, "cora"), 0);
+    dataset_close(&ds);
+}
+
+TEST(zeroed_close) {
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    dataset_close(&ds);
+    dataset_close(NULL);
+}
+
+TEST(tiny_ok) {
+    char *dir = make_tiny(NULL, NULL);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    ASSERT_EQ(strcmp(ds.name, "tiny"), 0);
+    ASSERT_EQ(ds.edge_types[0].edges.num_edges, 6);
+    ASSERT_EQ(((const int64_t *)ds.edge_types[0].edges.dst)[5], 9);
+    ASSERT_EQ(ds.features[0].dim, 4);
+    const ds_task *t = dataset_find_task(&ds, "nc");
+    ASSERT(t && t->kind == DS_TASK_NODE_CLASSIFICATION);
+    ASSERT_EQ(t->splits[DS_SPLIT_TRAIN].num_items, 4);
+    ASSERT_EQ(t->splits[DS_SPLIT_VALID].num_items, 3);
+    ASSERT_EQ(t->splits[DS_SPLIT_VALID].seeds[2], 6); /* int32 on disk -> int64 */
+    ASSERT_EQ(t->splits[DS_SPLIT_VALID].labels[2], 2);
+    ASSERT_EQ(t->splits[DS_SPLIT_TEST].labels[0], 2);
+    dataset_close(&ds);
+    rm_tree(dir);
+}
+
+/* ---- bad inputs ------------------------------------------------------------------------------ */
+
+TEST(missing_metadata_and_dir) {
+    char *dir = test_tmpdir();
+    EXPECT_FAIL(dir, "@metadata.yaml: cannot open: No such file or directory");
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/nope", dir);
+    dataset ds;
+    cgnn_err err = {0};
+    ASSERT_EQ(dataset_open(&ds, missing, &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, missing);
+    ASSERT_STR_CONTAINS(err.msg, "cannot open");
+    rm_tree(dir);
+}
+
+TEST(malformed_yaml) {
+    char *dir = make_tiny("  nodes:\n    - num: 10\n", "  nodes: [{num: 10}\n");
+    EXPECT_FAIL(dir, "@metadata.yaml:4:3: did not find expected ',' or ']'");
+    rm_tree(dir);
+    dir = make_tiny(NULL, NULL);
+    write_text(dir, "metadata.yaml", "- just\n- a list\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: top level (line 1): expected a mapping, got a list");
+    rm_tree(dir);
+}
+
+TEST(missing_key) {
+    char *dir = make_tiny("    - num: 10\n", "    - {}\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[0]: missing key 'num'");
+    rm_tree(dir);
+    dir = make_tiny("            path: train-labels.npy\n", "");
+    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].data[1]: missing key 'path'");
+    rm_tree(dir);
+    dir = make_tiny("    - num: 10\n", "    - num: ten\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[0].num (line 4): expected an integer, got 'ten'");
+    rm_tree(dir);
+    dir = make_tiny("    - num: 10\n", "    - num: 0\n");
+    EXPECT_FAIL(dir, "graph.nodes[0].num (line 4)", "must be positive");
+    rm_tree(dir);
+}
+
+TEST(unknown_key_suggestion) {
+    char *dir = make_tiny("    in_memory: true\n", "    in_memroy: true\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: feature_data[0].in_memroy (line 12): unknown key 'in_memroy'",
+                "did you mean 'in_memory'?");
+    rm_tree(dir);
+    dir = make_tiny("feature_data:\n", "feature_dat:\n");
+    EXPECT_FAIL(dir, "unknown key 'feature_dat'", "did you mean 'feature_data'?");
+    rm_tree(dir);
+    dir = make_tiny("  edges:\n", "  edgs:\n");
+    EXPECT_FAIL(dir, "graph.edgs", "did you mean 'edges'?");
+    rm_tree(dir);
+    /* task level: extra attributes are tolerated, typos of known keys are not */
+    dir = make_tiny("    num_classes: 3\n", "    num_classes: 3\n    description: tiny task\n");
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("extra task attribute rejected: %s", err.msg);
+    }
+    dataset_close(&ds);
+    rm_tree(dir);
+    dir = make_tiny("    train_set:\n", "    train_sets:\n");
+    EXPECT_FAIL(dir, "tasks[0].train_sets", "did you mean 'train_set'?");
+    rm_tree(dir);
+    dir = make_tiny("      path: edges.npy\n", "      path: edges.npy\n      format2: x\n");
+    EXPECT_FAIL(dir, "graph.edges[0].format2", "unknown key 'format2'");
+    rm_tree(dir);
+}
+
+TEST(edge_files) {
+    char *dir = make_tiny("      path: edges.npy\n", "      path: nope.npy\n");
+    EXPECT_FAIL(dir, "@nope.npy: cannot open", "graph.edges[0].path");
+    rm_tree(dir);
+
+    dir = make_tiny(NULL, NULL);
+    int64_t e3[3][4] = {{0}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 3, 4, e3);
+    EXPECT_FAIL(dir, "@edges.npy", "graph.edges[0]", "expected shape (2, E)", "got (3, 4)");
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 1, 12, 1, e3);
+    EXPECT_FAIL(dir, "@edges.npy", "got (12,)");
+    float ef[2][6] = {{0}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_FLOAT32, 2, 2, 6, ef);
+    EXPECT_FAIL(dir, "@edges.npy", "graph.edges[0]", "expected int32 or int64", "got float32");
+    rm_tree(dir);
+
+    dir = make_tiny("    - format: numpy\n", "    - format: parquet\n");
+    EXPECT_FAIL(dir, "graph.edges[0].format", "unsupported format 'parquet'");
+    rm_tree(dir);
+}
+
+TEST(edge_ids_out_of_range) {
+    char *dir = make_tiny(NULL, NULL);
+    int64_t e[2][6] = {{0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 10, 11}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 6, e);
+    EXPECT_FAIL(dir, "@edges.npy: column 4: dst id 10 out of range [0, 10) (graph.nodes[0].num)");
+    int32_t e32[2][6] = {{0, 1, -3, 3, 4, 5}, {1, 2, 3, 40, 1, 1}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT32, 2, 2, 6, e32);
+    EXPECT_FAIL(dir, "@edges.npy: column 2: src id -3 out of range [0, 10)");
+
+    /* Many edges, several bad ones spread over the threads: the first is reported. */
+    int64_t n = 200000;
+    int32_t *big = malloc((size_t)(2 * n) * sizeof *big);
+    for (int64_t i = 0; i < n; i++) {
+        big[i] = (int32_t)(i % 10);
+        big[n + i] = (int32_t)((i * 7) % 10);
+    }
+    big[n + 150001] = 12;
+    big[170000] = 99;
+    big[n + 123457] = 10;
+    big[199999] = -1;
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT32, 2, 2, n, big);
+    free(big);
+    EXPECT_FAIL(dir, "@edges.npy: column 123457: dst id 10 out of range [0, 10)");
+    rm_tree(dir);
+}
+
+TEST(csv_edges) {
+    char *dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
+                          "    - format: csv\n      path: edges.csv\n");
+    write_text(dir, "edges.csv", "0,1\n 2 , 3\n\n4,5\r\n  \n9,0");
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_edges *e = &ds.edge_types[0].edges;
+    ASSERT_EQ(e->num_edges, 4);
+    ASSERT_EQ(e->id_dtype, NPY_DTYPE_INT64);
+    const int64_t *src = e->src, *dst = e->dst;
+    ASSERT_EQ(src[1], 2);
+    ASSERT_EQ(dst[1], 3);
+    ASSERT_EQ(src[3], 9);
+    ASSERT_EQ(dst[3], 0);
+    ASSERT(ds.edge_types[0].owned != NULL);
+    dataset_close(&ds);
+
+    write_text(dir, "edges.csv", "0,1\n1;2\n");
+    EXPECT_FAIL(dir, "@edges.csv:2: expected two integer columns");
+    write_text(dir, "edges.csv", "0,1\n1,2,3\n");
+    EXPECT_FAIL(dir, "@edges.csv:2: expected two integer columns");
+    write_text(dir, "edges.csv", "src,dst\n0,1\n");
+    EXPECT_FAIL(dir, "@edges.csv:1: expected two integer columns");
+    write_text(dir, "edges.csv", "0,1\n\n3,12\n");
+    EXPECT_FAIL(dir, "@edges.csv:3: dst id 12 out of range [0, 10)");
+    rm_tree(dir);
+}
+
+TEST(feature_errors) {
+    char *dir = make_tiny(NULL, NULL);
+    float f9[9 * 4] = {0};
+    write_npy(dir, "feat.npy", NPY_DTYPE_FLOAT32, 2, 9, 4, f9);
+    EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: has 9 rows, expected 10 (graph.nodes[0].num)");
+    int64_t fi[10 * 4] = {0};
+    write_npy(dir, "feat.npy", NPY_DTYPE_INT64, 2, 10, 4, fi);
+    EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: unsupported feature dtype int64");
+    rm_tree(dir);
+
+    dir = make_tiny("    path: feat.npy\n", "    path: missing-feat.npy\n");
+    EXPECT_FAIL(dir, "@missing-feat.npy: cannot open", "feature_data[0].path");
+    rm_tree(dir);
+
+    dir = make_tiny("  - domain: node\n", "  - domain: graph\n");
+    EXPECT_FAIL(dir, "feature_data[0].domain (line 9): expected node or edge, got 'graph'");
+    rm_tree(dir);
+
+    /* edge features must have one row per edge; uint8 (1-D) is a valid feature dtype */
+    dir = make_tiny("  - domain: node\n", "  - domain: edge\n");
+    uint8_t u[6] = {1, 2, 3, 4, 5, 6};
+    write_npy(dir, "feat.npy", NPY_DTYPE_UINT8, 1, 6, 1, u);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_feature *f = dataset_find_feature(&ds, DS_DOMAIN_EDGE, 0, "feat");
+    ASSERT(f && f->rows == 6 && f->dim == 1);
+    dataset_close(&ds);
+    write_npy(dir, "feat.npy", NPY_DTYPE_UINT8, 1, 5, 1, u);
+    EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: has 5 rows, expected 6");
+    rm_tree(dir);
+}
+
+TEST(seed_and_label_errors) {
+    char *dir = make_tiny(NULL, NULL);
+    int64_t s_bad[4] = {0, 1, 2, 99};
+    write_npy(dir, "train-seeds.npy", NPY_DTYPE_INT64, 1, 4, 1, s_bad);
+    EXPECT_FAIL(dir, "@train-seeds.npy: row 3: seed 99 out of range [0, 10) (tasks[0].train_set)");
+    float s_f[4] = {0};
+    write_npy(dir, "train-seeds.npy", NPY_DTYPE_FLOAT32, 1, 4, 1, s_f);
+    EXPECT_FAIL(dir, "@train-seeds.npy", "expected int32 or int64", "got float32");
+    int64_t s_ok[4] = {0, 1, 2, 3};
+    write_npy(dir, "train-seeds.npy", NPY_DTYPE_INT64, 1, 4, 1, s_ok);
+
+    int64_t l_neg[4] = {0, 1, -1, 2};
+    write_npy(dir, "train-labels.npy", NPY_DTYPE_INT64, 1, 4, 1, l_neg);
+    EXPECT_FAIL(dir, "@train-labels.npy: row 2: label -1 is negative (tasks[0].train_set)");
+    int32_t l_big[3] = {0, 3, 1};
+    write_npy(dir, "valid-labels.npy", NPY_DTYPE_INT32, 1, 3, 1, l_big);
+    int64_t l_ok[4] = {0, 1, 2, 2};
+    write_npy(dir, "train-labels.npy", NPY_DTYPE_INT64, 1, 4, 1, l_ok);
+    EXPECT_FAIL(dir, "@valid-labels.npy: row 1: label 3 out of range [0, 3) (tasks[0].validation_set",
+                "num_classes");
+    int32_t l_short[2] = {0, 1};
+    write_npy(dir, "valid-labels.npy", NPY_DTYPE_INT32, 1, 2, 1, l_short);
+    EXPECT_FAIL(dir, "@valid-labels.npy: labels (tasks[0].validation_set[0].data[1]): has 2 rows",
+                "the seeds have 3", "@valid-seeds.npy");
+    float l_f[3] = {0};
+    write_npy(dir, "valid-labels.npy", NPY_DTYPE_FLOAT32, 1, 3, 1, l_f);
+    EXPECT_FAIL(dir, "@valid-labels.npy", "expected int32 or int64, got float32");
+    rm_tree(dir);
+
+    /* node seeds without labels */
+    dir = make_tiny("          - name: labels\n            format: numpy\n            path: train-labels.npy\n",
+                    "");
+    EXPECT_FAIL(dir, "tasks[0].train_set[0].data", "need a 'labels' entry");
+    rm_tree(dir);
+
+    /* seeds with a bad shape */
+    dir = make_tiny(NULL, NULL);
+    int64_t s3[4 * 3] = {0};
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 2, 4, 3, s3);
+    EXPECT_FAIL(dir, "@test-seeds.npy", "expected shape (N,) node ids or (M, 2) node pairs, got (4, 3)");
+    rm_tree(dir);
+}
+
+/* Removes the first occurrence of what from s (which must contain it). */
+static void cut(char *s, const char *what) {
+    char *p = strstr(s, what);
+    if (!p) {
+        fprintf(stderr, "fixture: '%s' not found\n", what);
+        exit(1);
+    }
+    size_t n = strlen(what);
+    memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/* LP fixture: seeds (M, 2) in every split, labels + indexes in validation. */
+static char *make_lp(void) {
+    char *dir = make_tiny("  - name: nc\n    num_classes: 3\n", "  - name: lp\n");
+    int64_t tr[4][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}};
+    int32_t va[3][2] = {{4, 5}, {4, 6}, {4, 7}};
+    int64_t va_l[3] = {1, 0, 0}, va_i[3] = {0, 0, 0};
+    int64_t te[2][2] = {{8, 9}, {9, 8}};
+    write_npy(dir, "train-seeds.npy", NPY_DTYPE_INT64, 2, 4, 2, tr);
+    write_npy(dir, "valid-seeds.npy", NPY_DTYPE_INT32, 2, 3, 2, va);
+    write_npy(dir, "valid-labels.npy", NPY_DTYPE_INT64, 1, 3, 1, va_l);
+    write_npy(dir, "valid-indexes.npy", NPY_DTYPE_INT64, 1, 3, 1, va_i);
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 2, 2, 2, te);
+    char *meta = meta_with("  - name: nc\n    num_classes: 3\n", "  - name: lp\n");
+    /* drop train/test labels, add validation indexes */
+    cut(meta, "          - name: labels\n            format: numpy\n            path: train-labels.npy\n");
+    cut(meta, "          - name: labels\n            format: numpy\n            path: test-labels.npy\n");
+    const char *idx = "          - name: indexes\n            format: numpy\n            path: valid-indexes.npy\n";
+    size_t len = strlen(meta) + strlen(idx) + 1;
+    char *full = malloc(len);
+    char *p = strstr(meta, "    test_set:\n");
+    snprintf(full, len, "%.*s%s%s", (int)(p - meta), meta, idx, p);
+    write_text(dir, "metadata.yaml", full);
+    free(full);
+    free(meta);
+    return dir;
+}
+
+TEST(link_prediction) {
+    char *dir = make_lp();
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_task *t = dataset_find_task(&ds, "lp");
+    ASSERT(t != NULL);
+    ASSERT_EQ(t->kind, DS_TASK_LINK_PREDICTION);
+    ASSERT_EQ(t->num_classes, 0);
+    const ds_split *tr = &t->splits[DS_SPLIT_TRAIN], *va = &t->splits[DS_SPLIT_VALID];
+    ASSERT_EQ(tr->seed_width, 2);
+    ASSERT_EQ(tr->num_items, 4);
+    ASSERT_EQ(tr->seeds[2 * 3 + 1], 4); /* (row 3, col 1) */
+    ASSERT(tr->labels == NULL && tr->indexes == NULL);
+    ASSERT_EQ(va->num_items, 3);
+    ASSERT_EQ(va->seeds[2 * 2 + 1], 7);
+    ASSERT(va->labels && va->indexes);
+    ASSERT_EQ(va->labels[0], 1);
+    ASSERT_EQ(t->splits[DS_SPLIT_TEST].num_items, 2);
+    dataset_close(&ds);
+
+    /* pair seeds out of range: the row is reported */
+    int64_t te[2][2] = {{8, 9}, {9, 10}};
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 2, 2, 2, te);
+    EXPECT_FAIL(dir, "@test-seeds.npy: row 1: seed 10 out of range [0, 10) (tasks[0].test_set)");
+    /* indexes length mismatch */
+    int64_t te_ok[2][2] = {{8, 9}, {9, 8}};
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 2, 2, 2, te_ok);
+    int64_t idx[3] = {0, 0, 0};
+    write_npy(dir, "valid-indexes.npy", NPY_DTYPE_INT64, 1, 2, 1, idx);
+    EXPECT_FAIL(dir, "@valid-indexes.npy: indexes", "has 2 rows");
+    /* kinds must agree across splits */
+    write_npy(dir, "valid-indexes.npy", NPY_DTYPE_INT64, 1, 3, 1, idx);
+    int64_t node_seeds[2] = {8, 9};
+    write_npy(dir, "test-seeds.npy", NPY_DTYPE_INT64, 1, 2, 1, node_seeds);
+    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].test_set", "link_prediction");
+    rm_tree(dir);
+}
+
+TEST(type_keys_rejected) {
+    char *dir = make_tiny("    - num: 10\n", "    - type: paper\n      num: 10\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[0].type (line 4)",
+                "heterogeneous graphs (type: keys) are not supported yet");
+    rm_tree(dir);
+    dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
+                    "    - type: paper:cites:paper\n      format: numpy\n      path: edges.npy\n");
+    EXPECT_FAIL(dir, "graph.edges[0].type", "heterogeneous graphs");
+    rm_tree(dir);
+    dir = make_tiny("    name: feat\n", "    name: feat\n    type: paper\n");
+    EXPECT_FAIL(dir, "feature_data[0].type", "heterogeneous graphs");
+    rm_tree(dir);
+    dir = make_tiny("    train_set:\n      - data:\n", "    train_set:\n      - type: paper\n        data:\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].type", "heterogeneous graphs");
+    rm_tree(dir);
+}
+
+TEST(in_memory_false) {
+    char *dir = make_tiny("    in_memory: true\n", "    in_memory: false\n");
+    char *meta = meta_with("    in_memory: true\n", "    in_memory: FALSE\n");
+    const char *from = "            path: valid-seeds.npy\n";
+    char *p = strstr(meta, from);
+    size_t len = strlen(meta) + 64;
+    char *full = malloc(len);
+    snprintf(full, len, "%.*s%s            in_memory: false\n%s", (int)(p - meta), meta, from,
+             p + strlen(from));
+    write_text(dir, "metadata.yaml", full);
+    free(full);
+    free(meta);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_feature *f = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat");
+    ASSERT_EQ(f->in_memory, 0);
+    ASSERT_NEAR(((const float *)f->array.data)[4 * 9 + 3], 39 * 0.5, 0);
+    ASSERT_EQ(dataset_find_task(&ds, "nc")->splits[DS_SPLIT_VALID].seeds[1], 5);
+    dataset_close(&ds);
+    rm_tree(dir);
+
+    dir = make_tiny("    in_memory: true\n", "    in_memory: maybe\n");
+    EXPECT_FAIL(dir, "feature_data[0].in_memory (line 12): expected true or false, got 'maybe'");
+    rm_tree(dir);
+}
+
+TEST(fortran_order_files) {
+    /* edges (2, 6) int32 and features (10, 4) float32 saved Fortran-ordered */
+    char *dir = make_tiny(NULL, NULL);
+    int32_t pairs[12] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 9}; /* column-major (2, 6) */
+    write_npy_fortran(dir, "edges.npy", "<i4", 2, 6, pairs, 4);
+    float feat[40];
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 4; j++) feat[i + j * 10] = (float)(i * 4 + j);
+    write_npy_fortran(dir, "feat.npy", "<f4", 10, 4, feat, 4);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_edges *e = &ds.edge_types[0].edges;
+    ASSERT_EQ(e->id_dtype, NPY_DTYPE_INT32);
+    ASSERT_EQ(e->num_edges, 6);
+    ASSERT_EQ(((const int32_t *)e->src)[4], 4);
+    ASSERT_EQ(((const int32_t *)e->dst)[4], 5);
+    ASSERT_EQ(((const int32_t *)e->dst)[5], 9);
+    const ds_feature *f = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat");
+    ASSERT(f->owned != NULL && f->array.data == f->owned);
+    ASSERT_EQ(f->array.fortran_order, 0);
+    ASSERT_EQ(f->array.count, 40);
+    const float *rows = f->array.data;
+    for (int k = 0; k < 40; k++) ASSERT_NEAR(rows[k], k, 0);
+    dataset_close(&ds);
+
+    /* an out-of-range id in a Fortran-order file is reported by its column */
+    pairs[7] = 10; /* dst of column 3 */
+    write_npy_fortran(dir, "edges.npy", "<i4", 2, 6, pairs, 4);
+    EXPECT_FAIL(dir, "@edges.npy: column 3: dst id 10 out of range [0, 10)");
+    rm_tree(dir);
+
+    /* link-prediction seeds (M, 2) saved Fortran-ordered */
+    dir = make_lp();
+    int64_t tr[8] = {0, 1, 2, 3, 1, 2, 3, 4}; /* column-major (4, 2): rows (0,1) (1,2) (2,3) (3,4) */
+    write_npy_fortran(dir, "train-seeds.npy", "<i8", 4, 2, tr, 8);
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const ds_split *sp = &ds.tasks[0].splits[DS_SPLIT_TRAIN];
+    ASSERT_EQ(sp->num_items, 4);
+    ASSERT_EQ(sp->seeds[0], 0);
+    ASSERT_EQ(sp->seeds[1], 1);
+    ASSERT_EQ(sp->seeds[2 * 3 + 0], 3);
+    ASSERT_EQ(sp->seeds[2 * 3 + 1], 4);
+    dataset_close(&ds);
+    rm_tree(dir);
+}
+
+TEST(facebook_lp) {
+    const char *dir = "/work/shared/data/facebook-lp";
+    struct stat st;
+    if (stat(dir, &st) != 0) SKIP("%s not present", dir);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_tasks, 1);
+    ASSERT_EQ(ds.tasks[0].kind, DS_TASK_LINK_PREDICTION);
+    ASSERT_EQ(ds.node_types[0].num_nodes, 22470);
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        ASSERT_EQ(ds.tasks[0].splits[s].present, 1);
+        ASSERT_EQ(ds.tasks[0].splits[s].seed_width, 2);
+        ASSERT(ds.tasks[0].splits[s].num_items > 0);
+    }
+    dataset_close(&ds);
+}
+
+int main(void) {
+    RUN(cora);
+    RUN(zeroed_close);
+    RUN(tiny_ok);
+    RUN(missing_metadata_and_dir);
+    RUN(malformed_yaml);
+    RUN(missing_key);
+    RUN(unknown_key_suggestion);
+    RUN(edge_files);
+    RUN(edge_ids_out_of_range);
+    RUN(csv_edges);
+    RUN(feature_errors);
+    RUN(seed_and_label_errors);
+    RUN(link_prediction);
+    RUN(type_keys_rejected);
+    RUN(in_memory_false);
+    RUN(fortran_order_files);
+    RUN(facebook_lp);
+    return test_summary();
+}
