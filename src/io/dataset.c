@@ -338,7 +338,7 @@ static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     static const char *const GRAPH_KEYS[] = {"nodes", "edges", NULL};
     static const char *const NODE_KEYS[] = {"num", NULL};
     static const char *const EDGE_KEYS[] = {"format", "path", NULL};
-    const yamldoc_node *graph, *nodes, *edges, *entry;
+    const yamldoc_node *graph = NULL, *nodes = NULL, *edges = NULL, *entry = NULL;
     if (get_child(doc, doc->root, "graph", YAMLDOC_MAPPING, 1, &graph, err) != 0) return -1;
     if (yamldoc_check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
 
@@ -528,7 +528,7 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                       ds_split *sp, cgnn_err *err) {
     static const char *const SET_KEYS[] = {"data", NULL};
     static const char *const DATA_KEYS[] = {"name", "format", "path", "in_memory", NULL};
-    const yamldoc_node *entry, *data;
+    const yamldoc_node *entry = NULL, *data = NULL;
     if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) return -1;
     if (yamldoc_check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
     if (get_child(doc, entry, "data", YAMLDOC_SEQUENCE, 1, &data, err) != 0) return -1;

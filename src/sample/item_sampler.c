@@ -35,6 +35,7 @@ static void rank_slice(const item_sampler *s, int r, int64_t *begin, int64_t *le
     const int64_t quotient = total / (W * B), remainder = total % (W * B);
     const int64_t full_extra = remainder / B, last = remainder % B;
     int64_t start = 0;
+    *begin = *len = 0;
     for (int q = 0; q <= r; q++) {
         int64_t n = quotient * B + (q < full_extra ? B : (q == full_extra ? last : 0));
         if (q == r) {
@@ -51,7 +52,7 @@ static int64_t slice_batches(const item_sampler *s, int64_t len) {
 }
 
 int64_t item_sampler_rank_batches(const item_sampler *s, int r) {
-    int64_t b, l;
+    int64_t b = 0, l = 0;
     rank_slice(s, r, &b, &l);
     return slice_batches(s, l);
 }
