@@ -11,6 +11,10 @@ echo "== build (Release, -Werror) and test"
 bash scripts/build.sh "$root/build-ci" -DCGNN_WERROR=ON
 (cd "$root/build-ci" && ctest --output-on-failure -j"$jobs")
 
+echo "== build without MPI (serial dist fallback) and test"
+bash scripts/build.sh "$root/build-ci-serial" -DCGNN_WERROR=ON -DCGNN_WITH_MPI=OFF
+(cd "$root/build-ci-serial" && ctest --output-on-failure -j"$jobs")
+
 echo "== build (ASan + UBSan, -Werror) and test"
 bash scripts/build.sh "$root/build-ci-san" -DCGNN_WERROR=ON -DCGNN_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1

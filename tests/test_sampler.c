@@ -303,7 +303,45 @@ TEST(distributed_slices_partition_the_epoch) {
     item_sampler_free(&a);
 }
 
+TEST(transpose_lists_every_edge_once) {
+    fixture f;
+    fixture_make(&f, 1500, 5, 100, 17);
+    int64_t fo[] = {6, 4};
+    sampler_config cfg = make_cfg(2, fo, 0);
+    minibatch_capacity cap;
+    sampler_capacity(&f.g, &cfg, 50, 0, &cap);
+    minibatch mb;
+    neighbor_sampler s;
+    cgnn_err err;
+    ASSERT_EQ(minibatch_alloc(&mb, &cap, &err), 0);
+    ASSERT_EQ(sampler_init(&s, &f.g, &cfg, &cap, &err), 0);
+    int64_t seeds[50];
+    for (int i = 0; i < 50; i++) seeds[i] = i * 29;
+    sampler_sample(&s, &mb, seeds, 50, 3);
+    minibatch_build_transpose(&mb);
+    for (int l = 0; l < 2; l++) {
+        const sampler_block *b = &mb.blocks[l];
+        ASSERT_EQ(b->t_indptr[0], 0);
+        ASSERT_EQ(b->t_indptr[b->num_src], b->num_edges);
+        uint8_t *hit = calloc((size_t)b->num_edges + 1, 1);
+        for (int64_t j = 0; j < b->num_src; j++)
+            for (int64_t p = b->t_indptr[j]; p < b->t_indptr[j + 1]; p++) {
+                int32_t e = b->t_eid[p], i = b->t_indices[p];
+                ASSERT(e >= 0 && e < b->num_edges && !hit[e]);
+                hit[e] = 1;
+                ASSERT_EQ(b->indices[e], j);                       /* edge e comes from j */
+                ASSERT(e >= b->indptr[i] && e < b->indptr[i + 1]); /* and goes to i */
+                if (p > b->t_indptr[j]) ASSERT(b->t_indices[p - 1] <= i);
+            }
+        free(hit);
+    }
+    sampler_free(&s);
+    minibatch_free(&mb);
+    fixture_free(&f);
+}
+
 int main(void) {
+    RUN(transpose_lists_every_edge_once);
     RUN(sampled_blocks_are_valid_and_match_reference);
     RUN(fanout_minus_one_returns_all_neighbours);
     RUN(uniformity_chi_square);

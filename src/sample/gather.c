@@ -61,7 +61,7 @@ void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_
     }
 }
 
-#define GATHER_PREFETCH 4
+#define GATHER_PREFETCH 8
 
 void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n, int nthreads) {
     const int64_t dim = f->dim;

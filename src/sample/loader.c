@@ -19,6 +19,7 @@ static void produce(loader *l, int p, int64_t b, int slot, int64_t *seeds_scratc
     }
     double t0 = timer_now();
     sampler_sample(&l->samplers[p], mb, seeds_scratch, n, item_sampler_batch_key(&l->items, b));
+    minibatch_build_transpose(mb);
     double t1 = timer_now();
     if (l->cfg.feature)
         gather_rows(mb->features, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,

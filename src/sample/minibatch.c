@@ -21,7 +21,10 @@ int minibatch_alloc(minibatch *mb, const minibatch_capacity *cap, cgnn_err *err)
         sampler_block *b = &mb->blocks[L - 1 - h];
         b->indptr = malloc((size_t)(cap->max_nodes[h] + 1) * sizeof(int64_t));
         b->indices = malloc((size_t)(cap->max_edges[h] + 1) * sizeof(int32_t));
-        ok = b->indptr && b->indices;
+        b->t_indptr = malloc((size_t)(cap->max_nodes[h + 1] + 1) * sizeof(int64_t));
+        b->t_indices = malloc((size_t)(cap->max_edges[h] + 1) * sizeof(int32_t));
+        b->t_eid = malloc((size_t)(cap->max_edges[h] + 1) * sizeof(int32_t));
+        ok = b->indptr && b->indices && b->t_indptr && b->t_indices && b->t_eid;
     }
     if (ok && cap->feat_dim > 0) {
         mb->features = malloc((size_t)(max_all + 1) * (size_t)cap->feat_dim * sizeof(float));
@@ -47,6 +50,29 @@ void minibatch_free(minibatch *mb) {
     for (int l = 0; l < MINIBATCH_MAX_LAYERS; l++) {
         free(mb->blocks[l].indptr);
         free(mb->blocks[l].indices);
+        free(mb->blocks[l].t_indptr);
+        free(mb->blocks[l].t_indices);
+        free(mb->blocks[l].t_eid);
     }
     memset(mb, 0, sizeof *mb);
+}
+
+void minibatch_build_transpose(minibatch *mb) {
+    for (int l = 0; l < mb->num_layers; l++) {
+        sampler_block *b = &mb->blocks[l];
+        int64_t *tp = b->t_indptr;
+        memset(tp, 0, (size_t)(b->num_src + 1) * sizeof(int64_t));
+        for (int64_t e = 0; e < b->num_edges; e++) tp[b->indices[e] + 1]++;
+        for (int64_t j = 0; j < b->num_src; j++) tp[j + 1] += tp[j];
+        /* place edges: walking dst in order keeps dst ids ascending per source */
+        for (int64_t i = 0; i < b->num_dst; i++)
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                int64_t p = tp[b->indices[e]]++;
+                b->t_indices[p] = (int32_t)i;
+                b->t_eid[p] = (int32_t)e;
+            }
+        /* tp[j] now holds the end of source j's range: shift back */
+        for (int64_t j = b->num_src; j > 0; j--) tp[j] = tp[j - 1];
+        tp[0] = 0;
+    }
 }

@@ -26,6 +26,11 @@ typedef struct sampler_block {
     int64_t num_edges;
     int64_t *indptr;   /* (num_dst + 1) */
     int32_t *indices;  /* (num_edges) local source ids */
+    /* the same edges transposed (CSR src -> dst), for backward passes that scatter to source
+     * nodes: parallel over sources, deterministic, no atomics (minibatch_build_transpose) */
+    int64_t *t_indptr; /* (num_src + 1) */
+    int32_t *t_indices;/* (num_edges) local dst ids, ascending within each source */
+    int32_t *t_eid;    /* (num_edges) position of the edge in indices[] */
 } sampler_block;
 
 typedef struct minibatch_capacity {
@@ -61,5 +66,9 @@ typedef struct minibatch {
 int minibatch_alloc(minibatch *mb, const minibatch_capacity *cap, cgnn_err *err);
 /* NULL-safe. */
 void minibatch_free(minibatch *mb);
+
+/* Fills t_indptr / t_indices / t_eid of every block from indptr / indices (counting sort,
+ * O(edges + nodes); stable, so dst ids ascend within each source). */
+void minibatch_build_transpose(minibatch *mb);
 
 #endif
