@@ -49,6 +49,7 @@ int cli_fail(const cgnn_err *err);
 
 /* Subcommands: each returns the process exit status. argv[0] is the first argument after
  * the command name. */
+int cli_cmd_train(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_generate(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);

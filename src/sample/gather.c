@@ -1,6 +1,7 @@
 /* gather.c — feature rows to float32; see gather.h. */
 #include "sample/gather.h"
 
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -77,5 +78,17 @@ void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n,
             for (size_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(p + off);
         }
         convert_row(out + i * dim, base + (size_t)ids[i] * row_bytes, dt, dim);
+    }
+}
+
+void gather_normalize_rows(float *x, int64_t n, int64_t dim) {
+    for (int64_t i = 0; i < n; i++) {
+        float *row = x + i * dim;
+        double l1 = 0;
+        for (int64_t j = 0; j < dim; j++) l1 += fabs((double)row[j]);
+        if (l1 > 0) {
+            float inv = (float)(1.0 / l1);
+            for (int64_t j = 0; j < dim; j++) row[j] *= inv;
+        }
     }
 }

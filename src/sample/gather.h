@@ -18,6 +18,9 @@ void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n,
 /* Plain, single-threaded reference of gather_rows (same output). */
 void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_t n);
 
+/* Divides each row of x (n, dim) by its L1 norm (rows with norm 0 are left as they are). */
+void gather_normalize_rows(float *x, int64_t n, int64_t dim);
+
 /* Converts one IEEE half to float. */
 float gather_half_to_float(uint16_t h);
 

@@ -24,6 +24,8 @@ static void produce(loader *l, int p, int64_t b, int slot, int64_t *seeds_scratc
     if (l->cfg.feature)
         gather_rows(mb->features, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,
                     l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1);
+    if (l->cfg.feature && l->cfg.normalize_rows)
+        gather_normalize_rows(mb->features, mb->num_input_nodes, l->cfg.feature->dim);
     double t2 = timer_now();
     mb->epoch = l->items.epoch;
     mb->batch_index = b;

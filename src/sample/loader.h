@@ -31,6 +31,7 @@ typedef struct loader_config {
     int queue_depth;            /* prefetch slots; 0 = num_workers + 1 */
     int gather_threads;         /* threads per feature gather; 0 = 1 */
     const ds_feature *feature;  /* node features to gather, or NULL */
+    int normalize_rows;         /* divide each gathered row by its L1 norm (PyG NormalizeFeatures) */
 } loader_config;
 
 typedef enum loader_slot_state { LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY } loader_slot_state;

@@ -1,0 +1,114 @@
+/* model.h — GNN models over sampled message-flow blocks: GraphSAGE, GCN, GAT.
+ *
+ * Dimension legend: N_src, N_dst = source / destination nodes of a block; E = its edges;
+ * I, O = input / output channels of a layer; H = attention heads; C = channels per head;
+ * S = seed (output) nodes of the batch.
+ *
+ * A model is PyG's BasicGNN shape: convs[0..L-1], ReLU + dropout between layers, no
+ * activation after the last one, optional row-wise L2 normalisation of the output.
+ * Layer l runs on block l of the minibatch (blocks[0] consumes the input features).
+ *
+ *   GraphSAGE (PyG SAGEConv, mean):  out_i = W_l · mean_{j∈N(i)} h_j + b_l + W_r · h_i
+ *       keys convs.l.lin_l.weight [O, I], convs.l.lin_l.bias [O], convs.l.lin_r.weight [O, I]
+ *   GCN (DGL GraphConv norm='both' on the block, self-loops added):
+ *       out_i = Σ_{j∈N(i)∪{i}} (h_j W^T) / sqrt(outdeg(j) · indeg(i)) + b
+ *       with degrees counted in the block including the self-loops
+ *       keys convs.l.lin.weight [O, I], convs.l.bias [O]
+ *   GAT (PyG GATConv, LeakyReLU 0.2, self-loops, shared lin for src and dst):
+ *       z = h W^T (H heads of C), e_ij = LeakyReLU(a_src·z_j + a_dst·z_i), α = softmax_j(e_ij)
+ *       over N(i)∪{i}, out_i = Σ_j α_ij z_j; heads concatenated (hidden layers, C = hidden/H)
+ *       or averaged (last layer, C = out) ; + bias
+ *       keys convs.l.lin.weight [H*C, I], convs.l.att_src [1, H, C], convs.l.att_dst [1, H, C],
+ *       convs.l.bias [H*C] (concat) or [C] (last layer)
+ *
+ * Memory: parameters and gradients are each one flat float buffer carved into named tensors
+ * (one all-reduce, one optimiser loop, one checkpoint write). Activations live in scratch
+ * sized once from the minibatch capacity; forward/backward allocate nothing.
+ * Threads: dense parts on BLAS (cblas_sgemm), aggregations parallel over destination nodes
+ * (backward scatters use the block's transpose: parallel over sources, no atomics), so
+ * results are bitwise identical run to run for a fixed thread count.
+ */
+#ifndef CGNN_MODEL_H
+#define CGNN_MODEL_H
+
+#include <stdint.h>
+
+#include "sample/minibatch.h"
+#include "util/err.h"
+
+typedef enum model_kind { MODEL_GRAPHSAGE, MODEL_GCN, MODEL_GAT, MODEL_KIND_COUNT } model_kind;
+
+/* PyG class name of kind ("GraphSAGE", "GCN", "GAT"). */
+const char *model_kind_name(model_kind kind);
+/* Parses a PyG class name or path ("GraphSAGE", "torch_geometric.nn.GraphSAGE", "SAGE",
+ * "GCN", "GAT"); returns 0 or -1. */
+int model_kind_parse(const char *name, model_kind *out);
+
+typedef struct model_config {
+    model_kind kind;
+    int num_layers;           /* L >= 1, one per minibatch block */
+    int64_t in_dim;           /* input feature channels */
+    int64_t hidden_dim;       /* channels between layers */
+    int64_t out_dim;          /* output channels (classes for node classification) */
+    int num_heads;            /* GAT heads (hidden_dim % num_heads == 0) */
+    float dropout;            /* feature dropout after each hidden ReLU (training only) */
+    int l2_normalize_output;  /* L2-normalise each output row */
+} model_config;
+
+#define MODEL_MAX_TENSORS 64
+
+typedef struct model_tensor {
+    char name[96];            /* PyG state_dict key */
+    int64_t offset;           /* into params / grads, in floats */
+    int ndim;
+    int64_t shape[3];
+    int64_t numel;
+} model_tensor;
+
+typedef struct model_scratch model_scratch; /* activations; private to model.c */
+
+typedef struct model {
+    model_config cfg;
+    int num_tensors;
+    model_tensor tensors[MODEL_MAX_TENSORS];
+    int64_t num_params;
+    float *params;            /* (num_params) owned */
+    float *grads;             /* (num_params) owned */
+    model_scratch *scratch;   /* owned */
+} model;
+
+/* Checks cfg (returns -1 with *err naming the bad value), lays out the tensors, initialises
+ * the parameters as PyG does (Linear: U(±1/sqrt(I)) weights and biases; GCN/GAT lin and att:
+ * Glorot uniform, bias 0) from `seed`, and sizes the scratch for batches up to *cap.
+ * Caller owns *m (model_free). */
+int model_init(model *m, const model_config *cfg, const minibatch_capacity *cap, uint64_t seed,
+               cgnn_err *err);
+void model_free(model *m); /* NULL-safe */
+
+/* Forward pass over mb (mb->features are the input rows). training != 0 enables dropout with
+ * masks drawn from dropout_key (counter-based: independent of threads).
+ * Returns the output (S, out_dim), owned by the model, valid until the next forward. */
+const float *model_forward(model *m, const minibatch *mb, int training, uint64_t dropout_key);
+
+/* Backward pass of the last forward: dout is (S, out_dim); accumulates (+=) into m->grads. */
+void model_backward(model *m, const minibatch *mb, const float *dout);
+
+/* model_backward that also accumulates (+=) d(loss)/d(input features) into dinput
+ * (mb->num_input_nodes, in_dim) when dinput is non-NULL (gradient checks, feature attribution).
+ * model_backward is this with dinput NULL, and then skips the input-gradient work of layer 0. */
+void model_backward_input(model *m, const minibatch *mb, const float *dout, float *dinput);
+
+/* Zeroes m->grads. */
+void model_zero_grad(model *m);
+
+/* Tensor by PyG key, or NULL. */
+const model_tensor *model_find_tensor(const model *m, const char *name);
+
+/* Softmax cross-entropy over the batch's items: item i has logits row rows[i] of logits
+ * (S, C) and label labels[i] in [0, C). Returns the mean loss; writes dlogits (S, C) =
+ * d(mean loss)/d(logits) (rows not referenced are zero); *correct = items whose argmax equals
+ * the label (ties: lowest index). */
+double model_softmax_ce(float *dlogits, const float *logits, const int32_t *rows, const int64_t *labels,
+                        int64_t n_items, int64_t S, int64_t C, int64_t *correct);
+
+#endif

@@ -1,0 +1,633 @@
+/* ops.c — layer kernels of the GNN models and their plain reference twins; see ops.h.
+ *
+ * Each section has the fast kernel (OpenMP over destination nodes, or over sources through the
+ * block's transpose for scatters; BLAS for dense products) followed by its `_ref`: serial
+ * loops written straight from the formula, scattering directly where the math scatters.
+ */
+#include "nn/ops.h"
+
+#include <cblas.h>
+#undef I /* OpenBLAS's cblas.h pulls in <complex.h>; I is the input-channel count here */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/rng.h"
+
+/* Below this much work per parallel loop, threads cost more than they save. */
+#define OPS_PAR_MIN 8192
+
+static inline float leaky_relu(float x) { return x > 0.0f ? x : 0.2f * x; }
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+/* Writes bias (O) into every row of out (N, O), or adds it when accumulate. */
+static void bias_rows(float *out, const float *bias, int64_t N, int64_t O, int accumulate) {
+#pragma omp parallel for schedule(static) if (N * O > OPS_PAR_MIN)
+    for (int64_t n = 0; n < N; n++) {
+        float *o = out + n * O;
+        if (accumulate)
+            for (int64_t k = 0; k < O; k++) o[k] += bias[k];
+        else
+            memcpy(o, bias, (size_t)O * sizeof(float));
+    }
+}
+
+/* Σ_rows dout into dbias, serially in row order (deterministic for any thread count). */
+static void bias_backward(float *dbias, const float *dout, int64_t N, int64_t O) {
+    for (int64_t n = 0; n < N; n++) {
+        const float *d = dout + n * O;
+        for (int64_t k = 0; k < O; k++) dbias[k] += d[k];
+    }
+}
+
+void ops_linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                        int64_t N, int64_t I, int64_t O, int accumulate) {
+    // out (N, O) = inp (N, I) · weight (O, I)^T [+ bias (O)]
+    if (N == 0) return;
+    CGNN_CHECK(N <= INT_MAX && I <= INT_MAX && O <= INT_MAX);
+    float beta = accumulate ? 1.0f : 0.0f;
+    if (bias) {
+        bias_rows(out, bias, N, O, accumulate);
+        beta = 1.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)O, (int)I, 1.0f, inp, (int)I,
+                weight, (int)I, beta, out, (int)O);
+}
+
+void ops_linear_forward_ref(float *out, const float *inp, const float *weight, const float *bias,
+                            int64_t N, int64_t I, int64_t O, int accumulate) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++) {
+            float s = bias ? bias[o] : 0.0f;
+            for (int64_t i = 0; i < I; i++) s += inp[n * I + i] * weight[o * I + i];
+            out[n * O + o] = accumulate ? out[n * O + o] + s : s;
+        }
+}
+
+void ops_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                         const float *inp, const float *weight, int64_t N, int64_t I, int64_t O) {
+    if (N == 0) return;
+    CGNN_CHECK(N <= INT_MAX && I <= INT_MAX && O <= INT_MAX);
+    // dinp (N, I) += dout (N, O) · weight (O, I)
+    if (dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)I, (int)O, 1.0f, dout,
+                    (int)O, weight, (int)I, 1.0f, dinp, (int)I);
+    // dweight (O, I) += dout^T (O, N) · inp (N, I)
+    if (dweight)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)O, (int)I, (int)N, 1.0f, dout,
+                    (int)O, inp, (int)I, 1.0f, dweight, (int)I);
+    if (dbias) bias_backward(dbias, dout, N, O);
+}
+
+void ops_linear_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout,
+                             const float *inp, const float *weight, int64_t N, int64_t I, int64_t O) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++) {
+            const float d = dout[n * O + o];
+            for (int64_t i = 0; i < I; i++) {
+                if (dinp) dinp[n * I + i] += d * weight[o * I + i];
+                if (dweight) dweight[o * I + i] += d * inp[n * I + i];
+            }
+            if (dbias) dbias[o] += d;
+        }
+}
+
+/* ---- SAGE mean aggregation ------------------------------------------------------------- */
+
+void ops_mean_agg_forward(float *out, const float *inp, const sampler_block *b, int64_t D) {
+    // out (N_dst, D) = mean over in-neighbours of inp (N_src, D)
+    const int64_t Nd = b->num_dst;
+#pragma omp parallel for schedule(dynamic, 64) if (b->num_edges * D > OPS_PAR_MIN)
+    for (int64_t i = 0; i < Nd; i++) {
+        float *o = out + i * D;
+        memset(o, 0, (size_t)D * sizeof(float));
+        const int64_t e0 = b->indptr[i], e1 = b->indptr[i + 1];
+        if (e1 == e0) continue;
+        for (int64_t e = e0; e < e1; e++) {
+            const float *x = inp + (int64_t)b->indices[e] * D;
+            for (int64_t k = 0; k < D; k++) o[k] += x[k];
+        }
+        const float inv = 1.0f / (float)(e1 - e0);
+        for (int64_t k = 0; k < D; k++) o[k] *= inv;
+    }
+}
+
+void ops_mean_agg_forward_ref(float *out, const float *inp, const sampler_block *b, int64_t D) {
+    for (int64_t i = 0; i < b->num_dst; i++) {
+        const int64_t deg = b->indptr[i + 1] - b->indptr[i];
+        for (int64_t k = 0; k < D; k++) {
+            float s = 0.0f;
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) s += inp[(int64_t)b->indices[e] * D + k];
+            out[i * D + k] = deg ? s * (1.0f / (float)deg) : 0.0f;
+        }
+    }
+}
+
+void ops_mean_agg_backward(float *dinp, const float *dout, const sampler_block *b, int64_t D) {
+    // dinp_j (N_src, D) += Σ_{i: j->i} dout_i / deg(i), gathered over the transpose
+    const int64_t Ns = b->num_src;
+#pragma omp parallel for schedule(dynamic, 64) if (b->num_edges * D > OPS_PAR_MIN)
+    for (int64_t j = 0; j < Ns; j++) {
+        float *dj = dinp + j * D;
+        for (int64_t p = b->t_indptr[j]; p < b->t_indptr[j + 1]; p++) {
+            const int64_t i = b->t_indices[p];
+            const float inv = 1.0f / (float)(b->indptr[i + 1] - b->indptr[i]);
+            const float *g = dout + i * D;
+            for (int64_t k = 0; k < D; k++) dj[k] += g[k] * inv;
+        }
+    }
+}
+
+void ops_mean_agg_backward_ref(float *dinp, const float *dout, const sampler_block *b, int64_t D) {
+    for (int64_t i = 0; i < b->num_dst; i++) {
+        const int64_t deg = b->indptr[i + 1] - b->indptr[i];
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+            for (int64_t k = 0; k < D; k++)
+                dinp[(int64_t)b->indices[e] * D + k] += dout[i * D + k] * (1.0f / (float)deg);
+    }
+}
+
+/* ---- GCN normalised aggregation ------------------------------------------------------- */
+
+void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b) {
+    const int64_t Ns = b->num_src, Nd = b->num_dst;
+#pragma omp parallel for schedule(static) if (Ns > OPS_PAR_MIN)
+    for (int64_t j = 0; j < Ns; j++) {
+        int64_t deg = j < Nd; /* the self-loop */
+        for (int64_t p = b->t_indptr[j]; p < b->t_indptr[j + 1]; p++) deg += b->t_indices[p] != j;
+        src_norm[j] = deg ? 1.0f / sqrtf((float)deg) : 1.0f;
+    }
+#pragma omp parallel for schedule(static) if (Nd > OPS_PAR_MIN)
+    for (int64_t i = 0; i < Nd; i++) {
+        int64_t deg = 1;
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) deg += b->indices[e] != i;
+        dst_norm[i] = 1.0f / sqrtf((float)deg);
+    }
+}
+
+void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b) {
+    /* count into the output arrays, then turn counts into norms */
+    for (int64_t j = 0; j < b->num_src; j++) src_norm[j] = j < b->num_dst ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < b->num_dst; i++) {
+        dst_norm[i] = 1.0f;
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+            if (b->indices[e] == i) continue;
+            dst_norm[i] += 1.0f;
+            src_norm[b->indices[e]] += 1.0f;
+        }
+    }
+    for (int64_t j = 0; j < b->num_src; j++) src_norm[j] = src_norm[j] > 0.0f ? 1.0f / sqrtf(src_norm[j]) : 1.0f;
+    for (int64_t i = 0; i < b->num_dst; i++) dst_norm[i] = 1.0f / sqrtf(dst_norm[i]);
+}
+
+void ops_gcn_agg_forward(float *out, const float *inp, const float *src_norm, const float *dst_norm,
+                         const sampler_block *b, int64_t D) {
+    // out (N_dst, D) = dst_norm_i (Σ_{j∈N(i)∪{i}} src_norm_j inp_j), inp (N_src, D)
+    const int64_t Nd = b->num_dst;
+#pragma omp parallel for schedule(dynamic, 64) if (b->num_edges * D > OPS_PAR_MIN)
+    for (int64_t i = 0; i < Nd; i++) {
+        float *o = out + i * D;
+        const float *xi = inp + i * D;
+        const float si = src_norm[i];
+        for (int64_t k = 0; k < D; k++) o[k] = si * xi[k];
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+            const int64_t j = b->indices[e];
+            if (j == i) continue;
+            const float sj = src_norm[j];
+            const float *x = inp + j * D;
+            for (int64_t k = 0; k < D; k++) o[k] += sj * x[k];
+        }
+        const float di = dst_norm[i];
+        for (int64_t k = 0; k < D; k++) o[k] *= di;
+    }
+}
+
+void ops_gcn_agg_forward_ref(float *out, const float *inp, const float *src_norm,
+                             const float *dst_norm, const sampler_block *b, int64_t D) {
+    for (int64_t i = 0; i < b->num_dst; i++)
+        for (int64_t k = 0; k < D; k++) {
+            float s = src_norm[i] * inp[i * D + k];
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                const int64_t j = b->indices[e];
+                if (j != i) s += src_norm[j] * inp[j * D + k];
+            }
+            out[i * D + k] = dst_norm[i] * s;
+        }
+}
+
+void ops_gcn_agg_backward(float *dinp, const float *dout, const float *src_norm, const float *dst_norm,
+                          const sampler_block *b, int64_t D) {
+    // dinp_j (N_src, D) += src_norm_j Σ_{i: j->i, and i=j if j<N_dst} dst_norm_i dout_i
+    const int64_t Ns = b->num_src, Nd = b->num_dst;
+#pragma omp parallel for schedule(dynamic, 64) if (b->num_edges * D > OPS_PAR_MIN)
+    for (int64_t j = 0; j < Ns; j++) {
+        float *dj = dinp + j * D;
+        const float sj = src_norm[j];
+        if (j < Nd) {
+            const float w = sj * dst_norm[j];
+            const float *g = dout + j * D;
+            for (int64_t k = 0; k < D; k++) dj[k] += w * g[k];
+        }
+        for (int64_t p = b->t_indptr[j]; p < b->t_indptr[j + 1]; p++) {
+            const int64_t i = b->t_indices[p];
+            if (i == j) continue;
+            const float w = sj * dst_norm[i];
+            const float *g = dout + i * D;
+            for (int64_t k = 0; k < D; k++) dj[k] += w * g[k];
+        }
+    }
+}
+
+void ops_gcn_agg_backward_ref(float *dinp, const float *dout, const float *src_norm,
+                              const float *dst_norm, const sampler_block *b, int64_t D) {
+    for (int64_t i = 0; i < b->num_dst; i++) {
+        for (int64_t k = 0; k < D; k++) dinp[i * D + k] += src_norm[i] * dst_norm[i] * dout[i * D + k];
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+            const int64_t j = b->indices[e];
+            if (j == i) continue;
+            for (int64_t k = 0; k < D; k++) dinp[j * D + k] += src_norm[j] * dst_norm[i] * dout[i * D + k];
+        }
+    }
+}
+
+/* ---- GAT attention --------------------------------------------------------------------- */
+
+/* a (N, H) = per-head dot products of z rows (N, H, C) with att (H, C). */
+static void gat_scores(float *a, const float *z, const float *att, int64_t N, int64_t H, int64_t C) {
+#pragma omp parallel for schedule(static) if (N * H * C > OPS_PAR_MIN)
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *zj = z + (j * H + h) * C, *ah = att + h * C;
+            float s = 0.0f;
+            for (int64_t c = 0; c < C; c++) s += zj[c] * ah[c];
+            a[j * H + h] = s;
+        }
+}
+
+void ops_gat_forward(float *out, float *alpha, float *a_src, float *a_dst, const float *z,
+                     const float *att_src, const float *att_dst, const float *bias,
+                     const sampler_block *b, int64_t H, int64_t C, int concat) {
+    const int64_t Ns = b->num_src, Nd = b->num_dst, E = b->num_edges, HC = H * C;
+    const int64_t OW = concat ? HC : C; /* output row width */
+    const float head_w = concat ? 1.0f : 1.0f / (float)H;
+    gat_scores(a_src, z, att_src, Ns, H, C);
+    gat_scores(a_dst, z, att_dst, Nd, H, C);
+#pragma omp parallel for schedule(dynamic, 32) if (E * HC > OPS_PAR_MIN)
+    for (int64_t i = 0; i < Nd; i++) {
+        const int64_t e0 = b->indptr[i], e1 = b->indptr[i + 1];
+        float *al_self = alpha + (E + i) * H;
+        /* edge softmax per head, max-subtracted; the self-loop first, then the edges */
+        for (int64_t h = 0; h < H; h++) {
+            const float ad = a_dst[i * H + h];
+            const float s_self = leaky_relu(a_src[i * H + h] + ad);
+            float mx = s_self;
+            for (int64_t e = e0; e < e1; e++) {
+                const int64_t j = b->indices[e];
+                if (j == i) continue;
+                mx = fmaxf(mx, leaky_relu(a_src[j * H + h] + ad));
+            }
+            const float ex_self = expf(s_self - mx);
+            float sum = ex_self;
+            for (int64_t e = e0; e < e1; e++) {
+                const int64_t j = b->indices[e];
+                float ex = 0.0f;
+                if (j != i) ex = expf(leaky_relu(a_src[j * H + h] + ad) - mx);
+                alpha[e * H + h] = ex;
+                sum += ex;
+            }
+            const float inv = 1.0f / sum;
+            al_self[h] = ex_self * inv;
+            for (int64_t e = e0; e < e1; e++) alpha[e * H + h] *= inv;
+        }
+        /* weighted sum of the source rows, heads concatenated or averaged */
+        float *o = out + i * OW;
+        memcpy(o, bias, (size_t)OW * sizeof(float));
+        for (int64_t e = e0 - 1; e < e1; e++) { /* e0 - 1: the self-loop */
+            const int64_t j = e < e0 ? i : b->indices[e];
+            if (e >= e0 && j == i) continue;
+            const float *al = e < e0 ? al_self : alpha + e * H;
+            const float *zj = z + j * HC;
+            for (int64_t h = 0; h < H; h++) {
+                const float w = al[h] * head_w;
+                float *oh = concat ? o + h * C : o;
+                const float *zh = zj + h * C;
+                for (int64_t c = 0; c < C; c++) oh[c] += w * zh[c];
+            }
+        }
+    }
+}
+
+void ops_gat_forward_ref(float *out, float *alpha, float *a_src, float *a_dst, const float *z,
+                         const float *att_src, const float *att_dst, const float *bias,
+                         const sampler_block *b, int64_t H, int64_t C, int concat) {
+    const int64_t Ns = b->num_src, Nd = b->num_dst, E = b->num_edges, HC = H * C;
+    const int64_t OW = concat ? HC : C;
+    for (int64_t j = 0; j < Ns; j++)
+        for (int64_t h = 0; h < H; h++) {
+            float s = 0.0f, t = 0.0f;
+            for (int64_t c = 0; c < C; c++) {
+                s += z[j * HC + h * C + c] * att_src[h * C + c];
+                t += z[j * HC + h * C + c] * att_dst[h * C + c];
+            }
+            a_src[j * H + h] = s;
+            if (j < Nd) a_dst[j * H + h] = t;
+        }
+    for (int64_t i = 0; i < Nd; i++) {
+        for (int64_t k = 0; k < OW; k++) out[i * OW + k] = bias[k];
+        for (int64_t h = 0; h < H; h++) {
+            /* scores: the self-loop in the alpha row E + i, edges in their own rows */
+            float mx = leaky_relu(a_src[i * H + h] + a_dst[i * H + h]);
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+                if (b->indices[e] != i) mx = fmaxf(mx, leaky_relu(a_src[b->indices[e] * H + h] + a_dst[i * H + h]));
+            float sum = 0.0f;
+            alpha[(E + i) * H + h] = expf(leaky_relu(a_src[i * H + h] + a_dst[i * H + h]) - mx);
+            sum += alpha[(E + i) * H + h];
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                const int64_t j = b->indices[e];
+                alpha[e * H + h] = j == i ? 0.0f : expf(leaky_relu(a_src[j * H + h] + a_dst[i * H + h]) - mx);
+                sum += alpha[e * H + h];
+            }
+            alpha[(E + i) * H + h] /= sum;
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) alpha[e * H + h] /= sum;
+            /* aggregate */
+            for (int64_t c = 0; c < C; c++) {
+                float s = alpha[(E + i) * H + h] * z[i * HC + h * C + c];
+                for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++)
+                    s += alpha[e * H + h] * z[(int64_t)b->indices[e] * HC + h * C + c];
+                if (concat) out[i * OW + h * C + c] += s;
+                else out[i * OW + c] += s / (float)H;
+            }
+        }
+    }
+}
+
+int64_t ops_gat_backward_work(int64_t N_src, int64_t N_dst, int64_t E, int64_t H) {
+    return (E + N_dst) * H + N_src * H + N_dst * H;
+}
+
+void ops_gat_backward(float *dz, float *datt_src, float *datt_dst, float *dbias, float *work,
+                      const float *dout, const float *z, const float *alpha, const float *a_src,
+                      const float *a_dst, const float *att_src, const float *att_dst,
+                      const sampler_block *b, int64_t H, int64_t C, int concat) {
+    const int64_t Ns = b->num_src, Nd = b->num_dst, E = b->num_edges, HC = H * C;
+    const int64_t OW = concat ? HC : C;
+    const float head_w = concat ? 1.0f : 1.0f / (float)H;
+    float *ds = work;                    /* (E + N_dst, H) ∂/∂(raw score) per edge / self-loop */
+    float *da_src = ds + (E + Nd) * H;   /* (N_src, H) */
+    float *da_dst = da_src + Ns * H;     /* (N_dst, H) */
+    /* gradient of head h of dst i's output: g = dout_i[h*C ..] (concat) or dout_i / H (mean) */
+#define GAT_G(i, h) (dout + (i) * OW + (concat ? (h) * C : 0))
+
+    /* 1. per dst (parallel): dα = g·z_j, softmax backward, LeakyReLU backward -> ds, da_dst */
+#pragma omp parallel for schedule(dynamic, 32) if (E * HC > OPS_PAR_MIN)
+    for (int64_t i = 0; i < Nd; i++) {
+        const int64_t e0 = b->indptr[i], e1 = b->indptr[i + 1];
+        for (int64_t h = 0; h < H; h++) {
+            const float *g = GAT_G(i, h);
+            float dot = 0.0f; /* Σ_j α_ij dα_ij */
+            for (int64_t e = e0 - 1; e < e1; e++) {
+                const int64_t j = e < e0 ? i : b->indices[e], row = e < e0 ? E + i : e;
+                if (e >= e0 && j == i) {
+                    ds[row * H + h] = 0.0f;
+                    continue;
+                }
+                const float *zh = z + j * HC + h * C;
+                float da = 0.0f;
+                for (int64_t c = 0; c < C; c++) da += g[c] * zh[c];
+                da *= head_w;
+                ds[row * H + h] = da;
+                dot += alpha[row * H + h] * da;
+            }
+            const float ad = a_dst[i * H + h];
+            float sum = 0.0f;
+            for (int64_t e = e0 - 1; e < e1; e++) {
+                const int64_t j = e < e0 ? i : b->indices[e], row = e < e0 ? E + i : e;
+                if (e >= e0 && j == i) continue;
+                const float de = alpha[row * H + h] * (ds[row * H + h] - dot);
+                const float dr = a_src[j * H + h] + ad > 0.0f ? de : 0.2f * de;
+                ds[row * H + h] = dr;
+                sum += dr;
+            }
+            da_dst[i * H + h] = sum;
+        }
+    }
+
+    /* 2. per source (parallel, over the transpose): dz_j += Σ_i α_ij g_i, da_src_j = Σ_i ds_ij,
+     * then the score terms dz_j += da_src_j att_src (+ da_dst_j att_dst for dst rows) */
+#pragma omp parallel for schedule(dynamic, 32) if (E * HC > OPS_PAR_MIN)
+    for (int64_t j = 0; j < Ns; j++) {
+        float *dzj = dz + j * HC;
+        float *das = da_src + j * H;
+        for (int64_t h = 0; h < H; h++) das[h] = 0.0f;
+        const int64_t p0 = b->t_indptr[j], p1 = b->t_indptr[j + 1];
+        for (int64_t p = (j < Nd ? p0 - 1 : p0); p < p1; p++) { /* p0 - 1: the self-loop */
+            const int64_t i = p < p0 ? j : b->t_indices[p];
+            if (p >= p0 && i == j) continue;
+            const int64_t row = p < p0 ? E + j : b->t_eid[p];
+            for (int64_t h = 0; h < H; h++) {
+                const float w = alpha[row * H + h] * head_w;
+                const float *g = GAT_G(i, h);
+                float *dzh = dzj + h * C;
+                for (int64_t c = 0; c < C; c++) dzh[c] += w * g[c];
+                das[h] += ds[row * H + h];
+            }
+        }
+        for (int64_t h = 0; h < H; h++) {
+            float *dzh = dzj + h * C;
+            const float *as = att_src + h * C, *at = att_dst + h * C;
+            const float vs = das[h], vd = j < Nd ? da_dst[j * H + h] : 0.0f;
+            for (int64_t c = 0; c < C; c++) dzh[c] += vs * as[c] + vd * at[c];
+        }
+    }
+#undef GAT_G
+
+    /* 3. serial reductions over rows: the attention vectors and the bias */
+    for (int64_t j = 0; j < Ns; j++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *zh = z + j * HC + h * C;
+            const float vs = da_src[j * H + h];
+            float *gs = datt_src + h * C;
+            for (int64_t c = 0; c < C; c++) gs[c] += vs * zh[c];
+            if (j < Nd) {
+                const float vd = da_dst[j * H + h];
+                float *gd = datt_dst + h * C;
+                for (int64_t c = 0; c < C; c++) gd[c] += vd * zh[c];
+            }
+        }
+    bias_backward(dbias, dout, Nd, OW);
+}
+
+void ops_gat_backward_ref(float *dz, float *datt_src, float *datt_dst, float *dbias, float *work,
+                          const float *dout, const float *z, const float *alpha, const float *a_src,
+                          const float *a_dst, const float *att_src, const float *att_dst,
+                          const sampler_block *b, int64_t H, int64_t C, int concat) {
+    const int64_t Ns = b->num_src, Nd = b->num_dst, E = b->num_edges, HC = H * C;
+    const int64_t OW = concat ? HC : C;
+    float *da_src = work;          /* (N_src, H) */
+    float *da_dst = work + Ns * H; /* (N_dst, H) */
+    memset(da_src, 0, (size_t)(Ns * H) * sizeof(float));
+    memset(da_dst, 0, (size_t)(Nd * H) * sizeof(float));
+    for (int64_t i = 0; i < Nd; i++) {
+        for (int64_t k = 0; k < OW; k++) dbias[k] += dout[i * OW + k];
+        for (int64_t h = 0; h < H; h++) {
+            /* the in-edges of i as (source, alpha row), the self-loop first */
+            const int64_t n_in = 1 + b->indptr[i + 1] - b->indptr[i];
+            float dot = 0.0f;
+            for (int64_t t = 0; t < n_in; t++) {
+                const int64_t j = t == 0 ? i : b->indices[b->indptr[i] + t - 1];
+                const int64_t row = t == 0 ? E + i : b->indptr[i] + t - 1;
+                if (t > 0 && j == i) continue;
+                float da = 0.0f;
+                for (int64_t c = 0; c < C; c++) {
+                    const float g = concat ? dout[i * OW + h * C + c] : dout[i * OW + c] / (float)H;
+                    da += g * z[j * HC + h * C + c];
+                    dz[j * HC + h * C + c] += alpha[row * H + h] * g;
+                }
+                dot += alpha[row * H + h] * da;
+            }
+            for (int64_t t = 0; t < n_in; t++) {
+                const int64_t j = t == 0 ? i : b->indices[b->indptr[i] + t - 1];
+                const int64_t row = t == 0 ? E + i : b->indptr[i] + t - 1;
+                if (t > 0 && j == i) continue;
+                float da = 0.0f;
+                for (int64_t c = 0; c < C; c++) {
+                    const float g = concat ? dout[i * OW + h * C + c] : dout[i * OW + c] / (float)H;
+                    da += g * z[j * HC + h * C + c];
+                }
+                float de = alpha[row * H + h] * (da - dot);
+                if (a_src[j * H + h] + a_dst[i * H + h] <= 0.0f) de *= 0.2f;
+                da_src[j * H + h] += de;
+                da_dst[i * H + h] += de;
+            }
+        }
+    }
+    for (int64_t j = 0; j < Ns; j++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t c = 0; c < C; c++) {
+                const int64_t k = j * HC + h * C + c;
+                dz[k] += da_src[j * H + h] * att_src[h * C + c];
+                datt_src[h * C + c] += da_src[j * H + h] * z[k];
+                if (j < Nd) {
+                    dz[k] += da_dst[j * H + h] * att_dst[h * C + c];
+                    datt_dst[h * C + c] += da_dst[j * H + h] * z[k];
+                }
+            }
+}
+
+/* ---- ReLU ------------------------------------------------------------------------------- */
+
+void ops_relu_forward(float *out, const float *inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) out[k] = inp[k] > 0.0f ? inp[k] : 0.0f;
+}
+
+void ops_relu_forward_ref(float *out, const float *inp, int64_t n) {
+    for (int64_t k = 0; k < n; k++) out[k] = fmaxf(inp[k], 0.0f);
+}
+
+void ops_relu_backward(float *dinp, const float *dout, const float *inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) dinp[k] += inp[k] > 0.0f ? dout[k] : 0.0f;
+}
+
+void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n) {
+    for (int64_t k = 0; k < n; k++)
+        if (inp[k] > 0.0f) dinp[k] += dout[k];
+}
+
+/* ---- dropout ---------------------------------------------------------------------------- */
+
+/* Element idx of a layer's stream is SplitMix64's draw number idx + 1 from the stream key:
+ * random access, no state. Kept iff its top 53 bits are >= p · 2^53. */
+int ops_dropout_keep(uint64_t key, int layer, int64_t idx, float p) {
+    const uint64_t stream = rng_key(key, (uint64_t)layer);
+    const uint64_t threshold = (uint64_t)((double)p * 0x1.0p53);
+    return (rng_mix64(stream + ((uint64_t)idx + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+}
+
+void ops_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer) {
+    const uint64_t stream = rng_key(key, (uint64_t)layer);
+    const uint64_t threshold = (uint64_t)((double)p * 0x1.0p53);
+    const float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) {
+        const int keep = (rng_mix64(stream + ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+        out[k] = keep ? inp[k] * scale : 0.0f;
+    }
+}
+
+void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer) {
+    for (int64_t k = 0; k < n; k++)
+        out[k] = ops_dropout_keep(key, layer, k, p) ? inp[k] * (1.0f / (1.0f - p)) : 0.0f;
+}
+
+void ops_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int layer) {
+    const uint64_t stream = rng_key(key, (uint64_t)layer);
+    const uint64_t threshold = (uint64_t)((double)p * 0x1.0p53);
+    const float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) {
+        const int keep = (rng_mix64(stream + ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+        if (keep) dinp[k] += dout[k] * scale;
+    }
+}
+
+void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, float p, uint64_t key,
+                              int layer) {
+    for (int64_t k = 0; k < n; k++)
+        if (ops_dropout_keep(key, layer, k, p)) dinp[k] += dout[k] * (1.0f / (1.0f - p));
+}
+
+/* ---- row L2 normalisation --------------------------------------------------------------- */
+
+/* max(||x||, eps) of one row, accumulated in double. */
+static inline double row_norm(const float *x, int64_t D) {
+    double s = 0.0;
+    for (int64_t k = 0; k < D; k++) s += (double)x[k] * (double)x[k];
+    s = sqrt(s);
+    return s > OPS_L2NORM_EPS ? s : OPS_L2NORM_EPS;
+}
+
+void ops_l2norm_forward(float *out, const float *inp, int64_t N, int64_t D) {
+#pragma omp parallel for schedule(static) if (N * D > OPS_PAR_MIN)
+    for (int64_t r = 0; r < N; r++) {
+        const float inv = (float)(1.0 / row_norm(inp + r * D, D));
+        for (int64_t k = 0; k < D; k++) out[r * D + k] = inp[r * D + k] * inv;
+    }
+}
+
+void ops_l2norm_forward_ref(float *out, const float *inp, int64_t N, int64_t D) {
+    for (int64_t r = 0; r < N; r++) {
+        const double nrm = row_norm(inp + r * D, D);
+        for (int64_t k = 0; k < D; k++) out[r * D + k] = (float)(inp[r * D + k] / nrm);
+    }
+}
+
+/* With n = max(||x||, eps) and y = x / n: if ||x|| > eps, dx = (dy - y (y·dy)) / n, else
+ * (the clamp is active, n is constant) dx = dy / eps. */
+void ops_l2norm_backward(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D) {
+#pragma omp parallel for schedule(static) if (N * D > OPS_PAR_MIN)
+    for (int64_t r = 0; r < N; r++) {
+        const float *x = inp + r * D, *g = dout + r * D;
+        float *dx = dinp + r * D;
+        const double nrm = row_norm(x, D);
+        const double inv = 1.0 / nrm;
+        double yg = 0.0;
+        if (nrm > OPS_L2NORM_EPS)
+            for (int64_t k = 0; k < D; k++) yg += (double)x[k] * inv * (double)g[k];
+        for (int64_t k = 0; k < D; k++) dx[k] += (float)(((double)g[k] - (double)x[k] * inv * yg) * inv);
+    }
+}
+
+void ops_l2norm_backward_ref(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D) {
+    for (int64_t r = 0; r < N; r++) {
+        const double nrm = row_norm(inp + r * D, D);
+        double yg = 0.0;
+        for (int64_t k = 0; k < D; k++) yg += inp[r * D + k] / nrm * dout[r * D + k];
+        if (!(nrm > OPS_L2NORM_EPS)) yg = 0.0;
+        for (int64_t k = 0; k < D; k++)
+            dinp[r * D + k] += (float)((dout[r * D + k] - inp[r * D + k] / nrm * yg) / nrm);
+    }
+}

@@ -1,0 +1,140 @@
+/* ops.h — the layer kernels of the GNN models (model.c): dense linear maps, the three
+ * neighbourhood aggregations (SAGE mean, GCN normalised sum, GAT attention), ReLU, dropout,
+ * row L2 normalisation.
+ *
+ * Dimension legend: N = rows; I, O = input / output channels; D = channels of an aggregated
+ * feature; N_src, N_dst, E = source nodes, destination nodes and edges of a block
+ * (sample/minibatch.h: dst nodes are the local ids [0, N_dst), a prefix of the sources;
+ * CSR dst -> src in indptr/indices, the transpose src -> dst in t_indptr/t_indices/t_eid);
+ * H = attention heads, C = channels per head.
+ *
+ * Conventions (llm.c): outputs first, then inputs, then dimensions; forward functions
+ * overwrite their outputs, backward functions accumulate (+=) into their gradient outputs
+ * (zeroing is the caller's explicit step). Every fast kernel has a plain single-threaded
+ * `_ref` twin with the same contract; tests/test_nn_grad.c holds them together.
+ *
+ * Parallelism and determinism: forward aggregations are parallel over destination nodes;
+ * backward scatters to source nodes walk the block's transpose, parallel over sources. Every
+ * output element is produced by one thread in a fixed order, so results are bitwise identical
+ * for any OpenMP thread count. Reductions over all rows (bias and attention-vector gradients)
+ * run serially in row order. Dense products go through cblas_sgemm.
+ *
+ * Self-loops: GCN and GAT aggregate over N(i) ∪ {i} with exactly one self-loop per
+ * destination node; a sampled edge i -> i already in the block (a graph with self-loops) is
+ * that same self-loop and is not counted twice (PyG add_remaining_self_loops /
+ * remove_self_loops + add_self_loops). SAGE's mean treats such an edge as an ordinary
+ * neighbour, as PyG's SAGEConv does.
+ */
+#ifndef CGNN_OPS_H
+#define CGNN_OPS_H
+
+#include <stdint.h>
+
+#include "sample/minibatch.h"
+
+/* ---- linear: out = inp · weight^T + bias ---------------------------------------------- */
+
+/* out (N, O), inp (N, I), weight (O, I), bias (O) or NULL. accumulate != 0 adds the product
+ * (and bias) to out instead of overwriting it. */
+void ops_linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                        int64_t N, int64_t I, int64_t O, int accumulate);
+void ops_linear_forward_ref(float *out, const float *inp, const float *weight, const float *bias,
+                            int64_t N, int64_t I, int64_t O, int accumulate);
+/* dinp (N, I) += dout · weight; dweight (O, I) += dout^T · inp; dbias (O) += Σ_rows dout.
+ * Any of dinp, dweight, dbias may be NULL (not wanted). dout (N, O). */
+void ops_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                         const float *inp, const float *weight, int64_t N, int64_t I, int64_t O);
+void ops_linear_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout,
+                             const float *inp, const float *weight, int64_t N, int64_t I, int64_t O);
+
+/* ---- SAGE mean aggregation: out_i = mean_{j∈N(i)} inp_j (0 for no in-edges) --------------- */
+
+/* out (N_dst, D), inp (N_src, D). */
+void ops_mean_agg_forward(float *out, const float *inp, const sampler_block *b, int64_t D);
+void ops_mean_agg_forward_ref(float *out, const float *inp, const sampler_block *b, int64_t D);
+/* dinp (N_src, D) += ∂/∂inp of Σ dout·out; dout (N_dst, D). The fast version needs the
+ * transpose. */
+void ops_mean_agg_backward(float *dinp, const float *dout, const sampler_block *b, int64_t D);
+void ops_mean_agg_backward_ref(float *dinp, const float *dout, const sampler_block *b, int64_t D);
+
+/* ---- GCN normalised aggregation (DGL GraphConv norm='both', self-loops added) -----------
+ *   out_i = dst_norm_i · ( Σ_{j∈N(i), j≠i} src_norm_j · inp_j + src_norm_i · inp_i )
+ *   src_norm_j = outdeg(j)^-1/2, dst_norm_i = indeg(i)^-1/2, degrees counted on the block
+ *   with the self-loops (a source with no out-edge gets 1, it is never used). */
+
+/* src_norm (N_src), dst_norm (N_dst). The fast version reads the transpose. */
+void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b);
+void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b);
+/* out (N_dst, D), inp (N_src, D). */
+void ops_gcn_agg_forward(float *out, const float *inp, const float *src_norm, const float *dst_norm,
+                         const sampler_block *b, int64_t D);
+void ops_gcn_agg_forward_ref(float *out, const float *inp, const float *src_norm,
+                             const float *dst_norm, const sampler_block *b, int64_t D);
+/* dinp (N_src, D) += ∂/∂inp of Σ dout·out; dout (N_dst, D). */
+void ops_gcn_agg_backward(float *dinp, const float *dout, const float *src_norm, const float *dst_norm,
+                          const sampler_block *b, int64_t D);
+void ops_gcn_agg_backward_ref(float *dinp, const float *dout, const float *src_norm,
+                              const float *dst_norm, const sampler_block *b, int64_t D);
+
+/* ---- GAT attention (PyG GATConv after its shared lin; LeakyReLU 0.2, self-loops) ---------
+ *   z (N_src, H, C) = the projected source rows (dst i is source row i);
+ *   a_src_j,h = Σ_c z_j,h,c att_src_h,c;   a_dst_i,h = Σ_c z_i,h,c att_dst_h,c
+ *   e_ij,h = LeakyReLU_0.2(a_src_j,h + a_dst_i,h);  α_ij,h = softmax over j ∈ N(i) ∪ {i}
+ *   concat: out_i,(h,c) = Σ_j α_ij,h z_j,h,c + bias_(h,c)        out (N_dst, H*C)
+ *   mean:   out_i,c = (1/H) Σ_h Σ_j α_ij,h z_j,h,c + bias_c      out (N_dst, C)
+ * alpha (E + N_dst, H) keeps the attention weights: rows [0, E) the block's edges (0 for an
+ * edge i -> i, which the self-loop replaces), row E + i the self-loop of dst i.
+ * a_src (N_src, H), a_dst (N_dst, H) keep the node scores. */
+
+/* att_src, att_dst (H, C); bias (H*C) if concat else (C). */
+void ops_gat_forward(float *out, float *alpha, float *a_src, float *a_dst, const float *z,
+                     const float *att_src, const float *att_dst, const float *bias,
+                     const sampler_block *b, int64_t H, int64_t C, int concat);
+void ops_gat_forward_ref(float *out, float *alpha, float *a_src, float *a_dst, const float *z,
+                         const float *att_src, const float *att_dst, const float *bias,
+                         const sampler_block *b, int64_t H, int64_t C, int concat);
+/* Floats of the work buffer ops_gat_backward needs (the _ref needs no more). */
+int64_t ops_gat_backward_work(int64_t N_src, int64_t N_dst, int64_t E, int64_t H);
+/* Gradients of Σ dout·out: dz (N_src, H, C) += ∂/∂z; datt_src, datt_dst (H, C) += ∂/∂att;
+ * dbias (as bias) += Σ_rows dout. dout is shaped as out; z, alpha, a_src, a_dst as the forward
+ * read / left them; work has ops_gat_backward_work(...) floats (overwritten). The fast version
+ * needs the transpose. */
+void ops_gat_backward(float *dz, float *datt_src, float *datt_dst, float *dbias, float *work,
+                      const float *dout, const float *z, const float *alpha, const float *a_src,
+                      const float *a_dst, const float *att_src, const float *att_dst,
+                      const sampler_block *b, int64_t H, int64_t C, int concat);
+void ops_gat_backward_ref(float *dz, float *datt_src, float *datt_dst, float *dbias, float *work,
+                          const float *dout, const float *z, const float *alpha, const float *a_src,
+                          const float *a_dst, const float *att_src, const float *att_dst,
+                          const sampler_block *b, int64_t H, int64_t C, int concat);
+
+/* ---- elementwise ---------------------------------------------------------------------- */
+
+/* out (n) = max(inp, 0); out may alias inp. */
+void ops_relu_forward(float *out, const float *inp, int64_t n);
+void ops_relu_forward_ref(float *out, const float *inp, int64_t n);
+/* dinp (n) += dout · [inp > 0]; inp is the forward input. */
+void ops_relu_backward(float *dinp, const float *dout, const float *inp, int64_t n);
+void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n);
+
+/* Whether dropout keeps element idx of layer `layer` under key (probability 1 - p): a
+ * counter-based hash of (key, layer, idx), so the mask never depends on threads or order. */
+int ops_dropout_keep(uint64_t key, int layer, int64_t idx, float p);
+/* out (n) = inp · keep / (1 - p) (inverted dropout), 0 <= p < 1; out may alias inp. */
+void ops_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer);
+void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer);
+/* dinp (n) += dout · keep / (1 - p), the mask of the same (key, layer). */
+void ops_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int layer);
+void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, float p, uint64_t key,
+                              int layer);
+
+/* Row L2 normalisation (PyG F.normalize, eps 1e-12): out_r = inp_r / max(||inp_r||_2, eps).
+ * out, inp (N, D); out may alias inp. */
+#define OPS_L2NORM_EPS 1e-12
+void ops_l2norm_forward(float *out, const float *inp, int64_t N, int64_t D);
+void ops_l2norm_forward_ref(float *out, const float *inp, int64_t N, int64_t D);
+/* dinp (N, D) += ∂/∂inp of Σ dout·out; inp is the forward input. */
+void ops_l2norm_backward(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D);
+void ops_l2norm_backward_ref(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D);
+
+#endif

@@ -1,0 +1,895 @@
+/* config.c — GiGL task config (GbmlConfig YAML) and resource config (GiglResourceConfig YAML)
+ * read strictly into typed structs; see config.h and docs/CONFIG.md.
+ *
+ * Order of work: the YAML is parsed into a yamldoc tree; each section is checked key by key
+ * (unknown keys are errors with a "did you mean" suggestion; GiGL fields cgnn does not use are
+ * known and ignored); trainerArgs is read in two passes: the first collects the value node of
+ * every known key (so that arguments may appear in any order), the second parses each value
+ * strictly and then checks the arguments against each other (fanouts vs num_layers, scheduler
+ * arguments vs scheduler, link-prediction arguments vs task).
+ * Every error is CGNN_ERR_INPUT, "FILE: PATH (line N): what is wrong".
+ */
+#include "train/config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/yamldoc.h"
+
+/* ---- the trainerArgs keys ----------------------------------------------------- */
+
+typedef enum targ {
+    TARG_GNN_MODEL_CLASS_PATH,
+    TARG_NUM_LAYERS,
+    TARG_HIDDEN_DIM,
+    TARG_OUT_CHANNELS,
+    TARG_NUM_NEIGHBORS,
+    TARG_DROPOUT,
+    TARG_NUM_HEADS,
+    TARG_L2_NORMALIZE,
+    TARG_FEATURE_NORMALIZATION,
+    TARG_BATCH_SIZE,
+    TARG_NUM_EPOCHS,
+    TARG_NUM_MAX_TRAIN_BATCHES,
+    TARG_VAL_EVERY_NUM_BATCHES,
+    TARG_NUM_VAL_BATCHES,
+    TARG_NUM_TEST_BATCHES,
+    TARG_OPTIM_CLASS_PATH,
+    TARG_OPTIM_LR,
+    TARG_OPTIM_WEIGHT_DECAY,
+    TARG_OPTIM_MOMENTUM,
+    TARG_CLIP_GRAD_NORM,
+    TARG_SCHED_NAME,
+    TARG_SCHED_STEP_SIZE,
+    TARG_SCHED_GAMMA,
+    TARG_SCHED_FACTOR,
+    TARG_SCHED_TOTAL_ITERS,
+    TARG_SCHED_START_FACTOR,
+    TARG_SCHED_END_FACTOR,
+    TARG_SCHED_T_MAX,
+    TARG_SCHED_ETA_MIN,
+    TARG_EARLY_STOP_CRITERION,
+    TARG_EARLY_STOP_PATIENCE,
+    TARG_NUM_WORKERS,
+    TARG_SEED,
+    TARG_REPLACE,
+    TARG_RAND_NEG_BATCH,
+    TARG_RAND_NEG_BATCH_EVAL,
+    TARG_SOFTMAX_TEMP,
+    TARG_REMOVE_ACCIDENTAL_HITS,
+    TARG_TASK_PATH,
+    TARG_COUNT
+} targ;
+
+const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
+    "gnn_model_class_path",
+    "num_layers",
+    "hidden_dim",
+    "out_channels",
+    "num_neighbors",
+    "dropout",
+    "num_heads",
+    "should_l2_normalize_embedding_layer_output",
+    "feature_normalization",
+    "main_sample_batch_size",
+    "num_epochs",
+    "num_max_train_batches",
+    "val_every_num_batches",
+    "num_val_batches",
+    "num_test_batches",
+    "optim_class_path",
+    "optim_lr",
+    "optim_weight_decay",
+    "optim_momentum",
+    "clip_grad_norm",
+    "lr_scheduler_name",
+    "lr_scheduler_step_size",
+    "lr_scheduler_gamma",
+    "lr_scheduler_factor",
+    "lr_scheduler_total_iters",
+    "lr_scheduler_start_factor",
+    "lr_scheduler_end_factor",
+    "lr_scheduler_t_max",
+    "lr_scheduler_eta_min",
+    "early_stop_criterion",
+    "early_stop_patience",
+    "train_main_num_workers",
+    "seed",
+    "sample_with_replacement",
+    "random_negative_sample_batch_size",
+    "random_negative_sample_batch_size_for_evaluation",
+    "softmax_temp",
+    "should_remove_accidental_hits",
+    "task_path",
+    NULL,
+};
+_Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
+               "one name per trainer argument");
+
+#define CONFIG_MAX_LAYERS 8
+_Static_assert(CONFIG_MAX_LAYERS == sizeof ((trainer_args *)0)->fanouts / sizeof(int64_t),
+               "fanouts[] holds one fanout per layer");
+
+static const char *const TASK_NAMES[] = {"node classification", "link prediction"};
+_Static_assert(sizeof TASK_NAMES / sizeof TASK_NAMES[0] == TASK_KIND_COUNT, "task names");
+
+/* ---- messages ------------------------------------------------------------------- */
+
+/* "FILE: PATH (line N): <fmt>" about node n. Returns -1. */
+__attribute__((format(printf, 4, 5))) static int node_err(const yamldoc *doc, const yamldoc_node *n,
+                                                          cgnn_err *err, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): %s", doc->file,
+                   n->path[0] ? n->path : "top level", n->line, msg);
+}
+
+/* A scalar's text for messages, shortened. */
+static const char *shown(const yamldoc_node *n, char *buf, size_t cap) {
+    if (n->kind != YAMLDOC_SCALAR) return n->kind == YAMLDOC_SEQUENCE ? "a list" : "a mapping";
+    if (strlen(n->scalar) > 60)
+        snprintf(buf, cap, "'%.57s...'", n->scalar);
+    else
+        snprintf(buf, cap, "'%s'", n->scalar);
+    return buf;
+}
+
+/* The entry of known closest to `key` by edit distance if it is plausibly a typo, else NULL
+ * (the same rule as yamldoc_check_keys). */
+static const char *suggest(const char *key, const char *const *known) {
+    const char *best = NULL;
+    int best_d = 1 << 30;
+    for (const char *const *a = known; *a; a++) {
+        int d = yamldoc_edit_distance(key, *a);
+        if (d < best_d) {
+            best_d = d;
+            best = *a;
+        }
+    }
+    if (!best) return NULL;
+    int limit = (int)strlen(best) / 3;
+    if (limit < 2) limit = 2;
+    return best_d <= limit && best_d < (int)strlen(key) ? best : NULL;
+}
+
+/* An unquoted empty / ~ / null scalar: YAML's null, treated as "not given". */
+static int is_null(const yamldoc_node *n) {
+    if (!n) return 1;
+    if (n->kind != YAMLDOC_SCALAR || n->quoted) return 0;
+    const char *s = n->scalar;
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+/* map[key] as a mapping: *out = NULL when absent or null; error when it is something else. */
+static int get_section(const yamldoc *doc, const yamldoc_node *map, const char *key,
+                       const yamldoc_node **out, cgnn_err *err) {
+    const yamldoc_node *v = yamldoc_get(map, key);
+    *out = NULL;
+    if (is_null(v)) return 0;
+    if (v->kind != YAMLDOC_MAPPING) {
+        char buf[80];
+        return node_err(doc, v, err, "expected a mapping, got %s", shown(v, buf, sizeof buf));
+    }
+    *out = v;
+    return 0;
+}
+
+/* Copies src into dst[cap]; an error about node n when it does not fit. */
+static int copy_str(char *dst, size_t cap, const char *src, const yamldoc *doc, const yamldoc_node *n,
+                    cgnn_err *err) {
+    size_t len = strlen(src);
+    if (len >= cap) return node_err(doc, n, err, "too long (%zu characters, at most %zu)", len, cap - 1);
+    memcpy(dst, src, len + 1);
+    return 0;
+}
+
+/* ---- URIs ------------------------------------------------------------------------ */
+
+int config_resolve_uri(char *out, size_t cap, const char *uri, const char *what, cgnn_err *err) {
+    CGNN_CHECK(out && cap > 0 && uri);
+    if (!what) what = "URI";
+    /* A scheme is [A-Za-z][A-Za-z0-9+.-]* followed by "://". */
+    const char *p = uri;
+    if (isalpha((unsigned char)*p)) {
+        p++;
+        while (isalnum((unsigned char)*p) || *p == '+' || *p == '.' || *p == '-') p++;
+    }
+    const char *path = uri;
+    if (p != uri && strncmp(p, "://", 3) == 0) {
+        size_t scheme_len = (size_t)(p - uri);
+        if (scheme_len == 4 && strncasecmp(uri, "file", 4) == 0) {
+            path = p + 3;
+        } else {
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: unsupported URI scheme '%.*s://' (cgnn reads and writes local files; "
+                           "use a path or file://)",
+                           what, (int)(scheme_len > 32 ? 32 : scheme_len), uri);
+        }
+    }
+    if (!*path) return err_set(err, CGNN_ERR_INPUT, "%s: empty path", what);
+    size_t len = strlen(path);
+    if (len >= cap)
+        return err_set(err, CGNN_ERR_INPUT, "%s: path too long (%zu characters, at most %zu)", what,
+                       len, cap - 1);
+    memcpy(out, path, len + 1);
+    return 0;
+}
+
+/* Reads map[key] (a string) as a URI into out[CONFIG_PATH_MAX]. Absent/null: required -> error,
+ * else out = "". An empty string counts as absent. */
+static int get_uri(const yamldoc *doc, const yamldoc_node *map, const char *key, int required,
+                   char *out, cgnn_err *err) {
+    const char *s = NULL;
+    out[0] = '\0';
+    if (yamldoc_get_string(doc, map, key, required, &s, err) != 0) return -1;
+    const yamldoc_node *v = yamldoc_get(map, key);
+    if (!s || !*s) {
+        if (!required) return 0;
+        return node_err(doc, v ? v : map, err, "must not be empty");
+    }
+    char what[CONFIG_PATH_MAX + 256];
+    snprintf(what, sizeof what, "%s: %s (line %d)", doc->file, v->path, v->line);
+    return config_resolve_uri(out, CONFIG_PATH_MAX, s, what, err);
+}
+
+/* ---- strict typed values of trainerArgs -------------------------------------------- */
+
+static int arg_int(const yamldoc *doc, const yamldoc_node *n, int64_t lo, int64_t hi, int64_t *out,
+                   cgnn_err *err) {
+    char buf[80];
+    int64_t v;
+    if (yamldoc_parse_int(n->scalar, &v) != 0)
+        return node_err(doc, n, err, "expected an integer, got %s", shown(n, buf, sizeof buf));
+    if (v < lo || v > hi) {
+        if (hi == INT64_MAX)
+            return node_err(doc, n, err, "must be >= %lld, got %lld", (long long)lo, (long long)v);
+        return node_err(doc, n, err, "must be in [%lld, %lld], got %lld", (long long)lo,
+                        (long long)hi, (long long)v);
+    }
+    *out = v;
+    return 0;
+}
+
+/* A finite number in the interval lo..hi; lo_open/hi_open make that end exclusive;
+ * hi = INFINITY for no upper bound. */
+static int arg_double(const yamldoc *doc, const yamldoc_node *n, double lo, int lo_open, double hi,
+                      int hi_open, double *out, cgnn_err *err) {
+    char buf[80];
+    double v;
+    if (yamldoc_parse_double(n->scalar, &v) != 0)
+        return node_err(doc, n, err, "expected a number, got %s", shown(n, buf, sizeof buf));
+    if (!isfinite(v)) return node_err(doc, n, err, "must be a finite number, got %s", shown(n, buf, sizeof buf));
+    int ok = (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+    if (!ok) {
+        if (isinf(hi))
+            return node_err(doc, n, err, "must be %s %g, got %s", lo_open ? ">" : ">=", lo,
+                            shown(n, buf, sizeof buf));
+        return node_err(doc, n, err, "must be in %c%g, %g%c, got %s", lo_open ? '(' : '[', lo, hi,
+                        hi_open ? ')' : ']', shown(n, buf, sizeof buf));
+    }
+    *out = v;
+    return 0;
+}
+
+static int arg_bool(const yamldoc *doc, const yamldoc_node *n, int *out, cgnn_err *err) {
+    char buf[80];
+    if (yamldoc_parse_bool(n->scalar, out) != 0)
+        return node_err(doc, n, err, "expected true or false, got %s", shown(n, buf, sizeof buf));
+    return 0;
+}
+
+/* Parses one fanout token (trimmed by the caller) into *out: -1 or >= 1. */
+static int fanout_value(const yamldoc *doc, const yamldoc_node *n, const char *tok, int index,
+                        int64_t *out, cgnn_err *err) {
+    int64_t v;
+    if (yamldoc_parse_int(tok, &v) != 0)
+        return node_err(doc, n, err, "entry %d: expected an integer, got '%.40s'", index, tok);
+    if (v == 0 || v < -1 || v > INT32_MAX)
+        return node_err(doc, n, err,
+                        "entry %d is %lld: a fanout is -1 (all neighbours) or between 1 and %d",
+                        index, (long long)v, INT32_MAX);
+    *out = v;
+    return 0;
+}
+
+/* num_neighbors: "[15, 10]", "15, 10", "15" or a YAML list. Stores up to CONFIG_MAX_LAYERS
+ * fanouts and the number of entries in *count. */
+static int arg_fanouts(const yamldoc *doc, const yamldoc_node *n, int64_t *fanouts, int *count,
+                       cgnn_err *err) {
+    *count = 0;
+    if (n->kind == YAMLDOC_SEQUENCE) {
+        if (n->len == 0) return node_err(doc, n, err, "empty list (one fanout per layer)");
+        for (int i = 0; i < n->len; i++) {
+            const yamldoc_node *it = n->items[i];
+            if (it->kind != YAMLDOC_SCALAR) return node_err(doc, it, err, "expected an integer fanout");
+            int64_t v;
+            if (fanout_value(doc, n, it->scalar, i, &v, err) != 0) return -1;
+            if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
+        }
+        *count = n->len;
+        return 0;
+    }
+    const char *s = n->scalar, *e = s + strlen(s);
+    while (s < e && isspace((unsigned char)*s)) s++;
+    while (e > s && isspace((unsigned char)e[-1])) e--;
+    int has_open = s < e && *s == '[', has_close = e > s && e[-1] == ']';
+    if (has_open != has_close) return node_err(doc, n, err, "unbalanced brackets in '%.60s'", n->scalar);
+    if (has_open) s++, e--;
+    const char *p = s;
+    int i = 0;
+    for (;;) {
+        const char *q = p;
+        while (q < e && *q != ',') q++;
+        const char *a = p, *b = q;
+        while (a < b && isspace((unsigned char)*a)) a++;
+        while (b > a && isspace((unsigned char)b[-1])) b--;
+        if (a == b) {
+            if (i == 0 && q == e) return node_err(doc, n, err, "empty list (one fanout per layer)");
+            return node_err(doc, n, err, "entry %d is empty", i);
+        }
+        char tok[32];
+        if ((size_t)(b - a) >= sizeof tok)
+            return node_err(doc, n, err, "entry %d: expected an integer, got '%.*s'", i, 20, a);
+        memcpy(tok, a, (size_t)(b - a));
+        tok[b - a] = '\0';
+        int64_t v;
+        if (fanout_value(doc, n, tok, i, &v, err) != 0) return -1;
+        if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
+        i++;
+        if (q == e) break;
+        p = q + 1;
+    }
+    *count = i;
+    return 0;
+}
+
+/* ---- defaults -------------------------------------------------------------------- */
+
+void config_default_trainer_args(trainer_args *a, task_kind task) {
+    memset(a, 0, sizeof *a);
+    a->model = MODEL_GRAPHSAGE;
+    a->num_layers = 2;
+    a->hidden_dim = 256;
+    a->out_channels = 0;
+    a->num_fanouts = a->num_layers;
+    for (int i = 0; i < a->num_layers; i++) a->fanouts[i] = 10; /* the rest stay 0 */
+    a->dropout = 0.5;
+    a->num_heads = 2;
+    a->l2_normalize_output = task == TASK_LINK_PREDICTION;
+    a->l2_normalize_set = 0;
+    snprintf(a->feature_normalization, sizeof a->feature_normalization, "none");
+    a->batch_size = 512;
+    a->num_epochs = 1;
+    a->num_max_train_batches = 0;
+    a->val_every_num_batches = 0;
+    a->num_val_batches = 0;
+    a->num_test_batches = 0;
+    snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "loss");
+    a->early_stop_patience = 0;
+    a->num_workers = 2;
+    a->seed = 0;
+    a->replace = 0;
+    optim_default_config(&a->optim, OPTIM_ADAM, 0.01);
+    a->clip_grad_norm = 0;
+    /* No lr_scheduler_name: a constant learning rate (ConstantLR with factor 1 changes nothing). */
+    sched_default_config(&a->sched, SCHED_CONSTANT);
+    a->sched.factor = 1.0;
+    a->sched.total_iters = 0;
+    a->random_negative_sample_batch_size = 512; /* GiGL's defaults */
+    a->random_negative_sample_batch_size_for_evaluation = 512;
+    a->softmax_temp = 0.07;
+    a->should_remove_accidental_hits = 1;
+}
+
+/* ---- trainerArgs ------------------------------------------------------------------- */
+
+/* The scheduler arguments kind takes, for messages. */
+static const char *sched_takes(sched_kind kind) {
+    switch (kind) {
+    case SCHED_CONSTANT: return "lr_scheduler_factor, lr_scheduler_total_iters";
+    case SCHED_STEP: return "lr_scheduler_step_size, lr_scheduler_gamma";
+    case SCHED_LINEAR: return "lr_scheduler_start_factor, lr_scheduler_end_factor, lr_scheduler_total_iters";
+    case SCHED_COSINE: return "lr_scheduler_t_max, lr_scheduler_eta_min";
+    default: return "";
+    }
+}
+
+/* 1 if scheduler argument key belongs to a scheduler of kind. */
+static int sched_arg_applies(targ key, sched_kind kind) {
+    switch (key) {
+    case TARG_SCHED_STEP_SIZE:
+    case TARG_SCHED_GAMMA: return kind == SCHED_STEP;
+    case TARG_SCHED_FACTOR: return kind == SCHED_CONSTANT;
+    case TARG_SCHED_TOTAL_ITERS: return kind == SCHED_CONSTANT || kind == SCHED_LINEAR;
+    case TARG_SCHED_START_FACTOR:
+    case TARG_SCHED_END_FACTOR: return kind == SCHED_LINEAR;
+    case TARG_SCHED_T_MAX:
+    case TARG_SCHED_ETA_MIN: return kind == SCHED_COSINE;
+    default: return 0;
+    }
+}
+
+/* Arguments that only a link-prediction task reads. */
+static int targ_lp_only(targ k) {
+    return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
+           k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH;
+}
+
+/* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task. */
+static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_kind task,
+                              trainer_args *a, cgnn_err *err) {
+    config_default_trainer_args(a, task);
+    const yamldoc_node *g[TARG_COUNT] = {0}; /* the value given for each key, or NULL */
+    char buf[80];
+
+    /* Pass 1: every key must be known; every value a non-empty scalar (num_neighbors: or a list). */
+    for (int i = 0; map && i < map->len; i++) {
+        const char *key = map->keys[i];
+        const yamldoc_node *v = map->items[i];
+        int k = 0;
+        while (k < TARG_COUNT && strcmp(CONFIG_TRAINER_ARG_KEYS[k], key) != 0) k++;
+        if (k == TARG_COUNT) {
+            /* the key's own line (a block value may start below it) */
+            const char *best = suggest(key, CONFIG_TRAINER_ARG_KEYS);
+            if (best)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: %s (line %d): unknown trainer argument; did you mean '%s'?",
+                               doc->file, v->path, map->key_lines[i], best);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): unknown trainer argument (docs/CONFIG.md lists the "
+                           "ones cgnn reads)",
+                           doc->file, v->path, map->key_lines[i]);
+        }
+        if (v->kind == YAMLDOC_SEQUENCE && k == TARG_NUM_NEIGHBORS) {
+            g[k] = v;
+            continue;
+        }
+        if (v->kind != YAMLDOC_SCALAR)
+            return node_err(doc, v, err, "expected a string value, got %s", shown(v, buf, sizeof buf));
+        if (!v->scalar[0] || is_null(v)) return node_err(doc, v, err, "empty value");
+        if (task != TASK_LINK_PREDICTION && targ_lp_only((targ)k))
+            return node_err(doc, v, err,
+                            "applies to link prediction (nodeAnchorBasedLinkPredictionTaskMetadata) "
+                            "only; this task is %s",
+                            TASK_NAMES[task]);
+        g[k] = v;
+    }
+
+    /* Pass 2: values. */
+    const yamldoc_node *n;
+    int64_t iv;
+    if ((n = g[TARG_GNN_MODEL_CLASS_PATH])) {
+        /* model_kind_parse takes dotted paths too (GiGL's gigl.src.common.models.pyg.homogeneous.GraphSAGE). */
+        if (model_kind_parse(n->scalar, &a->model) != 0) {
+            char list[128];
+            size_t len = 0;
+            list[0] = '\0';
+            for (int m = 0; m < MODEL_KIND_COUNT; m++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", m ? ", " : "",
+                                        model_kind_name((model_kind)m));
+            return node_err(doc, n, err, "unknown model %s (%s)", shown(n, buf, sizeof buf), list);
+        }
+    }
+    if ((n = g[TARG_NUM_LAYERS])) {
+        if (arg_int(doc, n, 1, CONFIG_MAX_LAYERS, &iv, err) != 0) return -1;
+        a->num_layers = (int)iv;
+    }
+    if ((n = g[TARG_HIDDEN_DIM]) && arg_int(doc, n, 1, 1 << 20, &a->hidden_dim, err) != 0) return -1;
+    if ((n = g[TARG_OUT_CHANNELS]) && arg_int(doc, n, 0, 1 << 20, &a->out_channels, err) != 0) return -1;
+    if ((n = g[TARG_DROPOUT]) && arg_double(doc, n, 0, 0, 1, 1, &a->dropout, err) != 0) return -1;
+    if ((n = g[TARG_NUM_HEADS])) {
+        if (arg_int(doc, n, 1, 1024, &iv, err) != 0) return -1;
+        a->num_heads = (int)iv;
+    }
+    if ((n = g[TARG_L2_NORMALIZE])) {
+        if (arg_bool(doc, n, &a->l2_normalize_output, err) != 0) return -1;
+        a->l2_normalize_set = 1;
+    }
+    if ((n = g[TARG_FEATURE_NORMALIZATION])) {
+        if (!strcasecmp(n->scalar, "none") || !strcasecmp(n->scalar, "row")) {
+            snprintf(a->feature_normalization, sizeof a->feature_normalization, "%s",
+                     tolower((unsigned char)n->scalar[0]) == 'n' ? "none" : "row");
+        } else {
+            return node_err(doc, n, err, "expected none or row, got %s", shown(n, buf, sizeof buf));
+        }
+    }
+    /* num_neighbors after num_layers: their lengths must agree. */
+    if ((n = g[TARG_NUM_NEIGHBORS])) {
+        int count;
+        if (arg_fanouts(doc, n, a->fanouts, &count, err) != 0) return -1;
+        if (count != a->num_layers)
+            return node_err(doc, n, err,
+                            "%d fanout%s given but num_layers is %d%s: one fanout per layer, "
+                            "seed-side first",
+                            count, count == 1 ? "" : "s", a->num_layers,
+                            g[TARG_NUM_LAYERS] ? "" : " (the default)");
+        for (int i = count; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = 0;
+    } else {
+        for (int i = 0; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = i < a->num_layers ? 10 : 0;
+    }
+    a->num_fanouts = a->num_layers;
+    if (a->model == MODEL_GAT && a->hidden_dim % a->num_heads != 0) {
+        n = g[TARG_NUM_HEADS] ? g[TARG_NUM_HEADS] : g[TARG_HIDDEN_DIM] ? g[TARG_HIDDEN_DIM]
+                                                                       : g[TARG_GNN_MODEL_CLASS_PATH];
+        return node_err(doc, n, err, "GAT needs hidden_dim (%lld) divisible by num_heads (%d)",
+                        (long long)a->hidden_dim, a->num_heads);
+    }
+
+    /* Loop. */
+    if ((n = g[TARG_BATCH_SIZE]) && arg_int(doc, n, 1, INT32_MAX, &a->batch_size, err) != 0) return -1;
+    if ((n = g[TARG_NUM_EPOCHS]) && arg_int(doc, n, 1, CONFIG_UNLIMITED_EPOCHS, &a->num_epochs, err) != 0)
+        return -1;
+    if ((n = g[TARG_NUM_MAX_TRAIN_BATCHES]) &&
+        arg_int(doc, n, 0, INT64_MAX, &a->num_max_train_batches, err) != 0)
+        return -1;
+    /* Only num_max_train_batches (> 0): it alone bounds the run. */
+    if (!g[TARG_NUM_EPOCHS] && a->num_max_train_batches > 0) a->num_epochs = CONFIG_UNLIMITED_EPOCHS;
+    if ((n = g[TARG_VAL_EVERY_NUM_BATCHES]) &&
+        arg_int(doc, n, 0, INT64_MAX, &a->val_every_num_batches, err) != 0)
+        return -1;
+    if ((n = g[TARG_NUM_VAL_BATCHES]) && arg_int(doc, n, 0, INT64_MAX, &a->num_val_batches, err) != 0)
+        return -1;
+    if ((n = g[TARG_NUM_TEST_BATCHES]) && arg_int(doc, n, 0, INT64_MAX, &a->num_test_batches, err) != 0)
+        return -1;
+    if ((n = g[TARG_EARLY_STOP_CRITERION])) {
+        const char *s = n->scalar, *norm = NULL;
+        if (!strcasecmp(s, "loss"))
+            norm = "loss";
+        else if (task == TASK_NODE_CLASSIFICATION && (!strcasecmp(s, "acc") || !strcasecmp(s, "accuracy")))
+            norm = "acc";
+        else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "mrr"))
+            norm = "mrr";
+        if (!norm)
+            return node_err(doc, n, err, "unknown early-stopping criterion %s for %s (%s)",
+                            shown(n, buf, sizeof buf), TASK_NAMES[task],
+                            task == TASK_NODE_CLASSIFICATION ? "loss, acc or accuracy" : "loss or mrr");
+        snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "%s", norm);
+    }
+    if ((n = g[TARG_EARLY_STOP_PATIENCE]) &&
+        arg_int(doc, n, 0, INT64_MAX, &a->early_stop_patience, err) != 0)
+        return -1;
+    if ((n = g[TARG_NUM_WORKERS]) && arg_int(doc, n, 0, 1024, &a->num_workers, err) != 0) return -1;
+    if ((n = g[TARG_SEED])) {
+        if (arg_int(doc, n, 0, INT64_MAX, &iv, err) != 0) return -1;
+        a->seed = (uint64_t)iv;
+    }
+    if ((n = g[TARG_REPLACE]) && arg_bool(doc, n, &a->replace, err) != 0) return -1;
+
+    /* Optimiser: kind and lr first, then torch's defaults for that kind, then overrides. */
+    optim_kind okind = OPTIM_ADAM;
+    double lr = 0.01;
+    if ((n = g[TARG_OPTIM_CLASS_PATH])) {
+        if (optim_kind_parse(n->scalar, &okind) != 0)
+            return node_err(doc, n, err,
+                            "unknown optimiser %s (Adam, AdamW or SGD; the torch.optim. prefix is optional)",
+                            shown(n, buf, sizeof buf));
+    }
+    if ((n = g[TARG_OPTIM_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &lr, err) != 0) return -1;
+    optim_default_config(&a->optim, okind, lr);
+    if ((n = g[TARG_OPTIM_WEIGHT_DECAY]) &&
+        arg_double(doc, n, 0, 0, INFINITY, 0, &a->optim.weight_decay, err) != 0)
+        return -1;
+    if ((n = g[TARG_OPTIM_MOMENTUM])) {
+        if (okind != OPTIM_SGD)
+            return node_err(doc, n, err, "applies to SGD only (optim_class_path is %s)",
+                            optim_kind_name(okind));
+        if (arg_double(doc, n, 0, 0, INFINITY, 0, &a->optim.momentum, err) != 0) return -1;
+    }
+    if ((n = g[TARG_CLIP_GRAD_NORM]) && arg_double(doc, n, 0, 0, INFINITY, 0, &a->clip_grad_norm, err) != 0)
+        return -1;
+
+    /* Scheduler: no name -> constant lr (defaults above) and no scheduler arguments;
+     * a name -> torch's defaults for it, then the arguments it takes. */
+    if ((n = g[TARG_SCHED_NAME])) {
+        sched_kind skind;
+        if (sched_kind_parse(n->scalar, &skind) != 0)
+            return node_err(doc, n, err,
+                            "unknown learning-rate scheduler %s (ConstantLR, StepLR, LinearLR or "
+                            "CosineAnnealingLR; the torch.optim.lr_scheduler. prefix is optional)",
+                            shown(n, buf, sizeof buf));
+        sched_default_config(&a->sched, skind);
+        for (int k = TARG_SCHED_STEP_SIZE; k <= TARG_SCHED_ETA_MIN; k++)
+            if (g[k] && !sched_arg_applies((targ)k, skind))
+                return node_err(doc, g[k], err, "does not apply to %s (it takes %s)",
+                                sched_kind_name(skind), sched_takes(skind));
+        if (skind == SCHED_STEP && !g[TARG_SCHED_STEP_SIZE])
+            return node_err(doc, n, err, "StepLR needs lr_scheduler_step_size");
+        if (skind == SCHED_COSINE && !g[TARG_SCHED_T_MAX])
+            return node_err(doc, n, err, "CosineAnnealingLR needs lr_scheduler_t_max");
+        sched_config *s = &a->sched;
+        if ((n = g[TARG_SCHED_STEP_SIZE]) && arg_int(doc, n, 1, INT64_MAX, &s->step_size, err) != 0) return -1;
+        if ((n = g[TARG_SCHED_GAMMA]) && arg_double(doc, n, 0, 1, INFINITY, 0, &s->gamma, err) != 0) return -1;
+        if ((n = g[TARG_SCHED_FACTOR]) && arg_double(doc, n, 0, 0, 1, 0, &s->factor, err) != 0) return -1;
+        if ((n = g[TARG_SCHED_TOTAL_ITERS]) && arg_int(doc, n, 0, INT64_MAX, &s->total_iters, err) != 0)
+            return -1;
+        if ((n = g[TARG_SCHED_START_FACTOR]) && arg_double(doc, n, 0, 1, 1, 0, &s->start_factor, err) != 0)
+            return -1;
+        if ((n = g[TARG_SCHED_END_FACTOR]) && arg_double(doc, n, 0, 0, 1, 0, &s->end_factor, err) != 0)
+            return -1;
+        if ((n = g[TARG_SCHED_T_MAX]) && arg_int(doc, n, 1, INT64_MAX, &s->t_max, err) != 0) return -1;
+        if ((n = g[TARG_SCHED_ETA_MIN]) && arg_double(doc, n, 0, 0, INFINITY, 0, &s->eta_min, err) != 0)
+            return -1;
+    } else {
+        for (int k = TARG_SCHED_STEP_SIZE; k <= TARG_SCHED_ETA_MIN; k++)
+            if (g[k])
+                return node_err(doc, g[k], err,
+                                "lr_scheduler_name is not set (the default is a constant learning "
+                                "rate); name the scheduler this argument is for");
+    }
+
+    /* Link prediction (pass 1 rejected these for other tasks). */
+    if ((n = g[TARG_RAND_NEG_BATCH]) &&
+        arg_int(doc, n, 1, INT32_MAX, &a->random_negative_sample_batch_size, err) != 0)
+        return -1;
+    if ((n = g[TARG_RAND_NEG_BATCH_EVAL]) &&
+        arg_int(doc, n, 1, INT32_MAX, &a->random_negative_sample_batch_size_for_evaluation, err) != 0)
+        return -1;
+    if ((n = g[TARG_SOFTMAX_TEMP]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->softmax_temp, err) != 0)
+        return -1;
+    if ((n = g[TARG_REMOVE_ACCIDENTAL_HITS]) && arg_bool(doc, n, &a->should_remove_accidental_hits, err) != 0)
+        return -1;
+    if ((n = g[TARG_TASK_PATH]) && strcmp(n->scalar, "Retrieval") != 0 &&
+        strcmp(n->scalar, "gigl.src.common.models.layers.task.Retrieval") != 0)
+        return node_err(doc, n, err, "unsupported task %s (only Retrieval, GiGL's "
+                        "gigl.src.common.models.layers.task.Retrieval)", shown(n, buf, sizeof buf));
+    return 0;
+}
+
+/* ---- sections of the task config ------------------------------------------------- */
+
+static const char *const TOP_KEYS[] = {
+    "graphMetadata", "taskMetadata", "sharedConfig", "trainerConfig", "profilerConfig", "featureFlags",
+    /* GiGL sections cgnn does not read */
+    "inferencerConfig", "datasetConfig", "metricsConfig", "postProcessorConfig", NULL};
+
+static const char *const GRAPH_METADATA_KEYS[] = {"nodeTypes", "edgeTypes", "condensedEdgeTypeMap",
+                                                  "condensedNodeTypeMap", NULL};
+static const char *const EDGE_TYPE_KEYS[] = {"srcNodeType", "relation", "dstNodeType", NULL};
+static const char *const TASK_METADATA_KEYS[] = {"nodeBasedTaskMetadata",
+                                                 "nodeAnchorBasedLinkPredictionTaskMetadata",
+                                                 "linkBasedTaskMetadata", NULL};
+static const char *const NC_KEYS[] = {"supervisionNodeTypes", NULL};
+static const char *const LP_KEYS[] = {"supervisionEdgeTypes", NULL};
+static const char *const SHARED_KEYS[] = {
+    "preprocessedMetadataUri", "trainedModelMetadata", "shouldSkipTraining", "shouldSkipModelEvaluation",
+    /* GiGL fields cgnn does not read */
+    "flattenedGraphMetadata", "datasetMetadata", "inferenceMetadata", "postprocessedMetadata",
+    "sharedArgs", "isGraphDirected", "shouldSkipAutomaticTempAssetCleanup", "shouldSkipInference",
+    "shouldIncludeIsolatedNodesInTraining", NULL};
+static const char *const TRAINED_MODEL_KEYS[] = {"trainedModelUri", "evalMetricsUri", "tensorboardLogsUri",
+                                                 "scriptedModelUri", NULL};
+static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath", "clsPath", "command",
+                                                  "shouldLogToTensorboard", NULL};
+static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs", NULL};
+
+/* Checks an EdgeType mapping and copies it into *et. */
+static int parse_edge_type(const yamldoc *doc, const yamldoc_node *n, config_edge_type *et, cgnn_err *err) {
+    if (yamldoc_expect_kind(doc, n, YAMLDOC_MAPPING, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, n, EDGE_TYPE_KEYS, err) != 0) return -1;
+    const char *src = NULL, *rel = NULL, *dst = NULL;
+    if (yamldoc_get_string(doc, n, "srcNodeType", 1, &src, err) != 0 ||
+        yamldoc_get_string(doc, n, "relation", 1, &rel, err) != 0 ||
+        yamldoc_get_string(doc, n, "dstNodeType", 1, &dst, err) != 0)
+        return -1;
+    if (!et) return 0;
+    if (copy_str(et->src_node_type, sizeof et->src_node_type, src, doc, yamldoc_get(n, "srcNodeType"), err) ||
+        copy_str(et->relation, sizeof et->relation, rel, doc, yamldoc_get(n, "relation"), err) ||
+        copy_str(et->dst_node_type, sizeof et->dst_node_type, dst, doc, yamldoc_get(n, "dstNodeType"), err))
+        return -1;
+    return 0;
+}
+
+/* map[key] as a list (absent/null: *out = NULL). */
+static int get_list(const yamldoc *doc, const yamldoc_node *map, const char *key, const yamldoc_node **out,
+                    cgnn_err *err) {
+    const yamldoc_node *v = yamldoc_get(map, key);
+    *out = NULL;
+    if (is_null(v)) return 0;
+    if (yamldoc_expect_kind(doc, v, YAMLDOC_SEQUENCE, err) != 0) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_graph_metadata(const yamldoc *doc, const yamldoc_node *root, cgnn_err *err) {
+    const yamldoc_node *gm, *list;
+    if (get_section(doc, root, "graphMetadata", &gm, err) != 0) return -1;
+    if (!gm) return 0;
+    if (yamldoc_check_keys(doc, gm, GRAPH_METADATA_KEYS, err) != 0) return -1;
+    if (get_list(doc, gm, "nodeTypes", &list, err) != 0) return -1;
+    for (int i = 0; list && i < list->len; i++)
+        if (yamldoc_expect_kind(doc, list->items[i], YAMLDOC_SCALAR, err) != 0) return -1;
+    if (get_list(doc, gm, "edgeTypes", &list, err) != 0) return -1;
+    for (int i = 0; list && i < list->len; i++)
+        if (parse_edge_type(doc, list->items[i], NULL, err) != 0) return -1;
+    return 0;
+}
+
+static int parse_task_metadata(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
+    const yamldoc_node *tm = yamldoc_get(root, "taskMetadata");
+    if (is_null(tm))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: missing key 'taskMetadata' (nodeBasedTaskMetadata for node classification "
+                       "or nodeAnchorBasedLinkPredictionTaskMetadata for link prediction)",
+                       doc->file);
+    if (yamldoc_expect_kind(doc, tm, YAMLDOC_MAPPING, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, tm, TASK_METADATA_KEYS, err) != 0) return -1;
+    const yamldoc_node *lb = yamldoc_get(tm, "linkBasedTaskMetadata");
+    if (lb)
+        return node_err(doc, lb, err,
+                        "not supported by cgnn (use nodeBasedTaskMetadata or "
+                        "nodeAnchorBasedLinkPredictionTaskMetadata)");
+    const yamldoc_node *nc = yamldoc_get(tm, "nodeBasedTaskMetadata");
+    const yamldoc_node *lp = yamldoc_get(tm, "nodeAnchorBasedLinkPredictionTaskMetadata");
+    if (nc && lp)
+        return node_err(doc, tm, err,
+                        "both nodeBasedTaskMetadata and nodeAnchorBasedLinkPredictionTaskMetadata "
+                        "are given; a task is exactly one of them");
+    if (!nc && !lp)
+        return node_err(doc, tm, err,
+                        "needs exactly one of nodeBasedTaskMetadata (node classification) or "
+                        "nodeAnchorBasedLinkPredictionTaskMetadata (link prediction)");
+    const yamldoc_node *body, *list;
+    if (nc) {
+        c->task = TASK_NODE_CLASSIFICATION;
+        if (get_section(doc, tm, "nodeBasedTaskMetadata", &body, err) != 0) return -1;
+        if (!body) return 0;
+        if (yamldoc_check_keys(doc, body, NC_KEYS, err) != 0) return -1;
+        if (get_list(doc, body, "supervisionNodeTypes", &list, err) != 0) return -1;
+        for (int i = 0; list && i < list->len; i++)
+            if (yamldoc_expect_kind(doc, list->items[i], YAMLDOC_SCALAR, err) != 0) return -1;
+        if (list && list->len > 0)
+            return copy_str(c->supervision_node_type, sizeof c->supervision_node_type,
+                            list->items[0]->scalar, doc, list->items[0], err);
+        return 0;
+    }
+    c->task = TASK_LINK_PREDICTION;
+    if (get_section(doc, tm, "nodeAnchorBasedLinkPredictionTaskMetadata", &body, err) != 0) return -1;
+    if (!body) return 0;
+    if (yamldoc_check_keys(doc, body, LP_KEYS, err) != 0) return -1;
+    if (get_list(doc, body, "supervisionEdgeTypes", &list, err) != 0) return -1;
+    for (int i = 0; list && i < list->len; i++)
+        if (parse_edge_type(doc, list->items[i], i == 0 ? &c->supervision_edge_type : NULL, err) != 0)
+            return -1;
+    return 0;
+}
+
+static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
+    const yamldoc_node *sc, *tmm;
+    if (get_section(doc, root, "sharedConfig", &sc, err) != 0) return -1;
+    if (!sc)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: missing key 'sharedConfig' (it names the dataset, "
+                       "sharedConfig.preprocessedMetadataUri, and the outputs, "
+                       "sharedConfig.trainedModelMetadata)",
+                       doc->file);
+    if (yamldoc_check_keys(doc, sc, SHARED_KEYS, err) != 0) return -1;
+    if (get_uri(doc, sc, "preprocessedMetadataUri", 1, c->dataset_path, err) != 0) return -1;
+    if (yamldoc_get_bool(doc, sc, "shouldSkipTraining", 0, &c->should_skip_training, err) != 0) return -1;
+    if (yamldoc_get_bool(doc, sc, "shouldSkipModelEvaluation", 0, &c->should_skip_model_evaluation, err) != 0)
+        return -1;
+    if (get_section(doc, sc, "trainedModelMetadata", &tmm, err) != 0) return -1;
+    if (!tmm)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: sharedConfig: missing key 'trainedModelMetadata' (with trainedModelUri, "
+                       "where the model is written)",
+                       doc->file);
+    if (yamldoc_check_keys(doc, tmm, TRAINED_MODEL_KEYS, err) != 0) return -1;
+    if (get_uri(doc, tmm, "trainedModelUri", 1, c->trained_model_uri, err) != 0) return -1;
+    if (get_uri(doc, tmm, "evalMetricsUri", 0, c->eval_metrics_uri, err) != 0) return -1;
+    if (get_uri(doc, tmm, "tensorboardLogsUri", 0, c->tensorboard_logs_uri, err) != 0) return -1;
+    return 0;
+}
+
+static int parse_profiler_config(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
+    const yamldoc_node *pc, *args;
+    if (get_section(doc, root, "profilerConfig", &pc, err) != 0) return -1;
+    if (!pc) return 0;
+    if (yamldoc_check_keys(doc, pc, PROFILER_KEYS, err) != 0) return -1;
+    if (yamldoc_get_bool(doc, pc, "shouldEnableProfiler", 0, &c->profiler_enabled, err) != 0) return -1;
+    if (get_uri(doc, pc, "profilerLogDir", 0, c->profiler_log_dir, err) != 0) return -1;
+    if (get_section(doc, pc, "profilerArgs", &args, err) != 0) return -1; /* accepted, not used yet */
+    if (c->profiler_enabled && !c->profiler_log_dir[0])
+        return node_err(doc, pc, err, "shouldEnableProfiler is true but profilerLogDir is not set");
+    return 0;
+}
+
+int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
+    memset(c, 0, sizeof *c);
+    char what[CONFIG_PATH_MAX + 32];
+    snprintf(what, sizeof what, "task config %s", uri ? uri : "(null)");
+    if (!uri || !*uri) return err_set(err, CGNN_ERR_INPUT, "no task config given (--task_config_uri)");
+    if (config_resolve_uri(c->file, sizeof c->file, uri, what, err) != 0) return -1;
+    yamldoc doc;
+    if (yamldoc_load(&doc, c->file, err) != 0) return -1;
+    int rc = -1;
+    const yamldoc_node *root = doc.root, *tc, *targs, *ff;
+    if (yamldoc_expect_kind(&doc, root, YAMLDOC_MAPPING, err) != 0) goto out;
+    if (yamldoc_check_keys(&doc, root, TOP_KEYS, err) != 0) goto out;
+    if (parse_graph_metadata(&doc, root, err) != 0) goto out;
+    if (parse_task_metadata(&doc, root, c, err) != 0) goto out;
+    if (parse_shared_config(&doc, root, c, err) != 0) goto out;
+    if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
+    if (tc && yamldoc_check_keys(&doc, tc, TRAINER_CONFIG_KEYS, err) != 0) goto out;
+    if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
+    if (parse_trainer_args(&doc, targs, c->task, &c->args, err) != 0) goto out;
+    if (parse_profiler_config(&doc, root, c, err) != 0) goto out;
+    if (get_section(&doc, root, "featureFlags", &ff, err) != 0) goto out; /* accepted, not used */
+    rc = 0;
+out:
+    yamldoc_free(&doc);
+    return rc;
+}
+
+/* ---- resource config -------------------------------------------------------------- */
+
+static const char *const RESOURCE_TOP_KEYS[] = {
+    "trainer_resource_config",
+    /* GiGL sections for other components: ignored */
+    "shared_resource_config_uri", "shared_resource_config", "preprocessor_config",
+    "subgraph_sampler_config", "split_generator_config", "trainer_config", "inferencer_config",
+    "inferencer_resource_config", NULL};
+static const char *const TRAINER_RESOURCE_KEYS[] = {"local_trainer_config", "mpi_trainer_config",
+                                                    /* GiGL's cloud trainers: ignored */
+                                                    "vertex_ai_trainer_config", "kfp_trainer_config", NULL};
+static const char *const LOCAL_TRAINER_KEYS[] = {"num_workers", NULL};
+static const char *const MPI_TRAINER_KEYS[] = {"num_replicas", "num_threads_per_replica", NULL};
+
+/* map[key] as an integer in [lo, hi] into *out (absent: unchanged). */
+static int get_int_range(const yamldoc *doc, const yamldoc_node *map, const char *key, int64_t lo,
+                         int64_t hi, int *out, cgnn_err *err) {
+    int64_t v;
+    if (!yamldoc_get(map, key) || is_null(yamldoc_get(map, key))) return 0;
+    if (yamldoc_get_int(doc, map, key, 1, &v, err) != 0) return -1;
+    if (v < lo || v > hi)
+        return node_err(doc, yamldoc_get(map, key), err, "must be in [%lld, %lld], got %lld",
+                        (long long)lo, (long long)hi, (long long)v);
+    *out = (int)v;
+    return 0;
+}
+
+int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
+    memset(c, 0, sizeof *c);
+    if (!uri || !*uri) return 0;
+    char what[CONFIG_PATH_MAX + 32], path[CONFIG_PATH_MAX];
+    snprintf(what, sizeof what, "resource config %s", uri);
+    if (config_resolve_uri(path, sizeof path, uri, what, err) != 0) return -1;
+    yamldoc doc;
+    if (yamldoc_load(&doc, path, err) != 0) return -1;
+    int rc = -1;
+    const yamldoc_node *root = doc.root, *trc, *local, *mpi;
+    if (!root) { /* an empty file: defaults */
+        rc = 0;
+        goto out;
+    }
+    if (yamldoc_expect_kind(&doc, root, YAMLDOC_MAPPING, err) != 0) goto out;
+    if (yamldoc_check_keys(&doc, root, RESOURCE_TOP_KEYS, err) != 0) goto out;
+    if (get_section(&doc, root, "trainer_resource_config", &trc, err) != 0) goto out;
+    if (!trc) {
+        rc = 0;
+        goto out;
+    }
+    if (yamldoc_check_keys(&doc, trc, TRAINER_RESOURCE_KEYS, err) != 0) goto out;
+    if (get_section(&doc, trc, "local_trainer_config", &local, err) != 0) goto out;
+    if (local) {
+        if (yamldoc_check_keys(&doc, local, LOCAL_TRAINER_KEYS, err) != 0) goto out;
+        if (get_int_range(&doc, local, "num_workers", 0, 1024, &c->num_workers, err) != 0) goto out;
+    }
+    if (get_section(&doc, trc, "mpi_trainer_config", &mpi, err) != 0) goto out;
+    if (mpi) {
+        if (yamldoc_check_keys(&doc, mpi, MPI_TRAINER_KEYS, err) != 0) goto out;
+        if (get_int_range(&doc, mpi, "num_replicas", 1, 1 << 20, &c->num_replicas, err) != 0) goto out;
+        if (get_int_range(&doc, mpi, "num_threads_per_replica", 1, 1024, &c->num_threads_per_replica, err) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    yamldoc_free(&doc);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* outputs.c — atomic files, metrics JSON, checkpoints, metrics.jsonl; see outputs.h. */
+#include "train/outputs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/safetensors.h"
+
+static int mkdir_p(char *dir, cgnn_err *err) {
+    size_t len = strlen(dir);
+    if (len == 0) return 0;
+    for (size_t i = 1; i <= len; i++) {
+        if (dir[i] != '/' && dir[i] != '\0') continue;
+        char c = dir[i];
+        dir[i] = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            struct stat st;
+            if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create directory: %s", dir, strerror(e));
+                dir[i] = c;
+                return -1;
+            }
+        }
+        dir[i] = c;
+    }
+    return 0;
+}
+
+int outputs_make_parent(const char *path, int is_dir, cgnn_err *err) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    if (!is_dir) {
+        char *slash = strrchr(buf, '/');
+        if (!slash) return 0;
+        *slash = '\0';
+    }
+    return mkdir_p(buf, err);
+}
+
+int outputs_remove(const char *path, cgnn_err *err) {
+    if (!path || !*path) return 0;
+    if (unlink(path) != 0 && errno != ENOENT)
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot remove the previous output: %s", path, strerror(errno));
+    return 0;
+}
+
+int outputs_write_text(const char *path, const char *text, cgnn_err *err) {
+    if (outputs_make_parent(path, 0, err) != 0) return -1;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int outputs_write_eval_metrics(const char *path, const char *const *names, const double *values, int n,
+                               cgnn_err *err) {
+    char buf[8192];
+    size_t off = (size_t)snprintf(buf, sizeof buf, "{\"metrics\": [");
+    for (int i = 0; i < n && off < sizeof buf; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off,
+                                "%s{\"name\": \"%s\", \"numberValue\": \"%.6g\", \"format\": \"RAW\"}",
+                                i ? ", " : "", names[i], values[i]);
+    if (off < sizeof buf) snprintf(buf + off, sizeof buf - off, "]}\n");
+    return outputs_write_text(path, buf, err);
+}
+
+int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err) {
+    if (outputs_make_parent(path, 0, err) != 0) return -1;
+    st_tensor t[MODEL_MAX_TENSORS];
+    for (int i = 0; i < m->num_tensors; i++) {
+        const model_tensor *mt = &m->tensors[i];
+        t[i].name = mt->name;
+        t[i].ndim = mt->ndim;
+        for (int d = 0; d < 4; d++) t[i].shape[d] = d < mt->ndim ? mt->shape[d] : 1;
+        t[i].data = params + mt->offset;
+    }
+    char layers[32], in[32], hidden[32], out[32], heads[32];
+    snprintf(layers, sizeof layers, "%d", m->cfg.num_layers);
+    snprintf(in, sizeof in, "%lld", (long long)m->cfg.in_dim);
+    snprintf(hidden, sizeof hidden, "%lld", (long long)m->cfg.hidden_dim);
+    snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
+    snprintf(heads, sizeof heads, "%d", m->cfg.num_heads);
+    const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
+                          "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads};
+    return safetensors_write(path, t, m->num_tensors, meta, 7, err);
+}
+
+int outputs_load_model(const char *path, model *m, cgnn_err *err) {
+    st_file f;
+    if (safetensors_read(&f, path, err) != 0) return -1;
+    int rc = 0;
+    for (int i = 0; i < m->num_tensors && rc == 0; i++) {
+        const model_tensor *mt = &m->tensors[i];
+        int k = safetensors_find(&f, mt->name);
+        if (k < 0) {
+            rc = err_set(err, CGNN_ERR_INPUT, "%s: missing tensor '%s' (the checkpoint is not a %s with this config)",
+                         path, mt->name, model_kind_name(m->cfg.kind));
+            break;
+        }
+        int same = f.ndims[k] == mt->ndim;
+        for (int d = 0; same && d < mt->ndim; d++) same = f.shapes[k][d] == mt->shape[d];
+        if (!same) {
+            rc = err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s' has a different shape than the configured model",
+                         path, mt->name);
+            break;
+        }
+        memcpy(m->params + mt->offset, f.data[k], (size_t)mt->numel * sizeof(float));
+    }
+    if (rc == 0 && f.n != m->num_tensors)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n, m->num_tensors);
+    safetensors_free(&f);
+    return rc;
+}
+
+int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err) {
+    memset(l, 0, sizeof *l);
+    if (!dir || !*dir) return 0;
+    if (outputs_make_parent(dir, 1, err) != 0) return -1;
+    snprintf(l->path, sizeof l->path, "%s/%s", dir, name);
+    l->fp = fopen(l->path, "w");
+    if (!l->fp) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", l->path, strerror(errno));
+    return 0;
+}
+
+void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int) {
+    if (!l || !l->fp) return;
+    fputc('{', l->fp);
+    for (int i = 0; i < n; i++) {
+        fprintf(l->fp, "%s\"%s\": ", i ? ", " : "", keys[i]);
+        if (!isfinite(values[i])) fputs("null", l->fp);
+        else if (i < n_int) fprintf(l->fp, "%lld", (long long)values[i]);
+        else fprintf(l->fp, "%.9g", values[i]);
+    }
+    fputs("}\n", l->fp);
+    fflush(l->fp);
+}
+
+void jsonl_close(jsonl_log *l) {
+    if (!l || !l->fp) return;
+    fclose(l->fp);
+    l->fp = NULL;
+}

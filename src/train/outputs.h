@@ -1,0 +1,47 @@
+/* outputs.h — what a training job leaves on disk, written safely.
+ *
+ * Every file is written to "<path>.tmp.<pid>" and renamed into place, so readers (and retried
+ * jobs) never see a half-written file; outputs of a previous run at the same paths are removed
+ * when a job starts, so a retry never mixes old and new files.
+ */
+#ifndef CGNN_OUTPUTS_H
+#define CGNN_OUTPUTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nn/model.h"
+#include "util/err.h"
+
+/* mkdir -p of the directory part of path (for a file) — or of path itself if is_dir. */
+int outputs_make_parent(const char *path, int is_dir, cgnn_err *err);
+
+/* Removes path if it exists (a missing file is fine). */
+int outputs_remove(const char *path, cgnn_err *err);
+
+/* Writes text atomically. */
+int outputs_write_text(const char *path, const char *text, cgnn_err *err);
+
+/* GiGL's KFP metrics JSON: {"metrics": [{"name": N, "numberValue": "V", "format": "RAW"}...]}.
+ * names[i] / values[i], n entries. */
+int outputs_write_eval_metrics(const char *path, const char *const *names, const double *values, int n,
+                               cgnn_err *err);
+
+/* The model's parameters as safetensors with PyG state_dict keys (+ metadata describing the
+ * model so `shouldSkipTraining` can check it). */
+int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err);
+/* Loads a checkpoint into m->params, checking every key and shape (error names the key). */
+int outputs_load_model(const char *path, model *m, cgnn_err *err);
+
+/* metrics.jsonl: one JSON object per line, appended and flushed (a streamed log). */
+typedef struct jsonl_log {
+    FILE *fp;
+    char path[4096];
+} jsonl_log;
+int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err); /* dir "" = disabled */
+/* Appends {"k0": v0, ...}: keys[i] with numeric values[i] (NaN written as null); the first
+ * `n_int` values are written as integers. */
+void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int);
+void jsonl_close(jsonl_log *l); /* NULL-safe */
+
+#endif

@@ -1,0 +1,27 @@
+/* progress.h — training progress on stderr: a one-line bar (batches/s, loss, ETA) redrawn at
+ * most 10 times a second on a terminal; plain log lines (at most every 10 s and at the end of
+ * each epoch) otherwise. */
+#ifndef CGNN_PROGRESS_H
+#define CGNN_PROGRESS_H
+
+#include <stdint.h>
+
+typedef struct progress {
+    int tty;
+    int enabled;
+    double start, last_draw, epoch_start;
+    int64_t total;        /* batches this epoch (0 = unknown) */
+    int64_t done;
+    int64_t epoch, num_epochs;
+} progress;
+
+void progress_init(progress *p, int enabled);
+void progress_epoch(progress *p, int64_t epoch, int64_t num_epochs, int64_t total_batches);
+/* After each batch. */
+void progress_update(progress *p, double loss, double lr);
+/* Ends the epoch line (terminal) or prints the epoch summary. */
+void progress_end_epoch(progress *p, double train_loss, double val_loss, double val_metric, const char *metric_name);
+/* Clears the bar before a log line on a terminal. */
+void progress_clear(progress *p);
+
+#endif

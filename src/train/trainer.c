@@ -1,0 +1,333 @@
+/* trainer.c — the node-classification training job; see trainer.h. */
+#include "train/trainer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/csc.h"
+#include "io/dataset.h"
+#include "nn/model.h"
+#include "optim/optim.h"
+#include "sample/loader.h"
+#include "train/outputs.h"
+#include "train/progress.h"
+#include "util/log.h"
+#include "util/rng.h"
+#include "util/timer.h"
+
+typedef struct trainer {
+    const task_config *cfg;
+    const trainer_args *a;
+    dataset ds;
+    csc_graph g;
+    const ds_task *task;
+    const ds_feature *feat;
+    model m;
+    optim opt;
+    loader train, val, test;
+    int have_train, have_val, have_test;
+    float *dlogits;           /* (max seeds, out_dim) */
+    float *best_params;       /* (num_params) */
+    int have_best;
+    double best_score;
+    int64_t bad_checks;
+    int metric_is_loss;       /* early-stop criterion: loss (minimise) or accuracy (maximise) */
+    jsonl_log log;
+    progress prog;
+    int64_t step;
+    double last_vloss, last_vacc; /* the latest validation */
+} trainer;
+
+typedef struct eval_sums {
+    double loss_sum;          /* sum over items of the per-item loss */
+    int64_t correct, count;
+} eval_sums;
+
+/* Runs the model over up to max_batches batches of l (0 = all) without dropout. */
+static void evaluate(trainer *t, loader *l, int64_t max_batches, eval_sums *s) {
+    memset(s, 0, sizeof *s);
+    loader_start_epoch(l, 0, max_batches);
+    minibatch *mb;
+    while ((mb = loader_next(l)) != NULL) {
+        const float *logits = model_forward(&t->m, mb, 0, 0);
+        int64_t correct = 0;
+        double loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
+                                       t->m.cfg.out_dim, &correct);
+        s->loss_sum += loss * (double)mb->num_items;
+        s->correct += correct;
+        s->count += mb->num_items;
+        loader_release(l, mb);
+    }
+}
+
+static double sums_loss(const eval_sums *s) { return s->count ? s->loss_sum / (double)s->count : NAN; }
+static double sums_acc(const eval_sums *s) { return s->count ? (double)s->correct / (double)s->count : NAN; }
+
+static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
+    const ds_split *sp = &t->task->splits[split];
+    loader_config lc;
+    memset(&lc, 0, sizeof lc);
+    lc.sampler.num_layers = t->a->num_layers;
+    for (int h = 0; h < t->a->num_layers; h++) lc.sampler.fanouts[h] = t->a->fanouts[h];
+    lc.sampler.replace = t->a->replace;
+    lc.batch_size = t->a->batch_size;
+    lc.shuffle = shuffle;
+    lc.seed = t->a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL;
+    lc.world_size = 1;
+    lc.num_workers = workers;
+    lc.feature = t->feat;
+    lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
+    return loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err);
+}
+
+/* Validation + early stopping bookkeeping. Returns 1 if training should stop. */
+static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err, int *failed, trainer_result *res) {
+    eval_sums s;
+    evaluate(t, &t->val, t->a->num_val_batches, &s);
+    double vloss = sums_loss(&s), vacc = sums_acc(&s);
+    const char *keys[] = {"step", "epoch", "val_loss", "val_acc", "train_loss"};
+    double vals[] = {(double)t->step, (double)epoch, vloss, vacc, train_loss};
+    jsonl_write(&t->log, keys, vals, 5, 2);
+    double score = t->metric_is_loss ? vloss : vacc;
+    int improved = !t->have_best || (t->metric_is_loss ? score < t->best_score : score > t->best_score);
+    res->has_val = 1;
+    if (improved && isfinite(score)) {
+        t->best_score = score;
+        t->have_best = 1;
+        t->bad_checks = 0;
+        res->best_val_loss = vloss;
+        res->best_val_acc = vacc;
+        memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
+        /* the last good checkpoint */
+        if (outputs_save_model(t->cfg->trained_model_uri, &t->m, t->best_params, err) != 0) {
+            *failed = 1;
+            return 1;
+        }
+    } else {
+        t->bad_checks++;
+    }
+    log_debug("validation at step %lld: loss %.4f acc %.4f (%s)", (long long)t->step, vloss, vacc,
+              improved ? "best" : "no improvement");
+    t->last_vloss = vloss;
+    t->last_vacc = vacc;
+    return t->a->early_stop_patience > 0 && t->bad_checks >= t->a->early_stop_patience;
+}
+
+static void trainer_free(trainer *t) {
+    if (t->have_train) loader_free(&t->train);
+    if (t->have_val) loader_free(&t->val);
+    if (t->have_test) loader_free(&t->test);
+    model_free(&t->m);
+    optim_free(&t->opt);
+    free(t->dlogits);
+    free(t->best_params);
+    jsonl_close(&t->log);
+    csc_free(&t->g);
+    dataset_close(&t->ds);
+}
+
+/* Opens data, checks it against the config, builds model/optimiser/loaders. */
+static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    if (t->cfg->task != TASK_NODE_CLASSIFICATION)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: taskMetadata: link prediction training is not implemented yet (node classification only)",
+                       t->cfg->file);
+    if (dataset_open(&t->ds, t->cfg->dataset_path, err) != 0) return -1;
+    for (int i = 0; i < t->ds.num_tasks && !t->task; i++)
+        if (t->ds.tasks[i].kind == DS_TASK_NODE_CLASSIFICATION) t->task = &t->ds.tasks[i];
+    if (!t->task)
+        return err_set(err, CGNN_ERR_INPUT, "%s: no node classification task (seeds + labels) in the dataset's tasks",
+                       t->ds.dir);
+    if (!t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
+        return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds.dir, t->task->name);
+    t->feat = dataset_find_feature(&t->ds, DS_DOMAIN_NODE, 0, "feat");
+    for (int i = 0; i < t->ds.num_features && !t->feat; i++)
+        if (t->ds.features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds.features[i];
+    if (!t->feat)
+        return err_set(err, CGNN_ERR_INPUT, "%s: no node features in feature_data (models need input features)",
+                       t->ds.dir);
+    int64_t out_dim = a->out_channels > 0 ? a->out_channels : t->task->num_classes;
+    int64_t max_label = -1;
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->task->splits[s];
+        if (!sp->present) continue;
+        if (!sp->labels)
+            return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds.dir, t->task->name,
+                           ds_split_name((ds_split_id)s));
+        for (int64_t i = 0; i < sp->num_items; i++)
+            if (sp->labels[i] > max_label) max_label = sp->labels[i];
+    }
+    if (out_dim <= 0) out_dim = max_label + 1;
+    if (max_label >= out_dim)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
+                       t->cfg->file, (long long)out_dim, (long long)max_label);
+    if (csc_open_cached(&t->g, &t->ds, 0, 0, err) != 0) return -1;
+
+    int cores = omp_get_num_procs();
+    int threads = res->num_workers > 0 ? res->num_workers : cores;
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    int workers = (int)a->num_workers;
+
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.kind = a->model;
+    mc.num_layers = a->num_layers;
+    mc.in_dim = t->feat->dim;
+    mc.hidden_dim = a->hidden_dim;
+    mc.out_dim = out_dim;
+    mc.num_heads = a->num_heads;
+    mc.dropout = (float)a->dropout;
+    mc.l2_normalize_output = a->l2_normalize_output;
+    sampler_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.num_layers = a->num_layers;
+    for (int h = 0; h < a->num_layers; h++) sc.fanouts[h] = a->fanouts[h];
+    sc.replace = a->replace;
+    minibatch_capacity cap;
+    sampler_capacity(&t->g, &sc, a->batch_size, t->feat->dim, &cap);
+    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
+    if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
+    t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
+    t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+
+    if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
+        if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
+        t->have_train = 1;
+    }
+    if (t->task->splits[DS_SPLIT_VALID].present) {
+        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0, workers, err) != 0) return -1;
+        t->have_val = 1;
+    }
+    if (t->task->splits[DS_SPLIT_TEST].present) {
+        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
+        t->have_test = 1;
+    }
+    log_info("%s on %s: %lld nodes, %lld edges, %lld features; %lld/%lld/%lld train/val/test; %lld parameters; "
+             "%d compute threads, %d sampler threads",
+             model_kind_name(mc.kind), t->ds.name, (long long)t->g.num_nodes, (long long)t->g.num_edges,
+             (long long)t->feat->dim, (long long)t->task->splits[DS_SPLIT_TRAIN].num_items,
+             (long long)t->task->splits[DS_SPLIT_VALID].num_items, (long long)t->task->splits[DS_SPLIT_TEST].num_items,
+             (long long)t->m.num_params, threads, workers);
+    return 0;
+}
+
+static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const double base_lr = a->optim.lr;
+    int stop = 0, failed = 0;
+    double t_start = timer_now();
+    for (int64_t epoch = 0; epoch < a->num_epochs && !stop; epoch++) {
+        loader_start_epoch(&t->train, (int)epoch, 0);
+        progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
+                       loader_num_batches(&t->train));
+        res->epochs = epoch + 1;
+        double loss_sum = 0, window_t = timer_now();
+        int64_t loss_n = 0, window_seeds = 0;
+        minibatch *mb;
+        t->last_vloss = t->last_vacc = NAN;
+        while (!stop && (mb = loader_next(&t->train)) != NULL) {
+            model_zero_grad(&t->m);
+            const float *logits = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
+            int64_t correct = 0;
+            double loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
+                                           t->m.cfg.out_dim, &correct);
+            if (!isfinite(loss)) {
+                loader_release(&t->train, mb);
+                progress_clear(&t->prog);
+                return err_set(err, CGNN_ERR_RUNTIME,
+                               "training loss is %s at step %lld (epoch %lld); stopped. The last good checkpoint "
+                               "(best validation) is kept at %s. Try a lower optim_lr or clip_grad_norm.",
+                               isnan(loss) ? "NaN" : "infinite", (long long)t->step, (long long)epoch,
+                               t->cfg->trained_model_uri);
+            }
+            model_backward(&t->m, mb, t->dlogits);
+            /* (data-parallel training all-reduces t->m.grads here) */
+            if (a->clip_grad_norm > 0) optim_clip_grad_norm(t->m.grads, t->m.num_params, a->clip_grad_norm);
+            double lr = sched_lr(&a->sched, base_lr, t->step);
+            optim_step(&t->opt, t->m.params, t->m.grads, lr);
+            window_seeds += mb->num_items;
+            loader_release(&t->train, mb);
+            t->step++;
+            loss_sum += loss;
+            loss_n++;
+            double now = timer_now();
+            const char *keys[] = {"step", "epoch", "train_loss", "lr", "seeds_per_s"};
+            double vals[] = {(double)t->step, (double)epoch, loss, lr, (double)window_seeds / (now - window_t + 1e-12)};
+            jsonl_write(&t->log, keys, vals, 5, 2);
+            window_t = now;
+            window_seeds = 0;
+            progress_update(&t->prog, loss, lr);
+            if (a->val_every_num_batches > 0 && t->have_val && t->step % a->val_every_num_batches == 0) {
+                stop = validate(t, epoch, loss_sum / (double)loss_n, err, &failed, res);
+                if (failed) return -1;
+            }
+            if (a->num_max_train_batches > 0 && t->step >= a->num_max_train_batches) stop = 1;
+        }
+        if (stop && t->bad_checks >= a->early_stop_patience && a->early_stop_patience > 0) res->stopped_early = 1;
+        if (a->val_every_num_batches == 0 && t->have_val && !stop) {
+            stop = validate(t, epoch, loss_n ? loss_sum / (double)loss_n : NAN, err, &failed, res);
+            if (failed) return -1;
+            if (stop) res->stopped_early = 1;
+        }
+        progress_end_epoch(&t->prog, loss_n ? loss_sum / (double)loss_n : NAN, t->last_vloss, t->last_vacc, "acc");
+    }
+    res->steps = t->step;
+    res->train_seconds = timer_now() - t_start;
+    if (res->stopped_early) log_info("early stopping after %lld steps (no improvement in %lld validations)",
+                                     (long long)t->step, (long long)a->early_stop_patience);
+    return 0;
+}
+
+int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
+                trainer_result *out, cgnn_err *err) {
+    trainer t;
+    memset(&t, 0, sizeof t);
+    memset(out, 0, sizeof *out);
+    out->best_val_loss = out->best_val_acc = out->test_loss = out->test_acc = NAN;
+    t.cfg = cfg;
+    t.a = &cfg->args;
+    t.metric_is_loss = strcmp(cfg->args.early_stop_criterion, "loss") == 0;
+    int rc = -1;
+    /* a retry never mixes old and new outputs */
+    if (!cfg->should_skip_training && outputs_remove(cfg->trained_model_uri, err) != 0) goto done;
+    if (outputs_remove(cfg->eval_metrics_uri, err) != 0) goto done;
+    if (trainer_setup(&t, res, err) != 0) goto done;
+    if (cfg->tensorboard_logs_uri[0] && jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0) goto done;
+    progress_init(&t.prog, opt ? opt->progress : 1);
+
+    if (cfg->should_skip_training) {
+        if (outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0) goto done;
+        log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
+    } else {
+        if (train_loop(&t, out, err) != 0) goto done;
+        if (t.have_best) {
+            memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
+            log_info("restored the best weights (validation %s %.4f)", t.metric_is_loss ? "loss" : "acc", t.best_score);
+        }
+        if (outputs_save_model(cfg->trained_model_uri, &t.m, t.m.params, err) != 0) goto done;
+    }
+    if (!cfg->should_skip_model_evaluation && t.have_test) {
+        eval_sums s;
+        evaluate(&t, &t.test, cfg->args.num_test_batches, &s);
+        out->has_test = 1;
+        out->test_loss = sums_loss(&s);
+        out->test_acc = sums_acc(&s);
+        const char *names[] = {"acc", "loss"};
+        double vals[] = {out->test_acc, out->test_loss};
+        if (cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, names, vals, 2, err) != 0)
+            goto done;
+        const char *keys[] = {"step", "test_loss", "test_acc"};
+        double lv[] = {(double)t.step, out->test_loss, out->test_acc};
+        jsonl_write(&t.log, keys, lv, 3, 1);
+    }
+    rc = 0;
+done:
+    trainer_free(&t);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* trainer.h — `cgnn train`: GiGL Trainer semantics for node classification.
+ *
+ * One job: open the dataset, build the model and optimiser, train on sampled mini-batches
+ * (background sampler threads feed an in-order prefetch queue), validate every
+ * val_every_num_batches (0 = once per epoch) on num_val_batches batches (0 = all), early-stop
+ * on the loss or a metric with GiGL's EarlyStopper (strict improvement resets the counter; stop
+ * when it reaches the patience), restore the best weights, test, and write the outputs:
+ * the model (safetensors, PyG keys; also rewritten at every new best validation score, so a
+ * failed job leaves its last good checkpoint), GiGL's eval-metrics JSON, and metrics.jsonl.
+ * A non-finite loss stops the job with CGNN_ERR_RUNTIME and keeps the last good checkpoint.
+ *
+ * One training step (the unit the data-parallel and profiling work plugs into):
+ *   mb = loader_next → zero grads → model_forward → softmax CE (+ dlogits) → model_backward
+ *   → [all-reduce of the flat gradient buffer] → clip → lr = sched(step) → optim_step
+ */
+#ifndef CGNN_TRAINER_H
+#define CGNN_TRAINER_H
+
+#include <stdint.h>
+
+#include "train/config.h"
+#include "util/err.h"
+
+typedef struct trainer_result {
+    int64_t steps;            /* optimiser steps taken */
+    int64_t epochs;           /* epochs started */
+    int stopped_early;
+    int has_val;              /* validation ran at least once */
+    double best_val_loss, best_val_acc; /* at the best validation check */
+    int has_test;
+    double test_loss, test_acc;
+    double train_seconds;
+} trainer_result;
+
+typedef struct trainer_options {
+    const char *job_name;
+    int progress;             /* draw progress on stderr */
+} trainer_options;
+
+/* Runs the job described by cfg / res. Returns 0, or -1 with *err (CGNN_ERR_INPUT for bad
+ * config or data found before training starts, CGNN_ERR_RUNTIME for failures during it). */
+int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
+                trainer_result *out, cgnn_err *err);
+
+#endif

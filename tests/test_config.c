@@ -1,0 +1,615 @@
+/* test_config.c — the task and resource config readers: every example under examples/ parses
+ * to the expected fields, defaults of a minimal config, and one temporary YAML per error class
+ * (each must fail with CGNN_ERR_INPUT and a message naming the file and the key). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "train/config.h"
+
+static char *g_dir; /* temporary directory for the YAML files written here */
+
+/* Writes text to g_dir/name; returns the path (static buffer, valid until the next call). */
+static const char *write_yaml(const char *name, const char *text) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    if (test_write_file(g_dir, name, text, strlen(text)) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    return path;
+}
+
+static const char *example(const char *name) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/examples/%s", test_source_dir(), name);
+    return path;
+}
+
+/* The common head of every error test: valid taskMetadata and sharedConfig. */
+#define NC_HEAD                                                                                \
+    "taskMetadata:\n"                                                                          \
+    "  nodeBasedTaskMetadata: {supervisionNodeTypes: [paper]}\n"                               \
+    "sharedConfig:\n"                                                                          \
+    "  preprocessedMetadataUri: data/cora\n"                                                   \
+    "  trainedModelMetadata:\n"                                                                \
+    "    trainedModelUri: out/m.safetensors\n"
+
+/* Loads text as a task config and checks that it fails with CGNN_ERR_INPUT and a message
+ * that names the file and contains each of up to three needles. Returns 0 if so. */
+static int expect_task_error(const char *name, const char *text, const char *n1, const char *n2,
+                             const char *n3, char *msg_out) {
+    const char *path = write_yaml(name, text);
+    task_config c;
+    cgnn_err err = {0};
+    int rc = config_load_task(&c, path, &err);
+    snprintf(msg_out, 1024, "%s", err.msg);
+    fprintf(stderr, "  %s -> %s\n", name, err.msg);
+    if (rc != -1 || err.code != CGNN_ERR_INPUT) return -1;
+    if (!strstr(err.msg, path)) return -2;
+    if (n1 && !strstr(err.msg, n1)) return -3;
+    if (n2 && !strstr(err.msg, n2)) return -4;
+    if (n3 && !strstr(err.msg, n3)) return -5;
+    return 0;
+}
+
+#define EXPECT_TASK_ERROR(name, text, n1, n2, n3)                                              \
+    do {                                                                                       \
+        char msg_[1024];                                                                       \
+        int r_ = expect_task_error(name, text, n1, n2, n3, msg_);                              \
+        if (r_ != 0) TEST_FAIL_("%s: unexpected result %d: '%s'", name, r_, msg_);             \
+    } while (0)
+
+/* ---- examples ------------------------------------------------------------------- */
+
+TEST(example_cora_graphsage) {
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, example("cora_graphsage.yaml"), &err), 0);
+    ASSERT_EQ(c.task, TASK_NODE_CLASSIFICATION);
+    ASSERT(!strcmp(c.dataset_path, "data/cora"));
+    ASSERT(!strcmp(c.trained_model_uri, "out/cora_graphsage/model.safetensors"));
+    ASSERT(!strcmp(c.eval_metrics_uri, "out/cora_graphsage/eval_metrics.json"));
+    ASSERT(!strcmp(c.tensorboard_logs_uri, "out/cora_graphsage/tensorboard/"));
+    ASSERT(!strcmp(c.supervision_node_type, "paper"));
+    ASSERT_EQ(c.should_skip_training, 0);
+    ASSERT_EQ(c.should_skip_model_evaluation, 0);
+    ASSERT_EQ(c.profiler_enabled, 0);
+    ASSERT(!strcmp(c.profiler_log_dir, "out/cora_graphsage/profile"));
+    const trainer_args *a = &c.args;
+    ASSERT_EQ(a->model, MODEL_GRAPHSAGE);
+    ASSERT_EQ(a->num_layers, 2);
+    ASSERT_EQ(a->hidden_dim, 128);
+    ASSERT_EQ(a->out_channels, 0);
+    ASSERT_EQ(a->num_fanouts, 2);
+    ASSERT_EQ(a->fanouts[0], 10);
+    ASSERT_EQ(a->fanouts[1], 10);
+    ASSERT_NEAR(a->dropout, 0.5, 0);
+    ASSERT_EQ(a->l2_normalize_output, 0);
+    ASSERT_EQ(a->l2_normalize_set, 0);
+    ASSERT(!strcmp(a->feature_normalization, "row"));
+    ASSERT_EQ(a->batch_size, 140);
+    ASSERT_EQ(a->num_epochs, 200);
+    ASSERT_EQ(a->num_max_train_batches, 0);
+    ASSERT_EQ(a->val_every_num_batches, 0);
+    ASSERT(!strcmp(a->early_stop_criterion, "loss"));
+    ASSERT_EQ(a->early_stop_patience, 20);
+    ASSERT_EQ(a->num_workers, 2);
+    ASSERT_EQ(a->optim.kind, OPTIM_ADAM);
+    ASSERT_NEAR(a->optim.lr, 0.01, 0);
+    ASSERT_NEAR(a->optim.weight_decay, 5e-4, 0);
+    ASSERT_EQ(a->sched.kind, SCHED_CONSTANT);
+    ASSERT_NEAR(a->sched.factor, 1.0, 0);
+    ASSERT_EQ(a->sched.total_iters, 0);
+}
+
+TEST(example_cora_gcn) {
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, example("cora_gcn.yaml"), &err), 0);
+    ASSERT_EQ(c.task, TASK_NODE_CLASSIFICATION);
+    ASSERT(!strcmp(c.dataset_path, "data/cora/metadata.yaml"));
+    char meta[4200]; /* the example's dataset is in the repository */
+    snprintf(meta, sizeof meta, "%s/%s", test_source_dir(), c.dataset_path);
+    ASSERT_EQ(access(meta, R_OK), 0);
+    ASSERT(!strcmp(c.trained_model_uri, "out/cora_gcn/model.safetensors"));
+    ASSERT_EQ(c.args.model, MODEL_GCN);
+    ASSERT_EQ(c.args.hidden_dim, 64);
+    ASSERT_EQ(c.args.num_fanouts, 2);
+    ASSERT_EQ(c.args.fanouts[0], -1);
+    ASSERT_EQ(c.args.fanouts[1], -1);
+    ASSERT_EQ(c.args.optim.kind, OPTIM_ADAM);
+    ASSERT_EQ(c.profiler_enabled, 0);
+    ASSERT_EQ(c.profiler_log_dir[0], '\0');
+}
+
+TEST(example_cora_gat) {
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, example("cora_gat.yaml"), &err), 0);
+    ASSERT_EQ(c.args.model, MODEL_GAT);
+    ASSERT_EQ(c.args.num_heads, 8);
+    ASSERT_EQ(c.args.hidden_dim, 64);
+    ASSERT_EQ(c.args.hidden_dim % c.args.num_heads, 0);
+    ASSERT_NEAR(c.args.optim.lr, 0.005, 0);
+    ASSERT_NEAR(c.args.optim.weight_decay, 5e-4, 0);
+    ASSERT_EQ(c.args.fanouts[0], -1);
+}
+
+TEST(example_facebook_graphsage) {
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, example("facebook_graphsage.yaml"), &err), 0);
+    ASSERT_EQ(c.task, TASK_NODE_CLASSIFICATION);
+    ASSERT(!strcmp(c.dataset_path, "data/facebook"));
+    ASSERT(!strcmp(c.supervision_node_type, "page"));
+    ASSERT_EQ(c.args.hidden_dim, 256);
+    ASSERT_EQ(c.args.fanouts[0], 15);
+    ASSERT_EQ(c.args.fanouts[1], 10);
+    ASSERT_EQ(c.args.batch_size, 512);
+    ASSERT_EQ(c.args.num_epochs, 20);
+    ASSERT_NEAR(c.args.optim.weight_decay, 0, 0);
+    ASSERT_EQ(c.args.sched.kind, SCHED_STEP);
+    ASSERT_EQ(c.args.sched.step_size, 250);
+    ASSERT_NEAR(c.args.sched.gamma, 0.5, 0);
+    ASSERT(!strcmp(c.args.early_stop_criterion, "acc"));
+    ASSERT_EQ(c.args.early_stop_patience, 5);
+}
+
+TEST(example_resource) {
+    resource_config r;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_resource(&r, example("resource.yaml"), &err), 0);
+    ASSERT_EQ(r.num_workers, 2);
+    ASSERT_EQ(r.num_replicas, 0);
+    ASSERT_EQ(r.num_threads_per_replica, 0);
+    ASSERT_EQ(config_load_resource(&r, NULL, &err), 0);
+    ASSERT_EQ(r.num_workers, 0);
+    ASSERT_EQ(config_load_resource(&r, "", &err), 0);
+}
+
+/* ---- defaults and accepted spellings ---------------------------------------------- */
+
+TEST(minimal_defaults) {
+    const char *path = write_yaml("minimal.yaml", NC_HEAD);
+    task_config c;
+    cgnn_err err = {0};
+    if (config_load_task(&c, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.task, TASK_NODE_CLASSIFICATION);
+    ASSERT(!strcmp(c.file, path));
+    ASSERT_EQ(c.eval_metrics_uri[0], '\0');
+    ASSERT_EQ(c.tensorboard_logs_uri[0], '\0');
+    const trainer_args *a = &c.args;
+    ASSERT_EQ(a->model, MODEL_GRAPHSAGE);
+    ASSERT_EQ(a->num_layers, 2);
+    ASSERT_EQ(a->hidden_dim, 256);
+    ASSERT_EQ(a->out_channels, 0);
+    ASSERT_EQ(a->num_fanouts, 2);
+    ASSERT_EQ(a->fanouts[0], 10);
+    ASSERT_EQ(a->fanouts[1], 10);
+    ASSERT_EQ(a->fanouts[2], 0);
+    ASSERT_NEAR(a->dropout, 0.5, 0);
+    ASSERT_EQ(a->num_heads, 2);
+    ASSERT_EQ(a->l2_normalize_output, 0);
+    ASSERT_EQ(a->l2_normalize_set, 0);
+    ASSERT(!strcmp(a->feature_normalization, "none"));
+    ASSERT_EQ(a->batch_size, 512);
+    ASSERT_EQ(a->num_epochs, 1);
+    ASSERT_EQ(a->num_max_train_batches, 0);
+    ASSERT_EQ(a->val_every_num_batches, 0);
+    ASSERT_EQ(a->num_val_batches, 0);
+    ASSERT_EQ(a->num_test_batches, 0);
+    ASSERT(!strcmp(a->early_stop_criterion, "loss"));
+    ASSERT_EQ(a->early_stop_patience, 0);
+    ASSERT_EQ(a->num_workers, 2);
+    ASSERT_EQ(a->seed, 0);
+    ASSERT_EQ(a->replace, 0);
+    ASSERT_EQ(a->optim.kind, OPTIM_ADAM);
+    ASSERT_NEAR(a->optim.lr, 0.01, 0);
+    ASSERT_NEAR(a->optim.weight_decay, 0, 0);
+    ASSERT_NEAR(a->optim.beta1, 0.9, 0);
+    ASSERT_NEAR(a->clip_grad_norm, 0, 0);
+    ASSERT_EQ(a->sched.kind, SCHED_CONSTANT);
+    ASSERT_NEAR(a->sched.factor, 1.0, 0);
+    ASSERT_EQ(a->sched.total_iters, 0);
+    ASSERT_NEAR(a->softmax_temp, 0.07, 0);
+    ASSERT_EQ(a->should_remove_accidental_hits, 1);
+    ASSERT_EQ(a->random_negative_sample_batch_size, 512);
+    ASSERT_EQ(c.should_skip_training, 0);
+    ASSERT_EQ(c.profiler_enabled, 0);
+
+    trainer_args d;
+    config_default_trainer_args(&d, TASK_NODE_CLASSIFICATION);
+    ASSERT_EQ(memcmp(&d, a, sizeof d), 0);
+}
+
+TEST(link_prediction_and_spellings) {
+    const char *path = write_yaml(
+        "lp.yaml",
+        "graphMetadata:\n"
+        "  nodeTypes: [user]\n"
+        "  edgeTypes: [{srcNodeType: user, relation: friend, dstNodeType: user}]\n"
+        "taskMetadata:\n"
+        "  nodeAnchorBasedLinkPredictionTaskMetadata:\n"
+        "    supervisionEdgeTypes: [{srcNodeType: user, relation: friend, dstNodeType: user}]\n"
+        "sharedConfig:\n"
+        "  preprocessedMetadataUri: file:///data/facebook-lp/metadata.yaml\n"
+        "  trainedModelMetadata:\n"
+        "    trainedModelUri: file://out/lp/model.safetensors\n"
+        "    evalMetricsUri: \"\"\n"
+        "  shouldSkipTraining: \"TRUE\"\n"
+        "  shouldSkipModelEvaluation: False\n"
+        "  shouldSkipInference: true\n"
+        "trainerConfig:\n"
+        "  trainerClsPath: gigl.src.common.modeling_task_specs.NodeAnchorBasedLinkPredictionModelingTaskSpec\n"
+        "  trainerArgs:\n"
+        "    gnn_model_class_path: gigl.src.common.models.pyg.homogeneous.GraphSAGE\n"
+        "    num_layers: 3\n"
+        "    num_neighbors: [5, -1, 2]\n"
+        "    out_channels: '64'\n"
+        "    num_max_train_batches: '1000'\n"
+        "    optim_class_path: torch.optim.SGD\n"
+        "    optim_lr: 1e-3\n"
+        "    optim_momentum: '0.9'\n"
+        "    lr_scheduler_name: torch.optim.lr_scheduler.ConstantLR\n"
+        "    lr_scheduler_total_iters: '7'\n"
+        "    early_stop_criterion: mrr\n"
+        "    random_negative_sample_batch_size: '256'\n"
+        "    random_negative_sample_batch_size_for_evaluation: '1000'\n"
+        "    softmax_temp: '0.1'\n"
+        "    should_remove_accidental_hits: 'False'\n"
+        "    task_path: gigl.src.common.models.layers.task.Retrieval\n"
+        "    sample_with_replacement: 'true'\n"
+        "    seed: '42'\n"
+        "profilerConfig:\n"
+        "  shouldEnableProfiler: 'true'\n"
+        "  profilerLogDir: file:///tmp/prof\n"
+        "  profilerArgs: {wait: '1'}\n"
+        "featureFlags: {x: y}\n"
+        "inferencerConfig: {inferencerArgs: {a: b}}\n"
+        "datasetConfig: {}\n"
+        "metricsConfig: {}\n");
+    task_config c;
+    cgnn_err err = {0};
+    if (config_load_task(&c, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.task, TASK_LINK_PREDICTION);
+    ASSERT(!strcmp(c.dataset_path, "/data/facebook-lp/metadata.yaml"));
+    ASSERT(!strcmp(c.trained_model_uri, "out/lp/model.safetensors"));
+    ASSERT_EQ(c.eval_metrics_uri[0], '\0');
+    ASSERT_EQ(c.should_skip_training, 1);
+    ASSERT_EQ(c.should_skip_model_evaluation, 0);
+    ASSERT(!strcmp(c.supervision_edge_type.src_node_type, "user"));
+    ASSERT(!strcmp(c.supervision_edge_type.relation, "friend"));
+    ASSERT(!strcmp(c.supervision_edge_type.dst_node_type, "user"));
+    ASSERT_EQ(c.profiler_enabled, 1);
+    ASSERT(!strcmp(c.profiler_log_dir, "/tmp/prof"));
+    const trainer_args *a = &c.args;
+    ASSERT_EQ(a->model, MODEL_GRAPHSAGE);
+    ASSERT_EQ(a->num_layers, 3);
+    ASSERT_EQ(a->num_fanouts, 3);
+    ASSERT_EQ(a->fanouts[0], 5);
+    ASSERT_EQ(a->fanouts[1], -1);
+    ASSERT_EQ(a->fanouts[2], 2);
+    ASSERT_EQ(a->out_channels, 64);
+    ASSERT_EQ(a->l2_normalize_output, 1); /* LP default */
+    ASSERT_EQ(a->l2_normalize_set, 0);
+    ASSERT_EQ(a->num_max_train_batches, 1000);
+    ASSERT_EQ(a->num_epochs, CONFIG_UNLIMITED_EPOCHS);
+    ASSERT_EQ(a->optim.kind, OPTIM_SGD);
+    ASSERT_NEAR(a->optim.lr, 1e-3, 0);
+    ASSERT_NEAR(a->optim.momentum, 0.9, 0);
+    ASSERT_EQ(a->sched.kind, SCHED_CONSTANT);
+    ASSERT_NEAR(a->sched.factor, 1.0 / 3.0, 1e-12); /* torch default when named */
+    ASSERT_EQ(a->sched.total_iters, 7);
+    ASSERT(!strcmp(a->early_stop_criterion, "mrr"));
+    ASSERT_EQ(a->random_negative_sample_batch_size, 256);
+    ASSERT_EQ(a->random_negative_sample_batch_size_for_evaluation, 1000);
+    ASSERT_NEAR(a->softmax_temp, 0.1, 0);
+    ASSERT_EQ(a->should_remove_accidental_hits, 0);
+    ASSERT_EQ(a->replace, 1);
+    ASSERT_EQ(a->seed, 42);
+}
+
+TEST(epochs_and_batches) {
+    task_config c;
+    cgnn_err err = {0};
+    /* both given: both bound the run */
+    const char *p = write_yaml("both.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n"
+                                            "    num_epochs: '3'\n    num_max_train_batches: '10'\n");
+    if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.num_epochs, 3);
+    ASSERT_EQ(c.args.num_max_train_batches, 10);
+    /* num_max_train_batches 0 alone: no batch bound, so the epoch default stays */
+    p = write_yaml("zero.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_max_train_batches: '0'\n");
+    if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.num_epochs, 1);
+    /* accuracy is stored as acc; LinearLR, CosineAnnealingLR, AdamW defaults */
+    p = write_yaml("misc.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n"
+                                        "    early_stop_criterion: accuracy\n"
+                                        "    optim_class_path: AdamW\n"
+                                        "    lr_scheduler_name: CosineAnnealingLR\n"
+                                        "    lr_scheduler_t_max: '100'\n"
+                                        "    should_l2_normalize_embedding_layer_output: 'True'\n"
+                                        "    num_layers: '1'\n    num_neighbors: '-1'\n");
+    if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(!strcmp(c.args.early_stop_criterion, "acc"));
+    ASSERT_EQ(c.args.optim.kind, OPTIM_ADAMW);
+    ASSERT_NEAR(c.args.optim.weight_decay, 0.01, 0); /* torch's AdamW default */
+    ASSERT_EQ(c.args.sched.kind, SCHED_COSINE);
+    ASSERT_EQ(c.args.sched.t_max, 100);
+    ASSERT_NEAR(c.args.sched.eta_min, 0, 0);
+    ASSERT_EQ(c.args.l2_normalize_output, 1);
+    ASSERT_EQ(c.args.l2_normalize_set, 1);
+    ASSERT_EQ(c.args.num_fanouts, 1);
+    ASSERT_EQ(c.args.fanouts[0], -1);
+    ASSERT_EQ(c.args.fanouts[1], 0);
+}
+
+TEST(trainer_arg_keys) {
+    int n = 0;
+    for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
+    ASSERT_EQ(n, 39);
+    ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
+}
+
+TEST(resolve_uri) {
+    char out[64];
+    cgnn_err err = {0};
+    ASSERT_EQ(config_resolve_uri(out, sizeof out, "file:///a/b", "x", &err), 0);
+    ASSERT(!strcmp(out, "/a/b"));
+    ASSERT_EQ(config_resolve_uri(out, sizeof out, "rel/path.yaml", "x", &err), 0);
+    ASSERT(!strcmp(out, "rel/path.yaml"));
+    ASSERT_EQ(config_resolve_uri(out, sizeof out, "s3://bucket/k", "WHAT", &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, "WHAT: unsupported URI scheme 's3://'");
+    ASSERT_EQ(config_resolve_uri(out, 8, "file://0123456789", "x", &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "too long");
+    ASSERT_EQ(config_resolve_uri(out, sizeof out, "file://", "x", &err), -1);
+    ASSERT_EQ(config_load_task(&(task_config){0}, "gs://b/task.yaml", &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, "gs://b/task.yaml");
+    ASSERT_EQ(config_load_task(&(task_config){0}, "/nonexistent/cgnn/task.yaml", &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "/nonexistent/cgnn/task.yaml");
+}
+
+/* ---- one YAML per error ---------------------------------------------------------- */
+
+TEST(err_malformed_yaml) {
+    EXPECT_TASK_ERROR("malformed.yaml", NC_HEAD "trainerConfig:\n  trainerArgs: {hidden_dim: '8'\n", NULL,
+                      NULL, NULL);
+}
+
+TEST(err_unknown_top_level) {
+    EXPECT_TASK_ERROR("top.yaml", NC_HEAD "trainerConfg:\n  trainerArgs: {}\n", "trainerConfg",
+                      "did you mean 'trainerConfig'?", NULL);
+}
+
+TEST(err_unknown_trainer_arg) {
+    char msg[1024];
+    const char *text = NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_layers: '2'\n    hiden_dim: '64'\n";
+    ASSERT_EQ(expect_task_error("typo.yaml", text, NULL, NULL, NULL, msg), 0);
+    char want[4096 + 128];
+    snprintf(want, sizeof want,
+             "%s/typo.yaml: trainerConfig.trainerArgs.hiden_dim (line 10): unknown trainer argument; "
+             "did you mean 'hidden_dim'?",
+             g_dir);
+    if (strcmp(msg, want) != 0) TEST_FAIL_("got '%s'\nwant '%s'", msg, want);
+}
+
+TEST(err_bad_integer) {
+    EXPECT_TASK_ERROR("int.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hidden_dim: '2x'\n",
+                      "trainerConfig.trainerArgs.hidden_dim", "'2x'", "line 9");
+}
+
+TEST(err_bad_bool) {
+    EXPECT_TASK_ERROR("bool.yaml", NC_HEAD "  shouldSkipTraining: 'yes'\n", "sharedConfig.shouldSkipTraining",
+                      "'yes'", NULL);
+    EXPECT_TASK_ERROR("bool2.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    sample_with_replacement: '1'\n",
+                      "sample_with_replacement", "true or false", NULL);
+}
+
+TEST(err_dropout_range) {
+    EXPECT_TASK_ERROR("dropout.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    dropout: '1.0'\n",
+                      "trainerConfig.trainerArgs.dropout", "[0, 1)", NULL);
+    EXPECT_TASK_ERROR("dropout2.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    dropout: .nan\n",
+                      "dropout", "finite", NULL);
+}
+
+TEST(err_fanouts_length) {
+    EXPECT_TASK_ERROR("fanlen.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: '[15, 10, 5]'\n"
+                              "    num_layers: '2'\n",
+                      "trainerConfig.trainerArgs.num_neighbors", "num_layers is 2", "3 fanouts");
+    EXPECT_TASK_ERROR("fanlen2.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: [1,1,1,1,1,1,1,1,1,1]\n",
+                      "num_neighbors", "num_layers", "10 fanouts");
+}
+
+TEST(err_fanout_zero) {
+    EXPECT_TASK_ERROR("fan0.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: '[10, 0]'\n",
+                      "trainerConfig.trainerArgs.num_neighbors", "entry 1 is 0", NULL);
+    EXPECT_TASK_ERROR("fan1.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: '[10, x]'\n",
+                      "num_neighbors", "entry 1", NULL);
+    EXPECT_TASK_ERROR("fan2.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: '[10, 10'\n",
+                      "num_neighbors", "brackets", NULL);
+    EXPECT_TASK_ERROR("fan3.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_neighbors: '[10,,10]'\n",
+                      "num_neighbors", "empty", NULL);
+}
+
+TEST(err_missing_dataset) {
+    EXPECT_TASK_ERROR("nodata.yaml",
+                      "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                      "sharedConfig:\n  trainedModelMetadata: {trainedModelUri: m.safetensors}\n",
+                      "sharedConfig", "preprocessedMetadataUri", NULL);
+    EXPECT_TASK_ERROR("nomodel.yaml",
+                      "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                      "sharedConfig:\n  preprocessedMetadataUri: d\n  trainedModelMetadata: {}\n",
+                      "trainedModelMetadata", "trainedModelUri", NULL);
+}
+
+TEST(err_gs_uri) {
+    EXPECT_TASK_ERROR("gs.yaml",
+                      "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                      "sharedConfig:\n  preprocessedMetadataUri: d\n"
+                      "  trainedModelMetadata: {trainedModelUri: 'gs://bucket/model.pt'}\n",
+                      "sharedConfig.trainedModelMetadata.trainedModelUri",
+                      "unsupported URI scheme 'gs://' (cgnn reads and writes local files; use a path or file://)",
+                      NULL);
+}
+
+TEST(err_task_metadata) {
+    EXPECT_TASK_ERROR("both.yaml",
+                      "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                      "  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                      "sharedConfig:\n  preprocessedMetadataUri: d\n"
+                      "  trainedModelMetadata: {trainedModelUri: m}\n",
+                      "taskMetadata", "nodeBasedTaskMetadata", "nodeAnchorBasedLinkPredictionTaskMetadata");
+    EXPECT_TASK_ERROR("neither.yaml",
+                      "taskMetadata: {}\n"
+                      "sharedConfig:\n  preprocessedMetadataUri: d\n"
+                      "  trainedModelMetadata: {trainedModelUri: m}\n",
+                      "taskMetadata", "nodeBasedTaskMetadata", "nodeAnchorBasedLinkPredictionTaskMetadata");
+    EXPECT_TASK_ERROR("absent.yaml",
+                      "sharedConfig:\n  preprocessedMetadataUri: d\n"
+                      "  trainedModelMetadata: {trainedModelUri: m}\n",
+                      "taskMetadata", NULL, NULL);
+}
+
+TEST(err_step_lr_without_step_size) {
+    EXPECT_TASK_ERROR("steplr.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    lr_scheduler_name: StepLR\n",
+                      "trainerConfig.trainerArgs.lr_scheduler_name", "lr_scheduler_step_size", NULL);
+    EXPECT_TASK_ERROR("cos.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    lr_scheduler_name: CosineAnnealingLR\n",
+                      "lr_scheduler_name", "lr_scheduler_t_max", NULL);
+    EXPECT_TASK_ERROR("wrongarg.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    lr_scheduler_name: StepLR\n"
+                              "    lr_scheduler_step_size: '5'\n    lr_scheduler_t_max: '5'\n",
+                      "trainerConfig.trainerArgs.lr_scheduler_t_max", "StepLR", NULL);
+    EXPECT_TASK_ERROR("noname.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    lr_scheduler_gamma: '0.5'\n",
+                      "trainerConfig.trainerArgs.lr_scheduler_gamma", "lr_scheduler_name", NULL);
+}
+
+TEST(err_other_values) {
+    EXPECT_TASK_ERROR("layers.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_layers: '9'\n",
+                      "num_layers", "[1, 8]", NULL);
+    EXPECT_TASK_ERROR("lr.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    optim_lr: '0'\n", "optim_lr",
+                      "> 0", NULL);
+    EXPECT_TASK_ERROR("model.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    gnn_model_class_path: MLP\n",
+                      "gnn_model_class_path", "'MLP'", NULL);
+    EXPECT_TASK_ERROR("optim.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    optim_class_path: Adagrad\n",
+                      "optim_class_path", "'Adagrad'", NULL);
+    EXPECT_TASK_ERROR("mom.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    optim_momentum: '0.9'\n",
+                      "optim_momentum", "SGD", NULL);
+    EXPECT_TASK_ERROR("crit.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: mrr\n",
+                      "early_stop_criterion", "'mrr'", NULL);
+    EXPECT_TASK_ERROR("lponly.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    softmax_temp: '0.1'\n",
+                      "softmax_temp", "link prediction", NULL);
+    EXPECT_TASK_ERROR("gat.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    gnn_model_class_path: GAT\n"
+                              "    hidden_dim: '10'\n    num_heads: '3'\n",
+                      "num_heads", "divisible", NULL);
+    EXPECT_TASK_ERROR("empty.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hidden_dim:\n",
+                      "hidden_dim", "empty", NULL);
+    EXPECT_TASK_ERROR("map.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hidden_dim: {a: 1}\n",
+                      "hidden_dim", "mapping", NULL);
+    EXPECT_TASK_ERROR("norm.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    feature_normalization: col\n",
+                      "feature_normalization", "'col'", NULL);
+    EXPECT_TASK_ERROR("prof.yaml", NC_HEAD "profilerConfig: {shouldEnableProfiler: true}\n",
+                      "profilerConfig", "profilerLogDir", NULL);
+    EXPECT_TASK_ERROR("shared.yaml", NC_HEAD "  shouldSkipTrainng: false\n", "shouldSkipTrainng",
+                      "did you mean 'shouldSkipTraining'?", NULL);
+    EXPECT_TASK_ERROR("notmap.yaml", "- a\n- b\n", "expected a mapping", NULL, NULL);
+    EXPECT_TASK_ERROR("emptydoc.yaml", "", "empty document", NULL, NULL);
+}
+
+/* ---- resource config errors ------------------------------------------------------- */
+
+static int expect_resource_error(const char *name, const char *text, const char *n1, char *msg_out) {
+    const char *path = write_yaml(name, text);
+    resource_config r;
+    cgnn_err err = {0};
+    int rc = config_load_resource(&r, path, &err);
+    snprintf(msg_out, 1024, "%s", err.msg);
+    fprintf(stderr, "  %s -> %s\n", name, err.msg);
+    if (rc != -1 || err.code != CGNN_ERR_INPUT) return -1;
+    if (!strstr(err.msg, path)) return -2;
+    if (n1 && !strstr(err.msg, n1)) return -3;
+    return 0;
+}
+
+TEST(resource_config) {
+    const char *p = write_yaml("res.yaml",
+                               "shared_resource_config:\n  common_compute_config: {project: p}\n"
+                               "preprocessor_config: {}\n"
+                               "inferencer_resource_config: {local_inferencer_config: {num_workers: 1}}\n"
+                               "trainer_resource_config:\n"
+                               "  mpi_trainer_config: {num_replicas: 4, num_threads_per_replica: '3'}\n");
+    resource_config r;
+    cgnn_err err = {0};
+    if (config_load_resource(&r, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(r.num_workers, 0);
+    ASSERT_EQ(r.num_replicas, 4);
+    ASSERT_EQ(r.num_threads_per_replica, 3);
+    p = write_yaml("res_empty.yaml", "");
+    ASSERT_EQ(config_load_resource(&r, p, &err), 0);
+
+    char msg[1024];
+    int rc = expect_resource_error("res_typo.yaml",
+                                   "trainer_resource_config:\n  local_trainer_confg: {num_workers: 2}\n",
+                                   "did you mean 'local_trainer_config'?", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("res_typo2.yaml",
+                               "trainer_resource_config:\n  local_trainer_config: {num_worker: 2}\n",
+                               "did you mean 'num_workers'?", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("res_bad.yaml",
+                               "trainer_resource_config:\n  mpi_trainer_config: {num_replicas: 0}\n",
+                               "mpi_trainer_config.num_replicas", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("res_int.yaml",
+                               "trainer_resource_config:\n  local_trainer_config: {num_workers: 2x}\n",
+                               "local_trainer_config.num_workers", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("res_top.yaml", "trainer_resource_confg: {}\n",
+                               "did you mean 'trainer_resource_config'?", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    ASSERT_EQ(config_load_resource(&r, "s3://b/res.yaml", &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "unsupported URI scheme 's3://'");
+}
+
+int main(void) {
+    g_dir = test_tmpdir();
+    RUN(example_cora_graphsage);
+    RUN(example_cora_gcn);
+    RUN(example_cora_gat);
+    RUN(example_facebook_graphsage);
+    RUN(example_resource);
+    RUN(minimal_defaults);
+    RUN(link_prediction_and_spellings);
+    RUN(epochs_and_batches);
+    RUN(trainer_arg_keys);
+    RUN(resolve_uri);
+    RUN(err_malformed_yaml);
+    RUN(err_unknown_top_level);
+    RUN(err_unknown_trainer_arg);
+    RUN(err_bad_integer);
+    RUN(err_bad_bool);
+    RUN(err_dropout_range);
+    RUN(err_fanouts_length);
+    RUN(err_fanout_zero);
+    RUN(err_missing_dataset);
+    RUN(err_gs_uri);
+    RUN(err_task_metadata);
+    RUN(err_step_lr_without_step_size);
+    RUN(err_other_values);
+    RUN(resource_config);
+    /* Clean up the temporary files (names are ours; the directory only holds them). */
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", g_dir);
+    free(g_dir);
+    return test_summary();
+}
