@@ -201,7 +201,7 @@ static void check_agg(int gcn) {
     agg_ctx c = {.b = b, .D = 3, .gcn = gcn};
     c.out = falloc(6 * 3), c.x = mb.features, c.wout = falloc(6 * 3), c.sn = falloc(15), c.dn = falloc(6);
     fill_uniform(c.wout, 18, -1, 1, 5);
-    ops_gcn_norm(c.sn, c.dn, b);
+    ops_gcn_norm(c.sn, c.dn, b, NULL);
     float *dx = falloc(15 * 3);
     if (gcn) ops_gcn_agg_backward(dx, c.wout, c.sn, c.dn, b, 3);
     else ops_mean_agg_backward(dx, c.wout, b, 3);
@@ -488,10 +488,30 @@ TEST(ref_aggregations) {
     ops_mean_agg_backward(d1, g, b, D);
     ops_mean_agg_backward_ref(d2, g, b, D);
     ASSERT_REF("mean agg backward", d1, d2, Ns * D);
-    ops_gcn_norm(sn1, dn1, b);
-    ops_gcn_norm_ref(sn2, dn2, b);
+    ops_gcn_norm(sn1, dn1, b, NULL);
+    ops_gcn_norm_ref(sn2, dn2, b, NULL);
     ASSERT_REF("gcn norm (src)", sn1, sn2, Ns);
     ASSERT_REF("gcn norm (dst)", dn1, dn2, Nd);
+    {
+        /* the inner block of a 2-layer batch reads source degrees from the outer block */
+        minibatch mb2;
+        const int64_t nodes3[3] = {40, 200, 900};
+        make_batch(&mb2, 2, nodes3, 6, 4, 2, 5);
+        const sampler_block *inner = &mb2.blocks[1], *outer = &mb2.blocks[0];
+        float *s1 = falloc(inner->num_src), *s2 = falloc(inner->num_src), *t1 = falloc(inner->num_dst),
+              *t2 = falloc(inner->num_dst);
+        ops_gcn_norm(s1, t1, inner, outer);
+        ops_gcn_norm_ref(s2, t2, inner, outer);
+        ASSERT_REF("gcn norm 2-layer (src)", s1, s2, inner->num_src);
+        ASSERT_REF("gcn norm 2-layer (dst)", t1, t2, inner->num_dst);
+        for (int64_t j = inner->num_dst; j < inner->num_src; j++) { /* a source-only node's degree is its outer in-degree */
+            int64_t deg = 1;
+            for (int64_t e = outer->indptr[j]; e < outer->indptr[j + 1]; e++) deg += outer->indices[e] != j;
+            ASSERT(fabsf(s1[j] - 1.0f / sqrtf((float)deg)) < 1e-6f);
+        }
+        free(s1), free(s2), free(t1), free(t2);
+        minibatch_free(&mb2);
+    }
     ops_gcn_agg_forward(o1, mb.features, sn1, dn1, b, D);
     ops_gcn_agg_forward_ref(o2, mb.features, sn1, dn1, b, D);
     ASSERT_REF("gcn agg forward", o1, o2, Nd * D);

@@ -340,7 +340,7 @@ const float *model_forward(model *m, const minibatch *mb, int training, uint64_t
             ops_linear_forward(ly->y, h, param(m, ly, SAGE_LIN_R_W), NULL, Nd, I, O, 1); /* dst rows */
             break;
         case MODEL_GCN:
-            ops_gcn_norm(ly->src_norm, ly->dst_norm, b);
+            ops_gcn_norm(ly->src_norm, ly->dst_norm, b, l > 0 ? &mb->blocks[l - 1] : NULL);
             ops_gcn_agg_forward(ly->agg, h, ly->src_norm, ly->dst_norm, b, I);
             ops_linear_forward(ly->y, ly->agg, param(m, ly, GCN_LIN_W), param(m, ly, GCN_BIAS), Nd, I, O, 0);
             break;

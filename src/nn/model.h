@@ -10,9 +10,12 @@
  *
  *   GraphSAGE (PyG SAGEConv, mean):  out_i = W_l · mean_{j∈N(i)} h_j + b_l + W_r · h_i
  *       keys convs.l.lin_l.weight [O, I], convs.l.lin_l.bias [O], convs.l.lin_r.weight [O, I]
- *   GCN (DGL GraphConv norm='both' on the block, self-loops added):
- *       out_i = Σ_{j∈N(i)∪{i}} (h_j W^T) / sqrt(outdeg(j) · indeg(i)) + b
- *       with degrees counted in the block including the self-loops
+ *   GCN (PyG GCNConv: self-loops, symmetric normalisation, on the sampled subgraph):
+ *       out_i = Σ_{j∈N(i)∪{i}} (h_j W^T) / sqrt(deg(j) · deg(i)) + b
+ *       deg(v) = 1 + v's sampled in-edges: in this block for its dst nodes, in the next outer
+ *       block for nodes that are only sources here (none in the outermost block) — PyG's
+ *       gcn_norm over a NeighborLoader subgraph; exact full-graph GCN with fanout -1 except
+ *       at the outermost sources
  *       keys convs.l.lin.weight [O, I], convs.l.bias [O]
  *   GAT (PyG GATConv, LeakyReLU 0.2, self-loops, shared lin for src and dst):
  *       z = h W^T (H heads of C), e_ij = LeakyReLU(a_src·z_j + a_dst·z_i), α = softmax_j(e_ij)

@@ -151,35 +151,39 @@ void ops_mean_agg_backward_ref(float *dinp, const float *dout, const sampler_blo
 
 /* ---- GCN normalised aggregation ------------------------------------------------------- */
 
-void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b) {
+/* In-degree of dst node i of block b, not counting a sampled self-edge, plus the self-loop. */
+static inline int64_t gcn_degree(const sampler_block *b, int64_t i) {
+    int64_t deg = 1;
+    for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) deg += b->indices[e] != i;
+    return deg;
+}
+
+void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b, const sampler_block *outer) {
     const int64_t Ns = b->num_src, Nd = b->num_dst;
 #pragma omp parallel for schedule(static) if (Ns > OPS_PAR_MIN)
     for (int64_t j = 0; j < Ns; j++) {
-        int64_t deg = j < Nd; /* the self-loop */
-        for (int64_t p = b->t_indptr[j]; p < b->t_indptr[j + 1]; p++) deg += b->t_indices[p] != j;
-        src_norm[j] = deg ? 1.0f / sqrtf((float)deg) : 1.0f;
-    }
-#pragma omp parallel for schedule(static) if (Nd > OPS_PAR_MIN)
-    for (int64_t i = 0; i < Nd; i++) {
-        int64_t deg = 1;
-        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) deg += b->indices[e] != i;
-        dst_norm[i] = 1.0f / sqrtf((float)deg);
+        int64_t deg = j < Nd ? gcn_degree(b, j) : outer ? gcn_degree(outer, j) : 1;
+        src_norm[j] = 1.0f / sqrtf((float)deg);
+        if (j < Nd) dst_norm[j] = src_norm[j];
     }
 }
 
-void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b) {
-    /* count into the output arrays, then turn counts into norms */
-    for (int64_t j = 0; j < b->num_src; j++) src_norm[j] = j < b->num_dst ? 1.0f : 0.0f;
+void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b, const sampler_block *outer) {
     for (int64_t i = 0; i < b->num_dst; i++) {
-        dst_norm[i] = 1.0f;
-        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
-            if (b->indices[e] == i) continue;
-            dst_norm[i] += 1.0f;
-            src_norm[b->indices[e]] += 1.0f;
-        }
+        float d = 1.0f;
+        for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) d += b->indices[e] != i;
+        dst_norm[i] = 1.0f / sqrtf(d);
     }
-    for (int64_t j = 0; j < b->num_src; j++) src_norm[j] = src_norm[j] > 0.0f ? 1.0f / sqrtf(src_norm[j]) : 1.0f;
-    for (int64_t i = 0; i < b->num_dst; i++) dst_norm[i] = 1.0f / sqrtf(dst_norm[i]);
+    for (int64_t j = 0; j < b->num_src; j++) {
+        if (j < b->num_dst) {
+            src_norm[j] = dst_norm[j];
+            continue;
+        }
+        float d = 1.0f;
+        if (outer)
+            for (int64_t e = outer->indptr[j]; e < outer->indptr[j + 1]; e++) d += outer->indices[e] != j;
+        src_norm[j] = 1.0f / sqrtf(d);
+    }
 }
 
 void ops_gcn_agg_forward(float *out, const float *inp, const float *src_norm, const float *dst_norm,

@@ -57,14 +57,18 @@ void ops_mean_agg_forward_ref(float *out, const float *inp, const sampler_block 
 void ops_mean_agg_backward(float *dinp, const float *dout, const sampler_block *b, int64_t D);
 void ops_mean_agg_backward_ref(float *dinp, const float *dout, const sampler_block *b, int64_t D);
 
-/* ---- GCN normalised aggregation (DGL GraphConv norm='both', self-loops added) -----------
+/* ---- GCN normalised aggregation (symmetric normalisation with self-loops, PyG gcn_norm
+ * semantics on the sampled subgraph) -------------------------------------------------------
  *   out_i = dst_norm_i · ( Σ_{j∈N(i), j≠i} src_norm_j · inp_j + src_norm_i · inp_i )
- *   src_norm_j = outdeg(j)^-1/2, dst_norm_i = indeg(i)^-1/2, degrees counted on the block
- *   with the self-loops (a source with no out-edge gets 1, it is never used). */
+ *   norm_v = deg(v)^-1/2 with deg(v) = 1 + the sampled in-edges of v (a sampled self-edge
+ *   counts once, as the self-loop): for a dst node of block b its in-edges in b; for a node
+ *   that is only a source of b, its in-edges in the next outer block `outer` (b's sources are
+ *   outer's destinations), or none when b is the outermost block (outer == NULL).
+ *   With fanout -1 this is full-graph GCN normalisation except at the outermost sources. */
 
-/* src_norm (N_src), dst_norm (N_dst). The fast version reads the transpose. */
-void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b);
-void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b);
+/* src_norm (N_src), dst_norm (N_dst); outer = the block before b, or NULL. */
+void ops_gcn_norm(float *src_norm, float *dst_norm, const sampler_block *b, const sampler_block *outer);
+void ops_gcn_norm_ref(float *src_norm, float *dst_norm, const sampler_block *b, const sampler_block *outer);
 /* out (N_dst, D), inp (N_src, D). */
 void ops_gcn_agg_forward(float *out, const float *inp, const float *src_norm, const float *dst_norm,
                          const sampler_block *b, int64_t D);
