@@ -5,7 +5,7 @@
 #                                    cross-check scripts in the test suite)
 set -euo pipefail
 
-pkgs=(gcc make libc6-dev cmake pkg-config libopenblas-dev libyaml-dev libmetis-dev
+pkgs=(gcc make libc6-dev cmake pkg-config libopenblas-openmp-dev libyaml-dev libmetis-dev
       libopenmpi-dev openmpi-bin zlib1g-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-numpy python3-torch)

@@ -39,6 +39,7 @@ typedef struct trainer {
     progress prog;
     int64_t step;
     double last_vloss, last_vacc; /* the latest validation */
+    int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
 } trainer;
 
 typedef struct eval_sums {
@@ -237,6 +238,7 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
             int64_t correct = 0;
             double loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
                                            t->m.cfg.out_dim, &correct);
+            if (t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
             if (!isfinite(loss)) {
                 loader_release(&t->train, mb);
                 progress_clear(&t->prog);
@@ -293,6 +295,8 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     t.cfg = cfg;
     t.a = &cfg->args;
     t.metric_is_loss = strcmp(cfg->args.early_stop_criterion, "loss") == 0;
+    const char *fault = getenv("CGNN_TEST_NAN_AT_STEP");
+    t.fault_nan_step = fault ? strtoll(fault, NULL, 10) : -1;
     int rc = -1;
     /* a retry never mixes old and new outputs */
     if (!cfg->should_skip_training && outputs_remove(cfg->trained_model_uri, err) != 0) goto done;
