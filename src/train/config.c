@@ -309,7 +309,7 @@ static int arg_fanouts(const yamldoc *doc, const yamldoc_node *n, int64_t *fanou
         for (int i = 0; i < n->len; i++) {
             const yamldoc_node *it = n->items[i];
             if (it->kind != YAMLDOC_SCALAR) return node_err(doc, it, err, "expected an integer fanout");
-            int64_t v;
+            int64_t v = 0;
             if (fanout_value(doc, n, it->scalar, i, &v, err) != 0) return -1;
             if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
         }
@@ -339,7 +339,7 @@ static int arg_fanouts(const yamldoc *doc, const yamldoc_node *n, int64_t *fanou
             return node_err(doc, n, err, "entry %d: expected an integer, got '%.*s'", i, 20, a);
         memcpy(tok, a, (size_t)(b - a));
         tok[b - a] = '\0';
-        int64_t v;
+        int64_t v = 0;
         if (fanout_value(doc, n, tok, i, &v, err) != 0) return -1;
         if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
         i++;

@@ -87,7 +87,7 @@ int outputs_save_model(const char *path, const model *m, const float *params, cg
         const model_tensor *mt = &m->tensors[i];
         t[i].name = mt->name;
         t[i].ndim = mt->ndim;
-        for (int d = 0; d < 4; d++) t[i].shape[d] = d < mt->ndim ? mt->shape[d] : 1;
+        for (int d = 0; d < 4; d++) t[i].shape[d] = (d < mt->ndim && d < 3) ? mt->shape[d] : 1;
         t[i].data = params + mt->offset;
     }
     char layers[32], in[32], hidden[32], out[32], heads[32];
