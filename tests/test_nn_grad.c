@@ -624,6 +624,19 @@ static int run_same(const run_out *a, const run_out *b) {
 
 static void run_free(run_out *r) { free(r->out), free(r->grads), free(r->dx); }
 
+/* Largest |x - y| / max(|y|, 1e-3) over the three outputs. */
+static double run_max_rel(const run_out *a, const run_out *b) {
+    double m = 0.0;
+    const float *xs[3] = {a->out, a->grads, a->dx}, *ys[3] = {b->out, b->grads, b->dx};
+    const int64_t ns[3] = {a->n_out, a->n_params, a->n_dx};
+    for (int t = 0; t < 3; t++)
+        for (int64_t k = 0; k < ns[t]; k++) {
+            double d = fabs((double)xs[t][k] - ys[t][k]) / fmax(fabs((double)ys[t][k]), 1e-3);
+            if (d > m) m = d;
+        }
+    return m;
+}
+
 static void check_determinism(model_kind kind) {
     minibatch mb;
     const int64_t nodes[3] = {150, 600, 2500};
@@ -636,14 +649,19 @@ static void check_determinism(model_kind kind) {
     omp_set_num_threads(1);
     run_out c = run_step(&m, &mb);
     omp_set_num_threads(saved);
-    const int twice = run_same(&a, &b), threads = run_same(&a, &c);
+    /* bitwise reproducible for a fixed thread count; across compute thread counts OpenBLAS
+     * (OpenMP build, sharing cgnn's thread count) may round GEMMs differently, so 1 vs 2
+     * threads must agree to float precision, not bit for bit */
+    const int twice = run_same(&a, &b);
+    const double thread_diff = run_max_rel(&a, &c);
+    const int threads = thread_diff < 1e-3;
     double gsum = 0.0;
     for (int64_t k = 0; k < a.n_params; k++) gsum += fabs(a.grads[k]);
     run_free(&a), run_free(&b), run_free(&c);
     model_free(&m);
     minibatch_free(&mb);
-    fprintf(stderr, "  %s: twice %s, 1 vs 2 threads %s\n", model_kind_name(kind), twice ? "identical" : "DIFFER",
-            threads ? "identical" : "DIFFER");
+    fprintf(stderr, "  %s: twice %s, 1 vs 2 threads max rel diff %.2e\n", model_kind_name(kind),
+            twice ? "identical" : "DIFFER", thread_diff);
     ASSERT(gsum > 0.0);
     ASSERT(twice);
     ASSERT(threads);
