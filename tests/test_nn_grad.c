@@ -269,7 +269,7 @@ static double ew_loss(void *p) {
     ew_ctx *c = p;
     const int64_t n = c->N * c->D;
     if (c->op == 0) ops_relu_forward(c->out, c->x, n);
-    else if (c->op == 1) ops_dropout_forward(c->out, c->x, n, 0.4f, 77, 1);
+    else if (c->op == 1) ops_dropout_forward(c->out, c->x, n, NULL, 1, 0.4f, 77, 1);
     else ops_l2norm_forward(c->out, c->x, c->N, c->D);
     return dot_loss(c->out, c->wout, n);
 }
@@ -281,7 +281,7 @@ static void check_elementwise(int op) {
     fill_uniform(c.wout, 20, -1, 1, 40);
     float *dx = falloc(20);
     if (op == 0) ops_relu_backward(dx, c.wout, c.x, 20);
-    else if (op == 1) ops_dropout_backward(dx, c.wout, 20, 0.4f, 77, 1);
+    else if (op == 1) ops_dropout_backward(dx, c.wout, 20, NULL, 1, 0.4f, 77, 1);
     else ops_l2norm_backward(dx, c.wout, c.x, 4, 5);
     fd_stats st = fd_check(c.x, dx, 20, ew_loss, &c, 1e-2f, 0);
     free(c.out), free(c.x), free(c.wout), free(dx);
@@ -567,16 +567,32 @@ TEST(ref_elementwise) {
     ASSERT_REF("relu forward", o1, o2, n);
     ops_relu_backward(d1, g, x, n), ops_relu_backward_ref(d2, g, x, n);
     ASSERT_REF("relu backward", d1, d2, n);
-    ops_dropout_forward(o1, x, n, 0.35f, 99, 2), ops_dropout_forward_ref(o2, x, n, 0.35f, 99, 2);
+    ops_dropout_forward(o1, x, n, NULL, 1, 0.35f, 99, 2), ops_dropout_forward_ref(o2, x, n, NULL, 1, 0.35f, 99, 2);
     ASSERT_REF("dropout forward", o1, o2, n);
     int64_t kept = 0;
     for (int64_t k = 0; k < n; k++) kept += ops_dropout_keep(99, 2, k, 0.35f);
     const double frac = (double)kept / (double)n;
     fprintf(stderr, "  dropout p=0.35 kept %.4f\n", frac);
     ASSERT(fabs(frac - 0.65) < 0.01);
-    ops_dropout_backward(d1, g, n, 0.35f, 99, 2), ops_dropout_backward_ref(d2, g, n, 0.35f, 99, 2);
+    ops_dropout_backward(d1, g, n, NULL, 1, 0.35f, 99, 2), ops_dropout_backward_ref(d2, g, n, NULL, 1, 0.35f, 99, 2);
     ASSERT_REF("dropout backward", d1, d2, n);
-    ops_l2norm_forward(o1, x, N, D), ops_l2norm_forward_ref(o2, x, N, D);
+
+    {
+        /* keyed by node: the same node gets the same mask in any row position */
+        const int64_t rows = 50, cols = 7;
+        int64_t ids[50], rev[50];
+        for (int64_t r = 0; r < rows; r++) ids[r] = 1000 + 3 * r, rev[r] = 1000 + 3 * (rows - 1 - r);
+        float *xa = falloc(rows * cols), *ya = falloc(rows * cols), *yb = falloc(rows * cols), *yr = falloc(rows * cols);
+        fill_uniform(xa, rows * cols, 0.5f, 1.0f, 3);
+        ops_dropout_forward(ya, xa, rows * cols, ids, cols, 0.5f, 5, 1);
+        ops_dropout_forward_ref(yr, xa, rows * cols, ids, cols, 0.5f, 5, 1);
+        ASSERT(memcmp(ya, yr, (size_t)(rows * cols) * sizeof(float)) == 0);
+        ops_dropout_forward(yb, xa, rows * cols, rev, cols, 0.5f, 5, 1); /* rows in reverse order */
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c2 = 0; c2 < cols; c2++)
+                ASSERT((ya[r * cols + c2] == 0.0f) == (yb[(rows - 1 - r) * cols + c2] == 0.0f));
+        free(xa), free(ya), free(yb), free(yr);
+    }    ops_l2norm_forward(o1, x, N, D), ops_l2norm_forward_ref(o2, x, N, D);
     ASSERT_REF("l2norm forward", o1, o2, n);
     ops_l2norm_backward(d1, g, x, N, D), ops_l2norm_backward_ref(d2, g, x, N, D);
     ASSERT_REF("l2norm backward", d1, d2, n);

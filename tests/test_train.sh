@@ -29,12 +29,19 @@ train() {
 }
 test_acc() { awk '/^test:/{print $5}' "$TMP/$1.out"; }
 
+# Under sanitizers (CGNN_TEST_SANITIZED=1, set by scripts/test.sh) the accuracy runs use one seed
+# and 20 epochs and assert only that training succeeds: the plain build asserts the targets.
+SANITIZED=${CGNN_TEST_SANITIZED:-0}
+SEEDS="0 1 2 3 4"
+[[ $SANITIZED == 1 ]] && SEEDS="0"
+
 # mean_acc EXAMPLE MIN [sed expressions...] — mean test accuracy over seeds 0..4 >= MIN
 mean_acc() {
   local ex=$1 min=$2
   shift 2
+  [[ $SANITIZED == 1 ]] && set -- "$@" -e 's/num_epochs: "200"/num_epochs: "20"/'
   local accs="" s
-  for s in 0 1 2 3 4; do
+  for s in $SEEDS; do
     config "$ex" "acc_$s" -e "s/seed: \"0\"/seed: \"$s\"/" "$@"
     if ! train "acc_$s"; then bad "$ex seed $s failed: $(cat "$TMP/acc_$s.err")"; return; fi
     accs="$accs $(test_acc "acc_$s")"
@@ -42,6 +49,7 @@ mean_acc() {
   local mean
   mean=$(echo "$accs" | awk '{s = 0; for (i = 1; i <= NF; i++) s += $i; printf "%.4f", s / NF}')
   echo "$ex $*: test accuracy$accs -> mean $mean (need >= $min)"
+  if [[ $SANITIZED == 1 ]]; then ok; return; fi
   if awk -v m="$mean" -v t="$min" 'BEGIN{exit !(m >= t)}'; then ok; else bad "$ex mean accuracy $mean < $min"; fi
 }
 
@@ -49,14 +57,18 @@ mean_acc cora_graphsage 0.80
 mean_acc cora_graphsage 0.79 -e 's/feature_normalization: row/feature_normalization: none/'
 mean_acc cora_gcn 0.80
 
-config facebook_graphsage fb -e 's/num_epochs: "20"/num_epochs: "4"/'
+FB_EPOCHS=4
+[[ $SANITIZED == 1 ]] && FB_EPOCHS=1
+config facebook_graphsage fb -e "s/num_epochs: \"20\"/num_epochs: \"$FB_EPOCHS\"/"
 if train fb; then
-  a=$(test_acc fb); echo "facebook_graphsage (4 epochs): test accuracy $a (need >= 0.90)"
-  awk -v a="$a" 'BEGIN{exit !(a >= 0.90)}' && ok || bad "facebook accuracy $a < 0.90"
+  a=$(test_acc fb); echo "facebook_graphsage ($FB_EPOCHS epochs): test accuracy $a (need >= 0.90)"
+  [[ $SANITIZED == 1 ]] && ok || { awk -v a="$a" 'BEGIN{exit !(a >= 0.90)}' && ok || bad "facebook accuracy $a < 0.90"; }
 else bad "facebook training failed: $(cat "$TMP/fb.err")"; fi
 
 # ---- outputs of one run ----
-config cora_graphsage run
+SHORT=()
+[[ $SANITIZED == 1 ]] && SHORT=(-e 's/num_epochs: "200"/num_epochs: "30"/')
+config cora_graphsage run "${SHORT[@]}"
 train run || bad "cora run failed: $(cat "$TMP/run.err")"
 [[ -s "$TMP/run/model.safetensors" ]] && ok || bad "no model.safetensors"
 grep -q '"name": "acc", "numberValue": "0\.[0-9]*", "format": "RAW"' "$TMP/run/eval_metrics.json" && ok \
@@ -76,8 +88,8 @@ if train skip; then
 else bad "skip-training run failed: $(cat "$TMP/skip.err")"; fi
 
 # ---- determinism: same seed -> identical weights; the sampler thread count changes nothing ----
-config cora_graphsage det1 -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/'
-config cora_graphsage det2 -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/'
+config cora_graphsage det1 "${SHORT[@]}" -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/'
+config cora_graphsage det2 "${SHORT[@]}" -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/'
 train det1 && train det2 || bad "determinism runs failed"
 cmp -s "$TMP/det1/model.safetensors" "$TMP/run/model.safetensors" && ok || bad "0 vs 2 sampler threads: weights differ"
 cmp -s "$TMP/det2/model.safetensors" "$TMP/run/model.safetensors" && ok || bad "3 vs 2 sampler threads: weights differ"
@@ -97,8 +109,8 @@ train missing; rc=$?
 
 # ---- a NaN loss at step 30 (test hook): exit 1 with a clear message; the last good checkpoint
 # (written at the best validation so far) stays ----
-config cora_graphsage nan
-CGNN_TEST_NAN_AT_STEP=30 train nan; rc=$?
+config cora_graphsage nan "${SHORT[@]}"
+CGNN_TEST_NAN_AT_STEP=25 train nan; rc=$?
 [[ $rc -eq 1 ]] && grep -Eq "loss is (NaN|infinite)" "$TMP/nan.err" && ok || bad "NaN loss: exit $rc, $(cat "$TMP/nan.err")"
 [[ -s "$TMP/nan/model.safetensors" ]] && ok || bad "NaN loss: the last good checkpoint is missing"
 [[ ! -e "$TMP/nan/eval_metrics.json" ]] && ok || bad "NaN loss: eval metrics written"

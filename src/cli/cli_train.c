@@ -1,9 +1,11 @@
 /* cli_train.c — `cgnn train --job_name=NAME --task_config_uri=task.yaml [--resource_config_uri=r.yaml]`. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "train/config.h"
 #include "train/trainer.h"
 #include "util/log.h"
@@ -21,6 +23,13 @@ static const cli_command TRAIN_CMD = {
     "metrics (GiGL JSON) and metrics.jsonl. See docs/CONFIG.md for every config key.",
     TRAIN_FLAGS, sizeof TRAIN_FLAGS / sizeof TRAIN_FLAGS[0]};
 
+/* Prints err on rank 0 (which holds every failed rank's message) and returns the exit status. */
+static int train_fail(const dist_ctx *d, const cgnn_err *err) {
+    int code = err->code ? err->code : CGNN_ERR_RUNTIME;
+    if (d->rank == 0) cli_fail(err);
+    return code;
+}
+
 int cli_cmd_train(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -37,28 +46,37 @@ int cli_cmd_train(int argc, char **argv) {
     }
     int quiet = 0;
     if (cli_flag_bool(&TRAIN_CMD, "quiet", &quiet, &err) != 0) return cli_fail(&err);
-    if (quiet) log_level = 0;
+    dist_ctx d;
+    dist_init(&d, NULL, NULL); /* under mpirun: the world; otherwise a world of one */
+    if (quiet || d.rank != 0) log_level = 0; /* rank 0 speaks for the job */
     task_config *tc = cgnn_calloc(1, sizeof *tc);
     resource_config rc;
-    if (config_load_task(tc, task_uri, &err) != 0 ||
-        config_load_resource(&rc, cli_flag_str(&TRAIN_CMD, "resource_config_uri"), &err) != 0) {
+    int bad = config_load_task(tc, task_uri, &err) != 0 ||
+              config_load_resource(&rc, cli_flag_str(&TRAIN_CMD, "resource_config_uri"), &err) != 0;
+    char report[sizeof err.msg];
+    int code = 0;
+    if (dist_check_errors(&d, bad, err.code, err.msg, report, sizeof report, &code) > 0) {
+        if (d.size > 1) err_set(&err, code ? code : CGNN_ERR_INPUT, "%s", report);
+        int status = train_fail(&d, &err);
         free(tc);
-        return cli_fail(&err);
+        dist_finalize(&d);
+        return status;
     }
     const char *job = cli_flag_str(&TRAIN_CMD, "job_name");
-    trainer_options opt = {job ? job : "cgnn", !quiet};
+    trainer_options opt = {job ? job : "cgnn", !quiet, &d};
     trainer_result res;
     if (job) log_info("job %s", job);
+    int status = 0;
     if (trainer_run(tc, &rc, &opt, &res, &err) != 0) {
-        free(tc);
-        return cli_fail(&err);
+        status = train_fail(&d, &err);
+    } else if (d.rank == 0) {
+        if (res.has_val) printf("best validation: loss %.4f acc %.4f\n", res.best_val_loss, res.best_val_acc);
+        if (res.has_test) printf("test: loss %.4f acc %.4f\n", res.test_loss, res.test_acc);
+        if (!tc->should_skip_training)
+            printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res.steps, res.train_seconds,
+                   res.stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
     }
-    if (res.has_val)
-        printf("best validation: loss %.4f acc %.4f\n", res.best_val_loss, res.best_val_acc);
-    if (res.has_test) printf("test: loss %.4f acc %.4f\n", res.test_loss, res.test_acc);
-    if (!tc->should_skip_training)
-        printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res.steps, res.train_seconds,
-               res.stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
     free(tc);
-    return 0;
+    dist_finalize(&d);
+    return status;
 }

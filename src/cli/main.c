@@ -38,7 +38,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("cgnn %s\n", CGNN_VERSION);
+#ifdef CGNN_WITH_MPI
+        printf("cgnn %s (distributed: MPI)\n", CGNN_VERSION);
+#else
+        printf("cgnn %s (distributed: serial build, no MPI)\n", CGNN_VERSION);
+#endif
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

@@ -12,6 +12,7 @@
 
 typedef struct dist_ctx {
     int rank, size;
+    int local_rank, local_size; /* among the ranks on this machine (shared memory) */
     int initialized_here; /* dist_init called MPI_Init (so dist_finalize calls MPI_Finalize) */
 } dist_ctx;
 
@@ -26,5 +27,24 @@ void dist_allreduce_sum_i64(const dist_ctx *d, int64_t *buf, size_t n);
 /* In-place max over ranks of n int64s (collective error flags, batch counts). */
 void dist_allreduce_max_i64(const dist_ctx *d, int64_t *buf, size_t n);
 void dist_barrier(const dist_ctx *d);
+
+/* Starts an in-place sum over ranks of n floats without waiting (MPI_Iallreduce); at most
+ * DIST_MAX_PENDING may be in flight; dist_wait_all completes them all. Every rank must start
+ * the same reductions in the same order. */
+#define DIST_MAX_PENDING 32
+void dist_iallreduce_sum_f32(const dist_ctx *d, float *buf, size_t n);
+void dist_wait_all(const dist_ctx *d);
+/* Broadcast n floats / int64s from rank 0. */
+void dist_bcast_f32(const dist_ctx *d, float *buf, size_t n);
+void dist_bcast_i64(const dist_ctx *d, int64_t *buf, size_t n);
+
+/* Collective error check: every rank passes whether it failed and its message. Returns the
+ * number of failed ranks (the same on every rank). On rank 0, `report` (cap bytes) receives
+ * "rank R: MESSAGE" lines of the failed ranks (the first failure's code in *code). */
+int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *msg, char *report, size_t cap,
+                      int *code);
+
+/* Ends the whole job now with exit status code (MPI_Abort; exit() when serial). */
+_Noreturn void dist_abort(const dist_ctx *d, int code);
 
 #endif

@@ -2,6 +2,9 @@
 #include "dist/dist.h"
 
 #include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void dist_init(dist_ctx *d, int *argc, char ***argv) {
     int inited = 0;
@@ -14,6 +17,13 @@ void dist_init(dist_ctx *d, int *argc, char ***argv) {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &d->local_rank);
+    MPI_Comm_size(local, &d->local_size);
+    MPI_Comm_free(&local);
+    /* errors are handled by cgnn (collective checks), not by MPI's default abort */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 void dist_finalize(dist_ctx *d) {
@@ -35,4 +45,72 @@ void dist_allreduce_max_i64(const dist_ctx *d, int64_t *buf, size_t n) {
 }
 void dist_barrier(const dist_ctx *d) {
     if (d->size > 1) MPI_Barrier(MPI_COMM_WORLD);
+}
+void dist_bcast_f32(const dist_ctx *d, float *buf, size_t n) {
+    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+}
+void dist_bcast_i64(const dist_ctx *d, int64_t *buf, size_t n) {
+    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD);
+}
+
+#define DIST_MSG_BYTES 1024
+
+int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *msg, char *report, size_t cap,
+                      int *code) {
+    if (report && cap) report[0] = '\0';
+    int64_t f[2] = {failed ? 1 : 0, failed ? my_code : 0};
+    if (d->size == 1) {
+        if (failed && report && cap) snprintf(report, cap, "%s", msg ? msg : "");
+        if (failed && code) *code = my_code;
+        return failed ? 1 : 0;
+    }
+    int64_t sum[2];
+    MPI_Allreduce(f, sum, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (sum[0] == 0) return 0;
+    /* gather every rank's message (empty when it did not fail) and code to rank 0 */
+    char mine[DIST_MSG_BYTES];
+    memset(mine, 0, sizeof mine);
+    if (failed) snprintf(mine, sizeof mine, "%d|%s", my_code, msg ? msg : "");
+    char *all = d->rank == 0 ? calloc((size_t)d->size, DIST_MSG_BYTES) : NULL;
+    MPI_Gather(mine, DIST_MSG_BYTES, MPI_CHAR, all, DIST_MSG_BYTES, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int first_code = 0;
+    if (d->rank == 0) {
+        size_t off = 0;
+        for (int r = 0; r < d->size; r++) {
+            const char *m = all + (size_t)r * DIST_MSG_BYTES;
+            if (!m[0]) continue;
+            const char *bar = strchr(m, '|');
+            if (!first_code) first_code = atoi(m);
+            if (report && off < cap)
+                off += (size_t)snprintf(report + off, cap - off, "%srank %d: %s", off ? "\n" : "", r, bar ? bar + 1 : m);
+        }
+        free(all);
+    }
+    int64_t c = first_code;
+    MPI_Bcast(&c, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (code) *code = (int)c;
+    return (int)sum[0];
+}
+
+void dist_abort(const dist_ctx *d, int code) {
+    if (d->size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+static MPI_Request pending[DIST_MAX_PENDING];
+static int num_pending = 0;
+
+void dist_iallreduce_sum_f32(const dist_ctx *d, float *buf, size_t n) {
+    if (d->size == 1) return;
+    if (num_pending == DIST_MAX_PENDING) dist_wait_all(d);
+    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &pending[num_pending++]);
+    int flag;
+    MPI_Testall(num_pending, pending, &flag, MPI_STATUSES_IGNORE); /* nudge progress */
+    if (flag) num_pending = 0;
+}
+
+void dist_wait_all(const dist_ctx *d) {
+    if (d->size == 1 || num_pending == 0) return;
+    MPI_Waitall(num_pending, pending, MPI_STATUSES_IGNORE);
+    num_pending = 0;
 }

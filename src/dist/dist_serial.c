@@ -1,11 +1,16 @@
 /* dist_serial.c — dist.h without MPI: a world of one; collectives leave buffers unchanged. */
 #include "dist/dist.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 void dist_init(dist_ctx *d, int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     d->rank = 0;
     d->size = 1;
+    d->local_rank = 0;
+    d->local_size = 1;
     d->initialized_here = 0;
 }
 void dist_finalize(dist_ctx *d) { (void)d; }
@@ -14,3 +19,22 @@ void dist_allreduce_sum_f64(const dist_ctx *d, double *buf, size_t n) { (void)d,
 void dist_allreduce_sum_i64(const dist_ctx *d, int64_t *buf, size_t n) { (void)d, (void)buf, (void)n; }
 void dist_allreduce_max_i64(const dist_ctx *d, int64_t *buf, size_t n) { (void)d, (void)buf, (void)n; }
 void dist_barrier(const dist_ctx *d) { (void)d; }
+void dist_bcast_f32(const dist_ctx *d, float *buf, size_t n) { (void)d, (void)buf, (void)n; }
+void dist_bcast_i64(const dist_ctx *d, int64_t *buf, size_t n) { (void)d, (void)buf, (void)n; }
+
+int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *msg, char *report, size_t cap,
+                      int *code) {
+    (void)d;
+    if (report && cap) report[0] = '\0';
+    if (!failed) return 0;
+    if (report && cap) snprintf(report, cap, "%s", msg ? msg : "");
+    if (code) *code = my_code;
+    return 1;
+}
+
+void dist_abort(const dist_ctx *d, int code) {
+    (void)d;
+    exit(code);
+}
+void dist_iallreduce_sum_f32(const dist_ctx *d, float *buf, size_t n) { (void)d, (void)buf, (void)n; }
+void dist_wait_all(const dist_ctx *d) { (void)d; }

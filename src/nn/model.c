@@ -12,6 +12,7 @@
 #include "nn/model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -353,7 +354,7 @@ const float *model_forward(model *m, const minibatch *mb, int training, uint64_t
         }
         if (l == L - 1) break;
         ops_relu_forward(ly->h_out, ly->y, Nd * O);
-        if (training && p > 0.0f) ops_dropout_forward(ly->h_out, ly->h_out, Nd * O, p, dropout_key, l);
+        if (training && p > 0.0f) ops_dropout_forward(ly->h_out, ly->h_out, Nd * O, mb->input_nodes, O, p, dropout_key, l);
         h = ly->h_out;
     }
     const model_layer *last = &s->layers[L - 1];
@@ -413,12 +414,13 @@ void model_backward_input(model *m, const minibatch *mb, const float *dout, floa
         }
         default: CGNN_CHECK(0);
         }
+        if (m->on_grads_ready) m->on_grads_ready(m->on_grads_ready_ctx, l);
         if (l == 0) break;
         /* h_l = dropout(relu(y_{l-1})): ∂/∂y_{l-1} into g_dy (this layer's dy is spent) */
         const float *dr = dh;
         if (dropped) {
             memset(s->g_tmp, 0, (size_t)(Ns * I) * sizeof(float));
-            ops_dropout_backward(s->g_tmp, dh, Ns * I, p, s->dropout_key, l - 1);
+            ops_dropout_backward(s->g_tmp, dh, Ns * I, mb->input_nodes, I, p, s->dropout_key, l - 1);
             dr = s->g_tmp;
         }
         memset(s->g_dy, 0, (size_t)(Ns * I) * sizeof(float));
@@ -459,4 +461,20 @@ double model_softmax_ce(float *dlogits, const float *logits, const int32_t *rows
         if (correct && arg == y) (*correct)++;
     }
     return total * inv_n;
+}
+
+void model_layer_params(const model *m, int l, int64_t *begin, int64_t *end) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "convs.%d.", l);
+    const size_t pl = strlen(prefix);
+    int64_t b = INT64_MAX, e = 0;
+    for (int i = 0; i < m->num_tensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        if (strncmp(t->name, prefix, pl) != 0) continue;
+        if (t->offset < b) b = t->offset;
+        if (t->offset + t->numel > e) e = t->offset + t->numel;
+    }
+    CGNN_CHECK(e > 0);
+    *begin = b;
+    *end = e;
 }

@@ -78,6 +78,11 @@ typedef struct model {
     float *params;            /* (num_params) owned */
     float *grads;             /* (num_params) owned */
     model_scratch *scratch;   /* owned */
+    /* Optional hook: model_backward calls it right after layer l's parameter gradients are
+     * final (l = L-1 down to 0), so data-parallel training can start reducing them while the
+     * rest of the backward pass runs. */
+    void (*on_grads_ready)(void *ctx, int layer);
+    void *on_grads_ready_ctx;
 } model;
 
 /* Checks cfg (returns -1 with *err naming the bad value), lays out the tensors, initialises
@@ -103,6 +108,9 @@ void model_backward_input(model *m, const minibatch *mb, const float *dout, floa
 
 /* Zeroes m->grads. */
 void model_zero_grad(model *m);
+
+/* The parameters of layer l (tensors "convs.l.*") occupy [*begin, *end) of params/grads. */
+void model_layer_params(const model *m, int l, int64_t *begin, int64_t *end);
 
 /* Tensor by PyG key, or NULL. */
 const model_tensor *model_find_tensor(const model *m, const char *name);

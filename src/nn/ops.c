@@ -551,37 +551,53 @@ int ops_dropout_keep(uint64_t key, int layer, int64_t idx, float p) {
     return (rng_mix64(stream + ((uint64_t)idx + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
 }
 
-void ops_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer) {
+/* The id of element k of a (n / cols, cols) matrix whose row r is node row_ids[r]: the
+ * node's global id times cols plus the column, so a node's mask does not depend on where it
+ * sits in the batch; without row_ids, k itself. */
+static inline uint64_t dropout_elem(const int64_t *row_ids, int64_t cols, int64_t k) {
+    return row_ids ? (uint64_t)(row_ids[k / cols] * cols + k % cols) : (uint64_t)k;
+}
+
+void ops_dropout_forward(float *out, const float *inp, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                         uint64_t key, int layer) {
     const uint64_t stream = rng_key(key, (uint64_t)layer);
     const uint64_t threshold = (uint64_t)((double)p * 0x1.0p53);
     const float scale = 1.0f / (1.0f - p);
 #pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
     for (int64_t k = 0; k < n; k++) {
-        const int keep = (rng_mix64(stream + ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+        const uint64_t e = dropout_elem(row_ids, cols, k);
+        const int keep = (rng_mix64(stream + (e + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
         out[k] = keep ? inp[k] * scale : 0.0f;
     }
 }
 
-void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer) {
-    for (int64_t k = 0; k < n; k++)
-        out[k] = ops_dropout_keep(key, layer, k, p) ? inp[k] * (1.0f / (1.0f - p)) : 0.0f;
+void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                             uint64_t key, int layer) {
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t e = row_ids ? row_ids[k / cols] * cols + k % cols : k;
+        out[k] = ops_dropout_keep(key, layer, e, p) ? inp[k] * (1.0f / (1.0f - p)) : 0.0f;
+    }
 }
 
-void ops_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int layer) {
+void ops_dropout_backward(float *dinp, const float *dout, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                          uint64_t key, int layer) {
     const uint64_t stream = rng_key(key, (uint64_t)layer);
     const uint64_t threshold = (uint64_t)((double)p * 0x1.0p53);
     const float scale = 1.0f / (1.0f - p);
 #pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
     for (int64_t k = 0; k < n; k++) {
-        const int keep = (rng_mix64(stream + ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
+        const uint64_t e = dropout_elem(row_ids, cols, k);
+        const int keep = (rng_mix64(stream + (e + 1) * 0x9e3779b97f4a7c15ULL) >> 11) >= threshold;
         if (keep) dinp[k] += dout[k] * scale;
     }
 }
 
-void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, float p, uint64_t key,
-                              int layer) {
-    for (int64_t k = 0; k < n; k++)
-        if (ops_dropout_keep(key, layer, k, p)) dinp[k] += dout[k] * (1.0f / (1.0f - p));
+void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, const int64_t *row_ids, int64_t cols,
+                              float p, uint64_t key, int layer) {
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t e = row_ids ? row_ids[k / cols] * cols + k % cols : k;
+        if (ops_dropout_keep(key, layer, e, p)) dinp[k] += dout[k] * (1.0f / (1.0f - p));
+    }
 }
 
 /* ---- row L2 normalisation --------------------------------------------------------------- */

@@ -124,13 +124,20 @@ void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int
 /* Whether dropout keeps element idx of layer `layer` under key (probability 1 - p): a
  * counter-based hash of (key, layer, idx), so the mask never depends on threads or order. */
 int ops_dropout_keep(uint64_t key, int layer, int64_t idx, float p);
-/* out (n) = inp · keep / (1 - p) (inverted dropout), 0 <= p < 1; out may alias inp. */
-void ops_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer);
-void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, float p, uint64_t key, int layer);
-/* dinp (n) += dout · keep / (1 - p), the mask of the same (key, layer). */
-void ops_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int layer);
-void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, float p, uint64_t key,
-                              int layer);
+/* out (n) = inp · keep / (1 - p) (inverted dropout), 0 <= p < 1; out may alias inp.
+ * With row_ids, the matrix is (n / cols, cols) and row r holds node row_ids[r]: element (r, c)
+ * is kept according to element id row_ids[r]·cols + c, so a node's mask depends on the node,
+ * not on its position in the batch (data-parallel ranks draw what one process would).
+ * Without row_ids (NULL), element k has id k. */
+void ops_dropout_forward(float *out, const float *inp, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                         uint64_t key, int layer);
+void ops_dropout_forward_ref(float *out, const float *inp, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                             uint64_t key, int layer);
+/* dinp (n) += dout · keep / (1 - p), the same mask as the forward. */
+void ops_dropout_backward(float *dinp, const float *dout, int64_t n, const int64_t *row_ids, int64_t cols, float p,
+                          uint64_t key, int layer);
+void ops_dropout_backward_ref(float *dinp, const float *dout, int64_t n, const int64_t *row_ids, int64_t cols,
+                              float p, uint64_t key, int layer);
 
 /* Row L2 normalisation (PyG F.normalize, eps 1e-12): out_r = inp_r / max(||inp_r||_2, eps).
  * out, inp (N, D); out may alias inp. */

@@ -57,6 +57,7 @@ typedef enum targ {
     TARG_NUM_WORKERS,
     TARG_SEED,
     TARG_REPLACE,
+    TARG_DROP_UNEVEN,
     TARG_RAND_NEG_BATCH,
     TARG_RAND_NEG_BATCH_EVAL,
     TARG_SOFTMAX_TEMP,
@@ -100,6 +101,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "train_main_num_workers",
     "seed",
     "sample_with_replacement",
+    "drop_uneven_inputs",
     "random_negative_sample_batch_size",
     "random_negative_sample_batch_size_for_evaluation",
     "softmax_temp",
@@ -376,6 +378,7 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->num_workers = 2;
     a->seed = 0;
     a->replace = 0;
+    a->drop_uneven_inputs = 0;
     optim_default_config(&a->optim, OPTIM_ADAM, 0.01);
     a->clip_grad_norm = 0;
     /* No lr_scheduler_name: a constant learning rate (ConstantLR with factor 1 changes nothing). */
@@ -561,6 +564,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         a->seed = (uint64_t)iv;
     }
     if ((n = g[TARG_REPLACE]) && arg_bool(doc, n, &a->replace, err) != 0) return -1;
+    if ((n = g[TARG_DROP_UNEVEN]) && arg_bool(doc, n, &a->drop_uneven_inputs, err) != 0) return -1;
 
     /* Optimiser: kind and lr first, then torch's defaults for that kind, then overrides. */
     optim_kind okind = OPTIM_ADAM;

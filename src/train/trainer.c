@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "graph/csc.h"
 #include "io/dataset.h"
 #include "nn/model.h"
@@ -20,6 +21,8 @@
 
 typedef struct trainer {
     const task_config *cfg;
+    const dist_ctx *d;        /* rank / world; a world of one without mpirun */
+    int64_t layer_begin[MINIBATCH_MAX_LAYERS], layer_end[MINIBATCH_MAX_LAYERS]; /* grads per layer */
     const trainer_args *a;
     dataset ds;
     csc_graph g;
@@ -40,7 +43,18 @@ typedef struct trainer {
     int64_t step;
     double last_vloss, last_vacc; /* the latest validation */
     int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
+    int64_t fault_exit_step;  /* CGNN_TEST_EXIT_AT_STEP: exit abruptly at this step (tests) */
+    int fault_rank;           /* CGNN_TEST_FAULT_RANK: the rank the faults apply to (-1 = all) */
 } trainer;
+
+static int is_root(const trainer *t) { return t->d->rank == 0; }
+
+/* model_backward hook: start reducing layer l's gradients while lower layers run backward */
+static void grads_ready(void *ctx, int layer) {
+    trainer *t = ctx;
+    dist_iallreduce_sum_f32(t->d, t->m.grads + t->layer_begin[layer],
+                            (size_t)(t->layer_end[layer] - t->layer_begin[layer]));
+}
 
 typedef struct eval_sums {
     double loss_sum;          /* sum over items of the per-item loss */
@@ -62,6 +76,12 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, eval_sums *s) {
         s->count += mb->num_items;
         loader_release(l, mb);
     }
+    /* weighted sums over ranks (never an average of averages): identical on every rank */
+    double v[3] = {s->loss_sum, (double)s->correct, (double)s->count};
+    dist_allreduce_sum_f64(t->d, v, 3);
+    s->loss_sum = v[0];
+    s->correct = (int64_t)v[1];
+    s->count = (int64_t)v[2];
 }
 
 static double sums_loss(const eval_sums *s) { return s->count ? s->loss_sum / (double)s->count : NAN; }
@@ -77,7 +97,9 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     lc.batch_size = t->a->batch_size;
     lc.shuffle = shuffle;
     lc.seed = t->a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL;
-    lc.world_size = 1;
+    lc.rank = t->d->rank;
+    lc.world_size = t->d->size;
+    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs;
     lc.num_workers = workers;
     lc.feature = t->feat;
     lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
@@ -102,8 +124,12 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
         res->best_val_loss = vloss;
         res->best_val_acc = vacc;
         memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
-        /* the last good checkpoint */
-        if (outputs_save_model(t->cfg->trained_model_uri, &t->m, t->best_params, err) != 0) {
+        /* the last good checkpoint (rank 0 writes; a failure there stops every rank) */
+        int bad = is_root(t) && outputs_save_model(t->cfg->trained_model_uri, &t->m, t->best_params, err) != 0;
+        char report[4096];
+        int code = 0;
+        if (dist_check_errors(t->d, bad, err->code, err->msg, report, sizeof report, &code) > 0) {
+            if (!bad) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", is_root(t) ? report : "another rank failed");
             *failed = 1;
             return 1;
         }
@@ -169,8 +195,19 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        t->cfg->file, (long long)out_dim, (long long)max_label);
     if (csc_open_cached(&t->g, &t->ds, 0, 0, err) != 0) return -1;
 
+    const dist_ctx *d = t->d;
+    if (res->num_replicas > 0 && res->num_replicas != d->size)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d process%s "
+                       "(mpirun -np %d)",
+                       res->num_replicas, d->size, d->size == 1 ? "" : "es", res->num_replicas);
+    /* compute threads: num_threads_per_replica, else (one process) local_trainer_config.num_workers,
+     * else the machine's cores shared by the ranks on it — never oversubscribed by default */
     int cores = omp_get_num_procs();
-    int threads = res->num_workers > 0 ? res->num_workers : cores;
+    int threads = res->num_threads_per_replica > 0 ? res->num_threads_per_replica
+                  : (d->size == 1 && res->num_workers > 0) ? res->num_workers
+                                                           : cores / (d->local_size > 0 ? d->local_size : 1);
+    if (threads < 1) threads = 1;
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
     int workers = (int)a->num_workers;
@@ -194,6 +231,11 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     sampler_capacity(&t->g, &sc, a->batch_size, t->feat->dim, &cap);
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
+    for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
+    if (d->size > 1) {
+        t->m.on_grads_ready = grads_ready;
+        t->m.on_grads_ready_ctx = t;
+    }
     t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
 
@@ -209,58 +251,114 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
         t->have_test = 1;
     }
-    log_info("%s on %s: %lld nodes, %lld edges, %lld features; %lld/%lld/%lld train/val/test; %lld parameters; "
-             "%d compute threads, %d sampler threads",
+    if (is_root(t))
+        log_info("%s on %s: %lld nodes, %lld edges, %lld features; %lld/%lld/%lld train/val/test; %lld parameters; "
+             "%d process%s x (%d compute threads, %d sampler threads)",
              model_kind_name(mc.kind), t->ds.name, (long long)t->g.num_nodes, (long long)t->g.num_edges,
              (long long)t->feat->dim, (long long)t->task->splits[DS_SPLIT_TRAIN].num_items,
              (long long)t->task->splits[DS_SPLIT_VALID].num_items, (long long)t->task->splits[DS_SPLIT_TEST].num_items,
-             (long long)t->m.num_params, threads, workers);
+             (long long)t->m.num_params, d->size, d->size == 1 ? "" : "es", threads, workers);
+    return 0;
+}
+
+/* Batches every rank runs this epoch: with drop_uneven all ranks have the same count; without,
+ * the largest slice's count — ranks that run out join the remaining all-reduces with no
+ * gradient (PyTorch DDP's Join). Every rank computes it alone (the slicing is deterministic). */
+static int64_t epoch_steps(const trainer *t) {
+    int64_t n = loader_num_batches(&t->train);
+    if (t->d->size == 1 || t->a->drop_uneven_inputs) return n;
+    for (int r = 0; r < t->d->size; r++) {
+        int64_t nr = item_sampler_rank_batches(&t->train.items, r);
+        if (nr > n) n = nr;
+    }
+    return n;
+}
+
+/* One optimiser step on mb (NULL: this rank has no batch left and only joins the collectives).
+ * Returns 0, or -1 with *err when any rank's loss is not finite (the same decision on every
+ * rank). *loss gets the mean loss over the ranks that had a batch, *lr the learning rate. */
+static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out, double *lr_out, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const dist_ctx *d = t->d;
+    const int fault_here = t->fault_rank < 0 || t->fault_rank == d->rank;
+    if (fault_here && t->step == t->fault_exit_step) {
+        fprintf(stderr, "cgnn: rank %d: CGNN_TEST_EXIT_AT_STEP: exiting abruptly at step %lld\n", d->rank,
+                (long long)t->step);
+        _Exit(3);
+    }
+    model_zero_grad(&t->m);
+    double loss = 0;
+    if (mb) {
+        const float *logits = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
+        int64_t correct = 0;
+        loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
+                                t->m.cfg.out_dim, &correct);
+        if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
+    }
+    /* status of every rank, before any gradient moves: [ranks with a batch, failed ranks, loss sum] */
+    const int bad = mb && !isfinite(loss);
+    double status[3] = {mb ? 1.0 : 0.0, bad ? 1.0 : 0.0, bad ? 0.0 : loss};
+    dist_allreduce_sum_f64(d, status, 3);
+    if (status[1] > 0) {
+        if (bad)
+            return err_set(err, CGNN_ERR_RUNTIME,
+                           "training loss is %s at step %lld (epoch %lld)%s; stopped. The last good checkpoint "
+                           "(best validation) is kept at %s. Try a lower optim_lr or clip_grad_norm.",
+                           isnan(loss) ? "NaN" : "infinite", (long long)t->step, (long long)epoch,
+                           d->size > 1 ? " on this rank" : "", t->cfg->trained_model_uri);
+        return err_set(err, CGNN_ERR_RUNTIME, "stopped: another rank's training loss is not finite");
+    }
+    if (mb) model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
+    else
+        for (int l = a->num_layers - 1; l >= 0; l--) grads_ready(t, l); /* Join: zeros, same collectives */
+    if (d->size > 1) {
+        dist_wait_all(d);
+        const float inv = (float)(1.0 / status[0]); /* the mean over the ranks that had a batch */
+        float *g = t->m.grads;
+        const int64_t P = t->m.num_params;
+#pragma omp parallel for simd schedule(static)
+        for (int64_t k = 0; k < P; k++) g[k] *= inv;
+    }
+    if (a->clip_grad_norm > 0) optim_clip_grad_norm(t->m.grads, t->m.num_params, a->clip_grad_norm);
+    double lr = sched_lr(&a->sched, a->optim.lr, t->step);
+    optim_step(&t->opt, t->m.params, t->m.grads, lr);
+    t->step++;
+    *loss_out = status[2] / status[0];
+    *lr_out = lr;
     return 0;
 }
 
 static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
     const trainer_args *a = t->a;
-    const double base_lr = a->optim.lr;
     int stop = 0, failed = 0;
     double t_start = timer_now();
     for (int64_t epoch = 0; epoch < a->num_epochs && !stop; epoch++) {
         loader_start_epoch(&t->train, (int)epoch, 0);
+        const int64_t steps = epoch_steps(t);
         progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
-                       loader_num_batches(&t->train));
+                       steps);
         res->epochs = epoch + 1;
         double loss_sum = 0, window_t = timer_now();
         int64_t loss_n = 0, window_seeds = 0;
-        minibatch *mb;
         t->last_vloss = t->last_vacc = NAN;
-        while (!stop && (mb = loader_next(&t->train)) != NULL) {
-            model_zero_grad(&t->m);
-            const float *logits = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
-            int64_t correct = 0;
-            double loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
-                                           t->m.cfg.out_dim, &correct);
-            if (t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
-            if (!isfinite(loss)) {
+        for (int64_t s = 0; s < steps && !stop; s++) {
+            minibatch *mb = loader_next(&t->train); /* NULL once this rank's slice is exhausted */
+            double loss = 0, lr = 0;
+            int rc = train_step(t, mb, epoch, &loss, &lr, err);
+            if (mb) {
+                window_seeds += mb->num_items;
                 loader_release(&t->train, mb);
-                progress_clear(&t->prog);
-                return err_set(err, CGNN_ERR_RUNTIME,
-                               "training loss is %s at step %lld (epoch %lld); stopped. The last good checkpoint "
-                               "(best validation) is kept at %s. Try a lower optim_lr or clip_grad_norm.",
-                               isnan(loss) ? "NaN" : "infinite", (long long)t->step, (long long)epoch,
-                               t->cfg->trained_model_uri);
             }
-            model_backward(&t->m, mb, t->dlogits);
-            /* (data-parallel training all-reduces t->m.grads here) */
-            if (a->clip_grad_norm > 0) optim_clip_grad_norm(t->m.grads, t->m.num_params, a->clip_grad_norm);
-            double lr = sched_lr(&a->sched, base_lr, t->step);
-            optim_step(&t->opt, t->m.params, t->m.grads, lr);
-            window_seeds += mb->num_items;
-            loader_release(&t->train, mb);
-            t->step++;
+            if (rc != 0) {
+                progress_clear(&t->prog);
+                return -1;
+            }
             loss_sum += loss;
             loss_n++;
             double now = timer_now();
             const char *keys[] = {"step", "epoch", "train_loss", "lr", "seeds_per_s"};
-            double vals[] = {(double)t->step, (double)epoch, loss, lr, (double)window_seeds / (now - window_t + 1e-12)};
+            double vals[] = {(double)t->step, (double)epoch, loss, lr,
+                             (double)window_seeds * t->d->size / (now - window_t + 1e-12)};
             jsonl_write(&t->log, keys, vals, 5, 2);
             window_t = now;
             window_seeds = 0;
@@ -281,40 +379,91 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
-    if (res->stopped_early) log_info("early stopping after %lld steps (no improvement in %lld validations)",
-                                     (long long)t->step, (long long)a->early_stop_patience);
+    if (res->stopped_early && is_root(t))
+        log_info("early stopping after %lld steps (no improvement in %lld validations)", (long long)t->step,
+                 (long long)a->early_stop_patience);
     return 0;
+}
+
+/* Replicas must never drift: compares a hash of every rank's parameters (cheap: one pass over
+ * the flat buffer, two tiny all-reduces). Returns 1 with *err when they differ. */
+static int replicas_differ(trainer *t, cgnn_err *err) {
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *p = (const unsigned char *)t->m.params;
+    for (size_t i = 0; i < (size_t)t->m.num_params * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ULL;
+    int64_t lo = (int64_t)(h >> 1), hi = (int64_t)(h >> 1);
+    int64_t neg_lo = -lo;
+    dist_allreduce_max_i64(t->d, &hi, 1);
+    dist_allreduce_max_i64(t->d, &neg_lo, 1);
+    if (hi != -neg_lo) {
+        err_set(err, CGNN_ERR_RUNTIME, "internal error: the %d replicas' parameters differ after training", t->d->size);
+        return 1;
+    }
+    if (is_root(t))
+        log_info("parameters bitwise identical on all %d ranks (hash %016llx)", t->d->size, (unsigned long long)h);
+    return 0;
+}
+
+/* The collective end of a phase: every rank reports whether it failed; if any did, every rank
+ * returns 1, and rank 0's *err holds each failed rank's message. */
+static int phase_failed(trainer *t, int failed, cgnn_err *err) {
+    char report[sizeof err->msg];
+    int code = 0;
+    if (dist_check_errors(t->d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
+    if (t->d->size > 1 && is_root(t)) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
+    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
+    return 1;
 }
 
 int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
                 trainer_result *out, cgnn_err *err) {
+    static const dist_ctx serial = {0, 1, 0, 1, 0};
     trainer t;
     memset(&t, 0, sizeof t);
     memset(out, 0, sizeof *out);
     out->best_val_loss = out->best_val_acc = out->test_loss = out->test_acc = NAN;
     t.cfg = cfg;
     t.a = &cfg->args;
+    t.d = opt && opt->dist ? opt->dist : &serial;
     t.metric_is_loss = strcmp(cfg->args.early_stop_criterion, "loss") == 0;
-    const char *fault = getenv("CGNN_TEST_NAN_AT_STEP");
-    t.fault_nan_step = fault ? strtoll(fault, NULL, 10) : -1;
-    int rc = -1;
+    const char *f = getenv("CGNN_TEST_NAN_AT_STEP");
+    t.fault_nan_step = f ? strtoll(f, NULL, 10) : -1;
+    f = getenv("CGNN_TEST_EXIT_AT_STEP");
+    t.fault_exit_step = f ? strtoll(f, NULL, 10) : -1;
+    f = getenv("CGNN_TEST_FAULT_RANK");
+    t.fault_rank = f ? atoi(f) : -1;
+    const int root = is_root(&t);
+    int rc = -1, bad = 0;
+
+    /* setup: rank 0 first (it builds and caches the graph index), then the others load it */
+    if (!root) dist_barrier(t.d);
     /* a retry never mixes old and new outputs */
-    if (!cfg->should_skip_training && outputs_remove(cfg->trained_model_uri, err) != 0) goto done;
-    if (outputs_remove(cfg->eval_metrics_uri, err) != 0) goto done;
-    if (trainer_setup(&t, res, err) != 0) goto done;
-    if (cfg->tensorboard_logs_uri[0] && jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0) goto done;
-    progress_init(&t.prog, opt ? opt->progress : 1);
+    if (root && !cfg->should_skip_training) bad = outputs_remove(cfg->trained_model_uri, err) != 0;
+    if (root && !bad) bad = outputs_remove(cfg->eval_metrics_uri, err) != 0;
+    if (!bad) bad = trainer_setup(&t, res, err) != 0;
+    if (root) dist_barrier(t.d);
+    if (phase_failed(&t, bad, err)) goto done;
+    if (root && cfg->tensorboard_logs_uri[0])
+        bad = jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0;
+    if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
+    if (phase_failed(&t, bad, err)) goto done;
+    progress_init(&t.prog, root && (!opt || opt->progress));
+    dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
 
     if (cfg->should_skip_training) {
-        if (outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0) goto done;
-        log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
+        if (root) log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
     } else {
-        if (train_loop(&t, out, err) != 0) goto done;
+        bad = train_loop(&t, out, err) != 0;
+        if (phase_failed(&t, bad, err)) goto done;
         if (t.have_best) {
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
-            log_info("restored the best weights (validation %s %.4f)", t.metric_is_loss ? "loss" : "acc", t.best_score);
+            if (root)
+                log_info("restored the best weights (validation %s %.4f)", t.metric_is_loss ? "loss" : "acc",
+                         t.best_score);
         }
-        if (outputs_save_model(cfg->trained_model_uri, &t.m, t.m.params, err) != 0) goto done;
+        bad = root && outputs_save_model(cfg->trained_model_uri, &t.m, t.m.params, err) != 0;
+        if (phase_failed(&t, bad, err)) goto done;
+        if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
     }
     if (!cfg->should_skip_model_evaluation && t.have_test) {
         eval_sums s;
@@ -324,11 +473,11 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         out->test_acc = sums_acc(&s);
         const char *names[] = {"acc", "loss"};
         double vals[] = {out->test_acc, out->test_loss};
-        if (cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, names, vals, 2, err) != 0)
-            goto done;
+        bad = root && cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, names, vals, 2, err) != 0;
         const char *keys[] = {"step", "test_loss", "test_acc"};
         double lv[] = {(double)t.step, out->test_loss, out->test_acc};
         jsonl_write(&t.log, keys, lv, 3, 1);
+        if (phase_failed(&t, bad, err)) goto done;
     }
     rc = 0;
 done:

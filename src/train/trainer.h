@@ -9,15 +9,26 @@
  * failed job leaves its last good checkpoint), GiGL's eval-metrics JSON, and metrics.jsonl.
  * A non-finite loss stops the job with CGNN_ERR_RUNTIME and keeps the last good checkpoint.
  *
- * One training step (the unit the data-parallel and profiling work plugs into):
- *   mb = loader_next → zero grads → model_forward → softmax CE (+ dlogits) → model_backward
- *   → [all-reduce of the flat gradient buffer] → clip → lr = sched(step) → optim_step
+ * One training step:
+ *   mb = loader_next → zero grads → model_forward → softmax CE (+ dlogits)
+ *   → all-reduce of a 3-number status (ranks with a batch, ranks whose loss is not finite)
+ *   → model_backward, each layer's gradients all-reduced (MPI_Iallreduce) as soon as final
+ *   → wait, divide by the ranks that had a batch → clip → lr = sched(step) → optim_step
+ *
+ * Data parallel (mpirun -np N): every rank opens the same memory-mapped dataset, takes its
+ * contiguous slice of one global shuffle (DistributedItemSampler), and applies the same averaged
+ * gradient, so replicas never drift. Ranks whose slice runs out early join the remaining
+ * all-reduces with zero gradients (Join) unless drop_uneven_inputs. Metrics are weighted sums
+ * over ranks; every rank takes the same early-stopping decision; rank 0 alone writes outputs.
+ * Every phase ends with a collective error check, so one rank's failure stops all ranks with
+ * that rank's message on rank 0, never a hang.
  */
 #ifndef CGNN_TRAINER_H
 #define CGNN_TRAINER_H
 
 #include <stdint.h>
 
+#include "dist/dist.h"
 #include "train/config.h"
 #include "util/err.h"
 
@@ -34,7 +45,8 @@ typedef struct trainer_result {
 
 typedef struct trainer_options {
     const char *job_name;
-    int progress;             /* draw progress on stderr */
+    int progress;             /* draw progress on stderr (rank 0 only) */
+    const dist_ctx *dist;     /* the data-parallel world, or NULL for one process */
 } trainer_options;
 
 /* Runs the job described by cfg / res. Returns 0, or -1 with *err (CGNN_ERR_INPUT for bad
