@@ -76,6 +76,13 @@ grep -q '"name": "acc", "numberValue": "0\.[0-9]*", "format": "RAW"' "$TMP/run/e
 grep -q '"train_loss"' "$TMP/run/tensorboard/metrics.jsonl" && grep -q '"val_acc"' "$TMP/run/tensorboard/metrics.jsonl" \
   && grep -q '"test_acc"' "$TMP/run/tensorboard/metrics.jsonl" && ok || bad "metrics.jsonl lacks records"
 ls "$TMP"/run/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok
+# TensorBoard: exactly one event file (a rerun replaces it), read back by an independent reader
+ev=("$TMP"/run/tensorboard/events.out.tfevents.*)
+[[ ${#ev[@]} -eq 1 && -s "${ev[0]}" ]] && ok || bad "expected one TensorBoard event file, got ${#ev[@]}"
+if [[ -x /usr/bin/python3 ]]; then
+  /usr/bin/python3 tests/read_tb_events.py --dump "${ev[0]}" 2>"$TMP/tb.err" | grep -q "val/acc" && ok \
+    || bad "event file unreadable: $(cat "$TMP/tb.err")"
+fi
 acc_run=$(test_acc run)
 
 # ---- shouldSkipTraining: load the model and only evaluate: same test accuracy ----

@@ -2,7 +2,8 @@
  *
  * Built with CGNN_WITH_MPI, it wraps OpenMPI (dist_mpi.c); without, a serial fallback
  * (dist_serial.c) where rank = 0 and size = 1 and every collective is a copy. An MPI build
- * run without mpirun is a world of one.
+ * run without mpirun (no launcher in the environment) is a world of one and does not start
+ * MPI at all.
  */
 #ifndef CGNN_DIST_H
 #define CGNN_DIST_H

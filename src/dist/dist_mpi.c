@@ -6,10 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 when a process manager (mpirun / srun) started us: it exports the job's size. */
+static int launched_by_mpi(void) {
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE") || getenv("PMI_RANK");
+}
+
 void dist_init(dist_ctx *d, int *argc, char ***argv) {
     int inited = 0;
     MPI_Initialized(&inited);
     d->initialized_here = 0;
+    if (!inited && !launched_by_mpi()) {
+        /* plain `cgnn train`: a world of one, without starting MPI at all (no singleton
+         * runtime, no MPI threads; every dist_* call short-circuits on size == 1) */
+        d->rank = d->local_rank = 0;
+        d->size = d->local_size = 1;
+        return;
+    }
     if (!inited) {
         int provided;
         MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);

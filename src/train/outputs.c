@@ -2,6 +2,7 @@
 #include "train/outputs.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,18 @@ int outputs_remove(const char *path, cgnn_err *err) {
     if (unlink(path) != 0 && errno != ENOENT)
         return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot remove the previous output: %s", path, strerror(errno));
     return 0;
+}
+
+int outputs_remove_matching(const char *dir, const char *pattern, cgnn_err *err) {
+    if (!dir || !*dir) return 0;
+    char pat[4200];
+    snprintf(pat, sizeof pat, "%s/%s", dir, pattern);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0) return 0; /* no match (or no directory): nothing to remove */
+    int rc = 0;
+    for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) rc = outputs_remove(g.gl_pathv[i], err);
+    globfree(&g);
+    return rc;
 }
 
 int outputs_write_text(const char *path, const char *text, cgnn_err *err) {

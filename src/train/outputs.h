@@ -19,6 +19,9 @@ int outputs_make_parent(const char *path, int is_dir, cgnn_err *err);
 /* Removes path if it exists (a missing file is fine). */
 int outputs_remove(const char *path, cgnn_err *err);
 
+/* Removes every file in dir matching the glob pattern (e.g. a previous run's event files). */
+int outputs_remove_matching(const char *dir, const char *pattern, cgnn_err *err);
+
 /* Writes text atomically. */
 int outputs_write_text(const char *path, const char *text, cgnn_err *err);
 

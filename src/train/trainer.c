@@ -15,6 +15,7 @@
 #include "sample/loader.h"
 #include "train/outputs.h"
 #include "train/progress.h"
+#include "train/tb_events.h"
 #include "util/log.h"
 #include "util/rng.h"
 #include "util/timer.h"
@@ -39,6 +40,7 @@ typedef struct trainer {
     int64_t bad_checks;
     int metric_is_loss;       /* early-stop criterion: loss (minimise) or accuracy (maximise) */
     jsonl_log log;
+    tb_writer tb;             /* TensorBoard event file (rank 0) */
     progress prog;
     int64_t step;
     double last_vloss, last_vacc; /* the latest validation */
@@ -48,6 +50,23 @@ typedef struct trainer {
 } trainer;
 
 static int is_root(const trainer *t) { return t->d->rank == 0; }
+
+/* One logged record: a line of metrics.jsonl (keys[0..n), the first n_int written as integers,
+ * keys[0] is "step") and the same scalars in the TensorBoard event file under tb_tags (NULL
+ * entries are not sent to TensorBoard). Rank 0 only (the writers are disabled elsewhere). */
+static void log_record(trainer *t, const char *const *keys, const char *const *tb_tags, const double *vals, int n,
+                       int n_int) {
+    jsonl_write(&t->log, keys, vals, n, n_int);
+    const char *tags[8];
+    float v[8];
+    int k = 0;
+    for (int i = 0; i < n && k < 8; i++)
+        if (tb_tags[i] && isfinite(vals[i])) {
+            tags[k] = tb_tags[i];
+            v[k++] = (float)vals[i];
+        }
+    if (k) tb_add_scalars(&t->tb, (int64_t)vals[0], tb_wall_time(), tags, v, k);
+}
 
 /* model_backward hook: start reducing layer l's gradients while lower layers run backward */
 static void grads_ready(void *ctx, int layer) {
@@ -112,8 +131,9 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
     evaluate(t, &t->val, t->a->num_val_batches, &s);
     double vloss = sums_loss(&s), vacc = sums_acc(&s);
     const char *keys[] = {"step", "epoch", "val_loss", "val_acc", "train_loss"};
+    const char *tags[] = {NULL, NULL, "val/loss", "val/acc", NULL};
     double vals[] = {(double)t->step, (double)epoch, vloss, vacc, train_loss};
-    jsonl_write(&t->log, keys, vals, 5, 2);
+    log_record(t, keys, tags, vals, 5, 2);
     double score = t->metric_is_loss ? vloss : vacc;
     int improved = !t->have_best || (t->metric_is_loss ? score < t->best_score : score > t->best_score);
     res->has_val = 1;
@@ -152,6 +172,7 @@ static void trainer_free(trainer *t) {
     free(t->dlogits);
     free(t->best_params);
     jsonl_close(&t->log);
+    tb_close(&t->tb);
     csc_free(&t->g);
     dataset_close(&t->ds);
 }
@@ -357,9 +378,10 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
             loss_n++;
             double now = timer_now();
             const char *keys[] = {"step", "epoch", "train_loss", "lr", "seeds_per_s"};
+            const char *tags[] = {NULL, NULL, "train/loss", "train/lr", "train/seeds_per_s"};
             double vals[] = {(double)t->step, (double)epoch, loss, lr,
                              (double)window_seeds * t->d->size / (now - window_t + 1e-12)};
-            jsonl_write(&t->log, keys, vals, 5, 2);
+            log_record(t, keys, tags, vals, 5, 2);
             window_t = now;
             window_seeds = 0;
             progress_update(&t->prog, loss, lr);
@@ -440,11 +462,14 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     /* a retry never mixes old and new outputs */
     if (root && !cfg->should_skip_training) bad = outputs_remove(cfg->trained_model_uri, err) != 0;
     if (root && !bad) bad = outputs_remove(cfg->eval_metrics_uri, err) != 0;
+    if (root && !bad) bad = outputs_remove_matching(cfg->tensorboard_logs_uri, "events.out.tfevents.*", err) != 0;
     if (!bad) bad = trainer_setup(&t, res, err) != 0;
     if (root) dist_barrier(t.d);
     if (phase_failed(&t, bad, err)) goto done;
-    if (root && cfg->tensorboard_logs_uri[0])
+    if (root && cfg->tensorboard_logs_uri[0]) {
         bad = jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0;
+        if (!bad) bad = tb_open(&t.tb, cfg->tensorboard_logs_uri, err) != 0;
+    }
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
     if (phase_failed(&t, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
@@ -475,8 +500,9 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         double vals[] = {out->test_acc, out->test_loss};
         bad = root && cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, names, vals, 2, err) != 0;
         const char *keys[] = {"step", "test_loss", "test_acc"};
+        const char *tags[] = {NULL, "test/loss", "test/acc"};
         double lv[] = {(double)t.step, out->test_loss, out->test_acc};
-        jsonl_write(&t.log, keys, lv, 3, 1);
+        log_record(&t, keys, tags, lv, 3, 1);
         if (phase_failed(&t, bad, err)) goto done;
     }
     rc = 0;
