@@ -47,6 +47,9 @@ typedef struct trainer {
     int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
     int64_t fault_exit_step;  /* CGNN_TEST_EXIT_AT_STEP: exit abruptly at this step (tests) */
     int fault_rank;           /* CGNN_TEST_FAULT_RANK: the rank the faults apply to (-1 = all) */
+    /* always-on per-stage timers of the training steps (seconds, this rank) */
+    double t_wait, t_forward, t_backward, t_allreduce, t_optim;
+    int64_t timed_steps;
 } trainer;
 
 static int is_root(const trainer *t) { return t->d->rank == 0; }
@@ -307,6 +310,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                 (long long)t->step);
         _Exit(3);
     }
+    double c0 = timer_now();
     model_zero_grad(&t->m);
     double loss = 0;
     if (mb) {
@@ -316,6 +320,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                                 t->m.cfg.out_dim, &correct);
         if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
     }
+    double c1 = timer_now();
     /* status of every rank, before any gradient moves: [ranks with a batch, failed ranks, loss sum] */
     const int bad = mb && !isfinite(loss);
     double status[3] = {mb ? 1.0 : 0.0, bad ? 1.0 : 0.0, bad ? 0.0 : loss};
@@ -329,9 +334,11 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                            d->size > 1 ? " on this rank" : "", t->cfg->trained_model_uri);
         return err_set(err, CGNN_ERR_RUNTIME, "stopped: another rank's training loss is not finite");
     }
+    double c2 = timer_now();
     if (mb) model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
     else
         for (int l = a->num_layers - 1; l >= 0; l--) grads_ready(t, l); /* Join: zeros, same collectives */
+    double c3 = timer_now();
     if (d->size > 1) {
         dist_wait_all(d);
         const float inv = (float)(1.0 / status[0]); /* the mean over the ranks that had a batch */
@@ -341,8 +348,15 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
         for (int64_t k = 0; k < P; k++) g[k] *= inv;
     }
     if (a->clip_grad_norm > 0) optim_clip_grad_norm(t->m.grads, t->m.num_params, a->clip_grad_norm);
+    double c4 = timer_now();
     double lr = sched_lr(&a->sched, a->optim.lr, t->step);
     optim_step(&t->opt, t->m.params, t->m.grads, lr);
+    double c5 = timer_now();
+    t->t_forward += c1 - c0;
+    t->t_allreduce += (c2 - c1) + (c4 - c3); /* status exchange + waiting for the gradient sums */
+    t->t_backward += c3 - c2;
+    t->t_optim += c5 - c4;
+    t->timed_steps++;
     t->step++;
     *loss_out = status[2] / status[0];
     *lr_out = lr;
@@ -363,7 +377,9 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         int64_t loss_n = 0, window_seeds = 0;
         t->last_vloss = t->last_vacc = NAN;
         for (int64_t s = 0; s < steps && !stop; s++) {
+            double w0 = timer_now();
             minibatch *mb = loader_next(&t->train); /* NULL once this rank's slice is exhausted */
+            t->t_wait += timer_now() - w0;
             double loss = 0, lr = 0;
             int rc = train_step(t, mb, epoch, &loss, &lr, err);
             if (mb) {
@@ -401,6 +417,14 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
+    if (t->timed_steps > 0 && is_root(t)) {
+        const double n = (double)t->timed_steps, ms = 1e3 / n;
+        const double total = t->t_wait + t->t_forward + t->t_backward + t->t_allreduce + t->t_optim;
+        log_info("per step (rank 0, %lld steps): waiting for batches %.1f ms, forward %.1f ms, backward %.1f ms, "
+                 "all-reduce wait %.1f ms (%.1f%%), optimizer %.1f ms",
+                 (long long)t->timed_steps, t->t_wait * ms, t->t_forward * ms, t->t_backward * ms, t->t_allreduce * ms,
+                 100.0 * t->t_allreduce / (total > 0 ? total : 1), t->t_optim * ms);
+    }
     if (res->stopped_early && is_root(t))
         log_info("early stopping after %lld steps (no improvement in %lld validations)", (long long)t->step,
                  (long long)a->early_stop_patience);
