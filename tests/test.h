@@ -118,6 +118,19 @@ static inline int test_write_file(const char *dir, const char *name, const void 
     return w == len ? 0 : -1;
 }
 
+/* The whole file at path (caller frees), its size in *len; NULL if it cannot be opened. */
+static inline unsigned char *test_slurp(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *b = (unsigned char *)malloc((size_t)(n > 0 ? n : 0) + 1);
+    *len = fread(b, 1, (size_t)(n > 0 ? n : 0), fp);
+    fclose(fp);
+    return b;
+}
+
 /* The repository root (CGNN_SOURCE_DIR, set by ctest). */
 static inline const char *test_source_dir(void) {
     const char *s = getenv("CGNN_SOURCE_DIR");

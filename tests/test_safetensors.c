@@ -15,18 +15,6 @@ static void join(char *out, const char *dir, const char *name) {
     if (snprintf(out, 4096, "%s/%s", dir, name) >= 4096) abort();
 }
 
-/* Reads the whole file at path into a malloc'd buffer; *len gets its size. NULL on failure. */
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *b = (unsigned char *)malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, fp);
-    fclose(fp);
-    return b;
-}
 
 /* Number of entries in dir other than "." and "..". */
 static int count_entries(const char *dir) {
@@ -144,7 +132,7 @@ TEST(exact_byte_layout) {
     cgnn_err err = {0};
     ASSERT_EQ(safetensors_write(path, t, 2, meta, 1, &err), 0);
     size_t len = 0;
-    unsigned char *bytes = slurp(path, &len);
+    unsigned char *bytes = test_slurp(path, &len);
     ASSERT(bytes != NULL);
     const char *want = "{\"__metadata__\":{\"format\":\"pt\"},"
                        "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
@@ -159,7 +147,7 @@ TEST(exact_byte_layout) {
     free(bytes);
     ASSERT(ok);
     /* The raw bytes of the floats are little-endian IEEE: 1.0f = 00 00 80 3f. */
-    bytes = slurp(path, &len);
+    bytes = test_slurp(path, &len);
     ASSERT(bytes[8 + n] == 0x00 && bytes[8 + n + 2] == 0x80 && bytes[8 + n + 3] == 0x3f);
     free(bytes);
     unlink(path);
@@ -413,7 +401,7 @@ TEST(torch_interop) {
            (int)sizeof cmd);
     int rc = system(cmd);
     size_t len = 0;
-    unsigned char *out = slurp(log, &len);
+    unsigned char *out = test_slurp(log, &len);
     if (out) {
         out[len] = '\0';
         fprintf(stderr, "%s", (char *)out);

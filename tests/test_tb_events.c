@@ -17,18 +17,6 @@
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-/* Reads the whole file at path into a malloc'd buffer; *len gets its size. NULL on failure. */
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *b = (unsigned char *)malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, fp);
-    fclose(fp);
-    return b;
-}
 
 /* Number of entries in dir other than "." and ".."; the last one's name into last[256]. */
 static int list_dir(const char *dir, char *last) {
@@ -304,7 +292,7 @@ TEST(file_name_and_first_record) {
     ASSERT_STR_CONTAINS(w.path, name);
 
     size_t n;
-    unsigned char *blob = slurp(w.path, &n);
+    unsigned char *blob = test_slurp(w.path, &n);
     ASSERT(blob);
     rec r[4];
     int k = split_records(blob, n, r, 4);
@@ -343,7 +331,7 @@ TEST(exact_event_bytes) {
     tb_close(&w);
     ASSERT_EQ(w.records, 3);
     size_t n;
-    unsigned char *blob = slurp(w.path, &n);
+    unsigned char *blob = test_slurp(w.path, &n);
     ASSERT(blob);
     rec r[4];
     int k = split_records(blob, n, r, 4);
@@ -480,7 +468,7 @@ TEST(round_trip_many_scalars) {
 
     /* Read back in C: framing, both CRCs, every field. */
     size_t n;
-    unsigned char *blob = slurp(w.path, &n);
+    unsigned char *blob = test_slurp(w.path, &n);
     ASSERT(blob);
     rec r[RT_MAX_EVENTS + 2];
     int k = split_records(blob, n, r, RT_MAX_EVENTS + 2);
@@ -563,7 +551,7 @@ TEST(round_trip_many_scalars) {
     snprintf(redirect, sizeof redirect, "2>'%s'", errfile);
     ASSERT_EQ(run_reader(bad_path, redirect), 1);
     size_t elen;
-    char *emsg = (char *)slurp(errfile, &elen);
+    char *emsg = (char *)test_slurp(errfile, &elen);
     ASSERT(emsg);
     emsg[elen] = '\0';
     int says_crc = strstr(emsg, "data CRC") != NULL;
