@@ -39,6 +39,15 @@ void dist_wait_all(const dist_ctx *d);
 void dist_bcast_f32(const dist_ctx *d, float *buf, size_t n);
 void dist_bcast_i64(const dist_ctx *d, int64_t *buf, size_t n);
 
+/* Every rank contributes n_mine elements; on return counts[r] (size entries) holds rank r's
+ * count on every rank. Returns the total. */
+int64_t dist_allgather_counts(const dist_ctx *d, int64_t n_mine, int64_t *counts);
+/* Concatenates every rank's send[0..counts[rank]) in rank order into recv (the total, from
+ * dist_allgather_counts) on every rank; sent in chunks, so totals past 2^31 elements work.
+ * send and recv must not overlap. A world of one copies. */
+void dist_allgatherv_f32(const dist_ctx *d, const float *send, float *recv, const int64_t *counts);
+void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, const int64_t *counts);
+
 /* Collective error check: every rank passes whether it failed and its message. Returns the
  * number of failed ranks (the same on every rank). On rank 0, `report` (cap bytes) receives
  * "rank R: MESSAGE" lines of the failed ranks (the first failure's code in *code). */

@@ -126,3 +126,67 @@ void dist_wait_all(const dist_ctx *d) {
     MPI_Waitall(num_pending, pending, MPI_STATUSES_IGNORE);
     num_pending = 0;
 }
+
+int64_t dist_allgather_counts(const dist_ctx *d, int64_t n_mine, int64_t *counts) {
+    if (d->size == 1) {
+        counts[0] = n_mine;
+        return n_mine;
+    }
+    MPI_Allgather(&n_mine, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, MPI_COMM_WORLD);
+    int64_t total = 0;
+    for (int r = 0; r < d->size; r++) total += counts[r];
+    return total;
+}
+
+/* Allgatherv in rounds of at most DIST_CHUNK elements per rank, so no MPI count overflows int. */
+#define DIST_CHUNK ((int64_t)1 << 28)
+static void allgatherv_chunked(const dist_ctx *d, const void *send, void *recv, const int64_t *counts,
+                               MPI_Datatype type, size_t elem) {
+    const int P = d->size;
+    int64_t displ0[P > 0 ? P : 1], max_count = 0;
+    int cnt[P > 0 ? P : 1], dsp[P > 0 ? P : 1];
+    int64_t off = 0;
+    for (int r = 0; r < P; r++) {
+        displ0[r] = off;
+        off += counts[r];
+        if (counts[r] > max_count) max_count = counts[r];
+    }
+    for (int64_t done = 0; done < max_count; done += DIST_CHUNK) {
+        /* round: each rank sends elements [done, done + DIST_CHUNK) of its part into a staging
+         * buffer (int displacements), then every part is moved to its place in recv */
+        int64_t total = 0;
+        for (int r = 0; r < P; r++) {
+            int64_t c = counts[r] - done;
+            c = c < 0 ? 0 : c > DIST_CHUNK ? DIST_CHUNK : c;
+            cnt[r] = (int)c;
+            dsp[r] = (int)total;
+            total += c;
+        }
+        char *stage = malloc((size_t)(total > 0 ? total : 1) * elem);
+        if (!stage) {
+            fprintf(stderr, "cgnn: out of memory in all-gather\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        const int64_t mine = counts[d->rank] - done;
+        MPI_Allgatherv((const char *)send + (size_t)done * elem, mine > 0 ? (int)(mine < DIST_CHUNK ? mine : DIST_CHUNK) : 0,
+                       type, stage, cnt, dsp, type, MPI_COMM_WORLD);
+        for (int r = 0; r < P; r++)
+            memcpy((char *)recv + (size_t)(displ0[r] + done) * elem, stage + (size_t)dsp[r] * elem, (size_t)cnt[r] * elem);
+        free(stage);
+    }
+}
+
+void dist_allgatherv_f32(const dist_ctx *d, const float *send, float *recv, const int64_t *counts) {
+    if (d->size == 1) {
+        memcpy(recv, send, (size_t)counts[0] * sizeof(float));
+        return;
+    }
+    allgatherv_chunked(d, send, recv, counts, MPI_FLOAT, sizeof(float));
+}
+void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, const int64_t *counts) {
+    if (d->size == 1) {
+        memcpy(recv, send, (size_t)counts[0] * sizeof(int64_t));
+        return;
+    }
+    allgatherv_chunked(d, send, recv, counts, MPI_INT64_T, sizeof(int64_t));
+}
