@@ -350,11 +350,39 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 40);
+    ASSERT_EQ(n, 44);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
     ASSERT(has_drop);
+}
+
+TEST(embedding_and_lp_args) {
+    task_config c;
+    const char *p;
+    cgnn_err err = {0};
+    p = write_yaml("lp.yaml", "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                          "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                          "trainerConfig:\n  trainerArgs:\n    node_embedding_dim: \"16\"\n"
+                          "    embedding_optim_class_path: torch.optim.Adagrad\n    embedding_lr: \"0.1\"\n"
+                          "    exclude_seed_edges: \"True\"\n");
+    if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.node_embedding_dim, 16);
+    ASSERT(!strcmp(c.args.embedding_optim, "Adagrad"));
+    ASSERT_NEAR(c.args.embedding_lr, 0.1, 1e-12);
+    ASSERT_EQ(c.args.exclude_seed_edges, 1);
+    p = write_yaml("lp.yaml", "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                          "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                          "trainerConfig:\n  trainerArgs:\n    embedding_optim_class_path: Adam\n");
+    ASSERT_EQ(config_load_task(&c, p, &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT(strstr(err.msg, "embedding_optim_class_path") && strstr(err.msg, "SparseAdam"));
+    /* exclude_seed_edges is a link-prediction argument */
+    p = write_yaml("lp.yaml", "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                          "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                          "trainerConfig:\n  trainerArgs:\n    exclude_seed_edges: \"true\"\n");
+    ASSERT_EQ(config_load_task(&c, p, &err), -1);
+    ASSERT(strstr(err.msg, "exclude_seed_edges"));
 }
 
 TEST(resolve_uri) {
@@ -594,6 +622,7 @@ int main(void) {
     RUN(link_prediction_and_spellings);
     RUN(epochs_and_batches);
     RUN(trainer_arg_keys);
+    RUN(embedding_and_lp_args);
     RUN(resolve_uri);
     RUN(err_malformed_yaml);
     RUN(err_unknown_top_level);

@@ -63,6 +63,10 @@ typedef enum targ {
     TARG_SOFTMAX_TEMP,
     TARG_REMOVE_ACCIDENTAL_HITS,
     TARG_TASK_PATH,
+    TARG_EXCLUDE_SEED_EDGES,
+    TARG_NODE_EMB_DIM,
+    TARG_EMB_OPTIM,
+    TARG_EMB_LR,
     TARG_COUNT
 } targ;
 
@@ -107,6 +111,10 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "softmax_temp",
     "should_remove_accidental_hits",
     "task_path",
+    "exclude_seed_edges",
+    "node_embedding_dim",
+    "embedding_optim_class_path",
+    "embedding_lr",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -389,6 +397,10 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->random_negative_sample_batch_size_for_evaluation = 512;
     a->softmax_temp = 0.07;
     a->should_remove_accidental_hits = 1;
+    a->exclude_seed_edges = 0;
+    a->node_embedding_dim = 0;
+    snprintf(a->embedding_optim, sizeof a->embedding_optim, "SparseAdam");
+    a->embedding_lr = -1; /* = optim_lr */
 }
 
 /* ---- trainerArgs ------------------------------------------------------------------- */
@@ -422,7 +434,7 @@ static int sched_arg_applies(targ key, sched_kind kind) {
 /* Arguments that only a link-prediction task reads. */
 static int targ_lp_only(targ k) {
     return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
-           k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH;
+           k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES;
 }
 
 /* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task. */
@@ -639,6 +651,18 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         return -1;
     if ((n = g[TARG_REMOVE_ACCIDENTAL_HITS]) && arg_bool(doc, n, &a->should_remove_accidental_hits, err) != 0)
         return -1;
+    if ((n = g[TARG_EXCLUDE_SEED_EDGES]) && arg_bool(doc, n, &a->exclude_seed_edges, err) != 0) return -1;
+    /* learnable node embeddings (either task) */
+    if ((n = g[TARG_NODE_EMB_DIM]) && arg_int(doc, n, 0, 1 << 20, &a->node_embedding_dim, err) != 0) return -1;
+    if ((n = g[TARG_EMB_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->embedding_lr, err) != 0) return -1;
+    if ((n = g[TARG_EMB_OPTIM])) {
+        const char *v = n->scalar, *dot = strrchr(v, '.');
+        const char *base = dot ? dot + 1 : v;
+        if (strcmp(base, "SparseAdam") != 0 && strcmp(base, "Adagrad") != 0 && strcmp(base, "SGD") != 0)
+            return node_err(doc, n, err, "unsupported embedding optimiser %s (SparseAdam, Adagrad or SGD: the "
+                            "sparse-update optimisers)", shown(n, buf, sizeof buf));
+        snprintf(a->embedding_optim, sizeof a->embedding_optim, "%s", base);
+    }
     if ((n = g[TARG_TASK_PATH]) && strcmp(n->scalar, "Retrieval") != 0 &&
         strcmp(n->scalar, "gigl.src.common.models.layers.task.Retrieval") != 0)
         return node_err(doc, n, err, "unsupported task %s (only Retrieval, GiGL's "

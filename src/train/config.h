@@ -57,11 +57,17 @@ typedef struct trainer_args {
     optim_config optim;               /* optim_class_path, optim_lr, optim_weight_decay, optim_momentum */
     double clip_grad_norm;            /* 0 = off */
     sched_config sched;               /* lr_scheduler_name + lr_scheduler_* args */
-    /* link prediction (GiGL names; read now, used by the LP issue) */
+    /* link prediction (GiGL names) */
     int64_t random_negative_sample_batch_size;
     int64_t random_negative_sample_batch_size_for_evaluation;
     double softmax_temp;
     int should_remove_accidental_hits;
+    int exclude_seed_edges;           /* LP: drop the batch's own positive edges from its sampled
+                                         neighbourhoods (GraphBolt exclude_seed_edges; false) */
+    /* learnable node embeddings (either task) */
+    int64_t node_embedding_dim;       /* 0 = none; else a (num_nodes, dim) table concatenated after the features */
+    char embedding_optim[16];         /* embedding_optim_class_path: SparseAdam (default) | Adagrad | SGD */
+    double embedding_lr;              /* embedding_lr; < 0 = optim_lr */
 } trainer_args;
 
 /* A GiGL EdgeType (srcNodeType, relation, dstNodeType). */
