@@ -148,6 +148,60 @@ TEST(sampled_blocks_are_valid_and_match_reference) {
     ASSERT(!failed);
 }
 
+/* exclude_seed_edges: the pairs' edges never appear (either direction), the other edges are
+ * kept exactly as drawn, and the fast sampler equals the reference. */
+TEST(excluded_seed_edges_never_sampled) {
+    fixture f;
+    fixture_make(&f, 2000, 8, 200, 11);
+    int64_t fan[] = {-1, 5};
+    sampler_config cfg = make_cfg(2, fan, 0);
+    minibatch_capacity cap;
+    sampler_capacity(&f.g, &cfg, 64, 0, &cap);
+    minibatch mb, mb_ref, mb_plain;
+    neighbor_sampler s;
+    cgnn_err err;
+    CGNN_CHECK(minibatch_alloc(&mb, &cap, &err) == 0 && minibatch_alloc(&mb_ref, &cap, &err) == 0);
+    CGNN_CHECK(minibatch_alloc(&mb_plain, &cap, &err) == 0);
+    CGNN_CHECK(sampler_init(&s, &f.g, &cfg, &cap, &err) == 0);
+    /* 16 pairs that are real edges (src -> dst), seeds = [anchors | positives] */
+    int64_t pairs[32], seeds[32];
+    for (int k = 0; k < 16; k++) {
+        int64_t e = (k * 7919) % f.e;
+        pairs[2 * k] = f.src[e];
+        pairs[2 * k + 1] = f.dst[e];
+        seeds[k] = f.src[e];
+        seeds[16 + k] = f.dst[e];
+    }
+    const uint64_t key = 77;
+    sampler_exclude_edges(&s, pairs, 16);
+    sampler_sample(&s, &mb, seeds, 32, key);
+    sampler_sample_ref_excluding(&f.g, &cfg, &mb_ref, seeds, 32, key, pairs, 16);
+    ASSERT(same_batch(&mb, &mb_ref));
+    int64_t excluded_hits = 0, kept = 0, plain_edges = 0;
+    for (int l = 0; l < 2; l++) {
+        const sampler_block *b = &mb.blocks[l];
+        for (int64_t i = 0; i < b->num_dst; i++)
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                int64_t u = mb.input_nodes[b->indices[e]], v = mb.input_nodes[i];
+                for (int k = 0; k < 16; k++)
+                    if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u))
+                        excluded_hits++;
+                kept++;
+            }
+    }
+    ASSERT_EQ(excluded_hits, 0);
+    /* the exclusion lasts one call: sampling again without it brings the edges back */
+    sampler_sample(&s, &mb_plain, seeds, 32, key);
+    for (int l = 0; l < 2; l++) plain_edges += mb_plain.blocks[l].num_edges;
+    /* hop 0 takes all in-neighbours: each pair's edge is there without the exclusion */
+    ASSERT(plain_edges >= kept + 16);
+    sampler_free(&s);
+    minibatch_free(&mb);
+    minibatch_free(&mb_ref);
+    minibatch_free(&mb_plain);
+    fixture_free(&f);
+}
+
 TEST(fanout_minus_one_returns_all_neighbours) {
     fixture f;
     fixture_make(&f, 500, 5, 60, 8);
@@ -344,6 +398,7 @@ int main(void) {
     RUN(transpose_lists_every_edge_once);
     RUN(sampled_blocks_are_valid_and_match_reference);
     RUN(fanout_minus_one_returns_all_neighbours);
+    RUN(excluded_seed_edges_never_sampled);
     RUN(uniformity_chi_square);
     RUN(item_sampler_shuffle_and_batches);
     RUN(distributed_slices_partition_the_epoch);

@@ -65,7 +65,13 @@ void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_
 #define GATHER_PREFETCH 8
 
 void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n, int nthreads) {
+    gather_rows_strided(out, f->dim, f, ids, n, nthreads);
+}
+
+void gather_rows_strided(float *out, int64_t stride, const ds_feature *f, const int64_t *ids, int64_t n,
+                         int nthreads) {
     const int64_t dim = f->dim;
+    CGNN_CHECK(stride >= dim);
     const npy_dtype dt = f->array.dtype;
     const size_t row_bytes = (size_t)dim * npy_dtype_size(dt);
     const char *base = f->array.data;
@@ -77,13 +83,15 @@ void gather_rows(float *out, const ds_feature *f, const int64_t *ids, int64_t n,
             const char *p = base + (size_t)ids[i + GATHER_PREFETCH] * row_bytes;
             for (size_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(p + off);
         }
-        convert_row(out + i * dim, base + (size_t)ids[i] * row_bytes, dt, dim);
+        convert_row(out + i * stride, base + (size_t)ids[i] * row_bytes, dt, dim);
     }
 }
 
-void gather_normalize_rows(float *x, int64_t n, int64_t dim) {
+void gather_normalize_rows(float *x, int64_t n, int64_t dim) { gather_normalize_rows_strided(x, n, dim, dim); }
+
+void gather_normalize_rows_strided(float *x, int64_t n, int64_t dim, int64_t stride) {
     for (int64_t i = 0; i < n; i++) {
-        float *row = x + i * dim;
+        float *row = x + i * stride;
         double l1 = 0;
         for (int64_t j = 0; j < dim; j++) l1 += fabs((double)row[j]);
         if (l1 > 0) {

@@ -5,27 +5,55 @@
 #include <string.h>
 
 #include "sample/gather.h"
+#include "util/rng.h"
 #include "util/timer.h"
 
+/* Seeds per batch the minibatches must hold. */
+static int64_t max_batch_seeds(const loader_config *cfg) {
+    return cfg->pairs ? 2 * cfg->batch_size + cfg->num_negatives : cfg->batch_size;
+}
+
 /* Builds batch b into slot `slot` with producer p's scratch. */
-static void produce(loader *l, int p, int64_t b, int slot, int64_t *seeds_scratch) {
+static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     minibatch *mb = &l->slots[slot];
     const int64_t *items;
+    int64_t *seeds = w->seeds_scratch;
     int64_t n = item_sampler_batch(&l->items, b, &items);
-    for (int64_t i = 0; i < n; i++) {
-        mb->items[i] = items[i];
-        seeds_scratch[i] = l->seeds[items[i]];
-        if (l->labels) mb->labels[i] = l->labels[items[i]];
+    const uint64_t key = item_sampler_batch_key(&l->items, b);
+    int64_t n_seeds = n, K = 0;
+    if (l->cfg.pairs) {
+        for (int64_t i = 0; i < n; i++) {
+            mb->items[i] = items[i];
+            seeds[i] = w->pairs_scratch[2 * i] = l->seeds[2 * items[i]];
+            seeds[n + i] = w->pairs_scratch[2 * i + 1] = l->seeds[2 * items[i] + 1];
+        }
+        /* negatives: one stream per (epoch key, batch position in the whole epoch), so they
+         * differ between batches and ranks and never depend on threads */
+        K = l->cfg.num_negatives;
+        rng r;
+        rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
+        for (int64_t k = 0; k < K; k++) seeds[2 * n + k] = (int64_t)rng_below(&r, (uint64_t)l->g->num_nodes);
+        n_seeds = 2 * n + K;
+        if (l->cfg.exclude_seed_edges) sampler_exclude_edges(&l->samplers[p], w->pairs_scratch, n);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            mb->items[i] = items[i];
+            seeds[i] = l->seeds[items[i]];
+            if (l->labels) mb->labels[i] = l->labels[items[i]];
+        }
     }
     double t0 = timer_now();
-    sampler_sample(&l->samplers[p], mb, seeds_scratch, n, item_sampler_batch_key(&l->items, b));
+    sampler_sample(&l->samplers[p], mb, seeds, n_seeds, key);
+    mb->num_items = n;
+    mb->num_negatives = K;
     minibatch_build_transpose(mb);
     double t1 = timer_now();
+    const int64_t stride = mb->feat_dim;
     if (l->cfg.feature)
-        gather_rows(mb->features, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,
-                    l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1);
+        gather_rows_strided(mb->features, stride, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,
+                            l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1);
     if (l->cfg.feature && l->cfg.normalize_rows)
-        gather_normalize_rows(mb->features, mb->num_input_nodes, l->cfg.feature->dim);
+        gather_normalize_rows_strided(mb->features, mb->num_input_nodes, l->cfg.feature->dim, stride);
     double t2 = timer_now();
     mb->epoch = l->items.epoch;
     mb->batch_index = b;
@@ -48,7 +76,7 @@ static void *worker_main(void *arg) {
         l->state[slot] = LOADER_SLOT_FILLING;
         l->in_flight++;
         pthread_mutex_unlock(&l->mu);
-        produce(l, w->index, b, slot, w->seeds_scratch);
+        produce(l, w->index, b, slot, w);
         pthread_mutex_lock(&l->mu);
         l->state[slot] = LOADER_SLOT_READY;
         l->in_flight--;
@@ -64,6 +92,8 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
     if (cfg->batch_size < 1) return err_set(err, CGNN_ERR_INPUT, "batch size must be >= 1, got %lld",
                                             (long long)cfg->batch_size);
+    if (cfg->pairs && (cfg->num_negatives < 0 || g->num_nodes < 1))
+        return err_set(err, CGNN_ERR_INPUT, "link prediction needs num_negatives >= 0 and a non-empty graph");
     l->g = g;
     l->cfg = *cfg;
     l->seeds = seeds;
@@ -74,7 +104,8 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->queue_depth = cfg->queue_depth > 0 ? cfg->queue_depth : cfg->num_workers + 1;
     if (l->queue_depth < 2) l->queue_depth = 2;
     minibatch_capacity cap;
-    sampler_capacity(g, &cfg->sampler, cfg->batch_size, cfg->feature ? cfg->feature->dim : 0, &cap);
+    sampler_capacity(g, &cfg->sampler, max_batch_seeds(cfg), (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols,
+                     &cap);
     l->slots = cgnn_calloc((size_t)l->queue_depth, sizeof(minibatch));
     l->state = cgnn_calloc((size_t)l->queue_depth, sizeof(loader_slot_state));
     l->samplers = cgnn_calloc((size_t)producers, sizeof(neighbor_sampler));
@@ -89,7 +120,8 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     for (int p = 0; p < producers; p++) {
         ws[p].l = l;
         ws[p].index = p;
-        ws[p].seeds_scratch = cgnn_malloc((size_t)(cfg->batch_size + 1) * sizeof(int64_t));
+        ws[p].seeds_scratch = cgnn_malloc((size_t)(max_batch_seeds(cfg) + 1) * sizeof(int64_t));
+        ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
     }
     if (cfg->num_workers > 0) {
         l->threads = cgnn_calloc((size_t)cfg->num_workers, sizeof(pthread_t));
@@ -135,7 +167,7 @@ minibatch *loader_next(loader *l) {
     if (l->cfg.num_workers == 0) {
         CGNN_CHECK(l->state[slot] == LOADER_SLOT_FREE); /* the consumer holds < queue_depth */
         loader_worker *w = l->workers_arg;
-        produce(l, 0, b, slot, w[0].seeds_scratch);
+        produce(l, 0, b, slot, &w[0]);
         l->state[slot] = LOADER_SLOT_READY;
         l->next_claim = b + 1;
     } else {
@@ -169,7 +201,10 @@ void loader_free(loader *l) {
     loader_worker *ws = l->workers_arg;
     for (int p = 0; p < producers; p++) {
         sampler_free(&l->samplers[p]);
-        if (ws) free(ws[p].seeds_scratch);
+        if (ws) {
+            free(ws[p].seeds_scratch);
+            free(ws[p].pairs_scratch);
+        }
     }
     for (int q = 0; q < l->queue_depth; q++) minibatch_free(&l->slots[q]);
     free(ws);

@@ -32,6 +32,13 @@ typedef struct loader_config {
     int gather_threads;         /* threads per feature gather; 0 = 1 */
     const ds_feature *feature;  /* node features to gather, or NULL */
     int normalize_rows;         /* divide each gathered row by its L1 norm (PyG NormalizeFeatures) */
+    int64_t extra_cols;         /* columns after the features left to the caller (learnable node
+                                   embeddings): mb->features is (nodes, feature dim + extra_cols) */
+    /* link prediction: items are (anchor, positive) pairs, seeds is (num_items, 2); a batch's
+     * seed list is [anchors (n) | positives (n) | num_negatives random nodes], see minibatch.h */
+    int pairs;
+    int64_t num_negatives;      /* random negatives per batch, uniform over all nodes */
+    int exclude_seed_edges;     /* sampled neighbourhoods never contain a batch's own pair edges */
 } loader_config;
 
 typedef enum loader_slot_state { LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY } loader_slot_state;
@@ -40,13 +47,14 @@ struct loader;
 typedef struct loader_worker {
     struct loader *l;
     int index;               /* producer index: its sampler and scratch */
-    int64_t *seeds_scratch;  /* (batch_size) seed node ids of the batch being built */
+    int64_t *seeds_scratch;  /* (max seeds) seed node ids of the batch being built */
+    int64_t *pairs_scratch;  /* (batch_size, 2) the batch's pairs (exclude_seed_edges) */
 } loader_worker;
 
 typedef struct loader {
     const csc_graph *g;
     loader_config cfg;
-    const int64_t *seeds;       /* (num_items) seed node of each item, borrowed */
+    const int64_t *seeds;       /* (num_items) or (num_items, 2) with cfg.pairs; borrowed */
     const int64_t *labels;      /* (num_items) or NULL, borrowed */
     item_sampler items;
     int queue_depth;
@@ -65,8 +73,9 @@ typedef struct loader {
     int64_t next_claim, next_consume, in_flight;
 } loader;
 
-/* Sets up the pipeline over the items seeds[0..num_items) (labels may be NULL) and starts the
- * workers (idle until loader_start_epoch). Returns 0, or -1 with *err. Caller owns *l. */
+/* Sets up the pipeline over the items seeds[0..num_items) (pairs: (num_items, 2); labels may be
+ * NULL) and starts the workers (idle until loader_start_epoch). Returns 0, or -1 with *err.
+ * Caller owns *l. */
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err);
 

@@ -46,9 +46,12 @@ typedef struct minibatch {
     int64_t batch_index;     /* within the epoch (this rank's numbering) */
     int num_layers;
     sampler_block blocks[MINIBATCH_MAX_LAYERS];
-    int64_t num_items;       /* seed items of this batch (e.g. labelled nodes) */
+    int64_t num_items;       /* seed items of this batch (labelled nodes, or LP pairs) */
     int64_t *items;          /* (num_items) indices into the split (for labels etc.) */
-    int32_t *item_local;     /* (num_items) local output row of each item's seed node */
+    int32_t *item_local;     /* local output row of each seed: (num_items) for node items; for
+                                link-prediction pairs (2 * num_items + num_negatives):
+                                [anchors | positives | random negatives] */
+    int64_t num_negatives;   /* LP: random negative nodes of this batch (0 otherwise) */
     int64_t *labels;         /* (num_items) or unused */
     int64_t num_seeds;       /* distinct seed nodes = blocks[L-1].num_dst */
     int64_t num_input_nodes; /* = blocks[0].num_src */

@@ -104,6 +104,7 @@ void sampler_free(neighbor_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
+    free(s->excl);
     memset(s, 0, sizeof *s);
 }
 
@@ -189,6 +190,57 @@ static inline int64_t pick_neighbours(const csc_graph *g, const sampler_config *
     return fanout;
 }
 
+/* ---- excluded edges ---------------------------------------------------------- */
+
+static inline uint64_t pair_hash(int64_t a, int64_t b) {
+    return rng_key((uint64_t)a, (uint64_t)b);
+}
+
+void sampler_exclude_edges(neighbor_sampler *s, const int64_t *pairs, int64_t n) {
+    CGNN_CHECK(n <= s->cap.max_items);
+    if (!s->excl) {
+        uint64_t size = 16;
+        while (size < 4 * (uint64_t)(s->cap.max_items + 1)) size <<= 1;
+        s->excl = cgnn_malloc(size * sizeof *s->excl);
+        s->excl_mask = size - 1;
+        for (uint64_t i = 0; i < size; i++) s->excl[i][0] = s->excl[i][1] = -1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t a = pairs[2 * k], b = pairs[2 * k + 1];
+        if (a > b) {
+            int64_t t = a;
+            a = b;
+            b = t;
+        }
+        uint64_t i = pair_hash(a, b) & s->excl_mask;
+        while (s->excl[i][0] >= 0 && !(s->excl[i][0] == a && s->excl[i][1] == b)) i = (i + 1) & s->excl_mask;
+        if (s->excl[i][0] < 0) s->num_excl++;
+        s->excl[i][0] = a;
+        s->excl[i][1] = b;
+    }
+}
+
+static inline int is_excluded(const neighbor_sampler *s, int64_t u, int64_t v) {
+    int64_t a = u < v ? u : v, b = u < v ? v : u;
+    for (uint64_t i = pair_hash(a, b) & s->excl_mask; s->excl[i][0] >= 0; i = (i + 1) & s->excl_mask)
+        if (s->excl[i][0] == a && s->excl[i][1] == b) return 1;
+    return 0;
+}
+
+static void clear_excluded(neighbor_sampler *s) {
+    if (!s->num_excl) return;
+    for (uint64_t i = 0; i <= s->excl_mask; i++) s->excl[i][0] = s->excl[i][1] = -1;
+    s->num_excl = 0;
+}
+
+/* Drops the excluded edges (v <- buf[j]) from buf[0..k); returns the new count (order kept). */
+static inline int64_t drop_excluded(const neighbor_sampler *s, int64_t v, int64_t *buf, int64_t k) {
+    int64_t m = 0;
+    for (int64_t j = 0; j < k; j++)
+        if (!is_excluded(s, buf[j], v)) buf[m++] = buf[j];
+    return m;
+}
+
 /* The stream of node v's draws in hop h: independent of where v sits in the batch. */
 static inline uint64_t dst_stream(uint64_t key, int h, int64_t v) {
     return rng_key(key + (uint64_t)h * 0x9e3779b97f4a7c15ULL, (uint64_t)v);
@@ -214,8 +266,10 @@ void sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, in
         /* pass 1: pick */
         for (int64_t i = 0; i < n_dst; i++) {
             if (i + PREFETCH_DIST < n_dst) __builtin_prefetch(&g->indptr[nodes[i + PREFETCH_DIST]]);
-            e += pick_neighbours(g, &s->cfg, fanout, nodes[i], dst_stream(key, h, nodes[i]), s->positions,
-                                 picks, s->nbr_buf + e);
+            int64_t k = pick_neighbours(g, &s->cfg, fanout, nodes[i], dst_stream(key, h, nodes[i]), s->positions,
+                                        picks, s->nbr_buf + e);
+            if (s->num_excl) k = drop_excluded(s, nodes[i], s->nbr_buf + e, k);
+            e += k;
             b->indptr[i + 1] = e;
         }
         /* pass 2: relabel */
@@ -233,6 +287,7 @@ void sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, in
     mb->num_sampled_edges = total_edges;
     /* clear the hash table for the next batch: only the slots we used */
     for (int64_t l = 0; l < n_cur; l++) s->table[s->slot_of[l]].key = -1;
+    clear_excluded(s);
 }
 
 /* ---- reference ---------------------------------------------------------------- */
@@ -245,6 +300,19 @@ static int64_t ref_find(const int64_t *nodes, int64_t n, int64_t v) {
 
 void sampler_sample_ref(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
                         const int64_t *seeds, int64_t n, uint64_t key) {
+    sampler_sample_ref_excluding(g, cfg, mb, seeds, n, key, NULL, 0);
+}
+
+/* 1 if {u, v} is one of pairs[0..n) (linear scan) */
+static int ref_pair_listed(const int64_t *pairs, int64_t n, int64_t u, int64_t v) {
+    for (int64_t k = 0; k < n; k++)
+        if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u)) return 1;
+    return 0;
+}
+
+void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
+                                  const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
+                                  int64_t n_pairs) {
     const int L = cfg->num_layers;
     int64_t *nodes = mb->input_nodes;
     int64_t n_cur = 0;
@@ -287,6 +355,7 @@ void sampler_sample_ref(const csc_graph *g, const sampler_config *cfg, minibatch
             }
             for (int64_t j = 0; j < k; j++) {
                 int64_t u = csc_index(g, beg + picks[j]);
+                if (ref_pair_listed(pairs, n_pairs, u, v)) continue;
                 int64_t l = ref_find(nodes, n_cur, u);
                 if (l < 0) {
                     nodes[n_cur] = u;

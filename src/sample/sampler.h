@@ -49,6 +49,11 @@ typedef struct neighbor_sampler {
     int64_t *slot_of;        /* (max nodes) table slot of each local id, for clearing */
     int64_t *nbr_buf;        /* (max edges of a hop) sampled global ids */
     uint32_t *positions;     /* (max degree) scratch for partial Fisher-Yates */
+    /* excluded edges (sampler_exclude_edges): an open-addressing set of unordered node pairs,
+     * allocated on first use for cap.max_items pairs, emptied by every sampler_sample */
+    int64_t (*excl)[2];      /* (excl_mask + 1) slots {min id, max id}, {-1, -1} = empty */
+    uint64_t excl_mask;
+    int64_t num_excl;
 } neighbor_sampler;
 
 /* Worst-case buffer sizes for batches of up to max_items seeds on g with cfg. */
@@ -69,9 +74,20 @@ void sampler_free(neighbor_sampler *s); /* NULL-safe */
  * item_local, num_sampled_edges. Does not touch mb->features / labels / items. */
 void sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int64_t n, uint64_t key);
 
+/* Excludes the edges between the nodes of each pair (u, v) of pairs[0..n) (n <= cap.max_items),
+ * in both directions, from the next sampler_sample call only: GraphBolt's exclude_seed_edges
+ * (with reverse edges) for link prediction, so a batch never sees its own supervision edges.
+ * Semantics are "sample, then exclude": a node's draws are made as usual and excluded edges
+ * are dropped from them, so it may get fewer than fanout neighbours (as in GraphBolt). */
+void sampler_exclude_edges(neighbor_sampler *s, const int64_t *pairs, int64_t n);
+
 /* Plain reference of sampler_sample (no prefetching, no hash table: a linear map), same
  * output; for tests on small graphs only. */
 void sampler_sample_ref(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
                         const int64_t *seeds, int64_t n, uint64_t key);
+/* sampler_sample_ref with the edges of pairs[0..n_pairs) excluded (sampler_exclude_edges). */
+void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
+                                  const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
+                                  int64_t n_pairs);
 
 #endif
