@@ -385,6 +385,32 @@ TEST(embedding_and_lp_args) {
     ASSERT(strstr(err.msg, "exclude_seed_edges"));
 }
 
+TEST(profiler_args) {
+    task_config c;
+    cgnn_err err = {0};
+    const char *head = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                       "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m}}\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%sprofilerConfig:\n  shouldEnableProfiler: true\n  profilerLogDir: /tmp/p\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("prof_default.yaml", text), &err), 0);
+    ASSERT_EQ(c.profiler_wait, 1);
+    ASSERT_EQ(c.profiler_warmup, 1);
+    ASSERT_EQ(c.profiler_active, 3);
+    snprintf(text, sizeof text,
+             "%sprofilerConfig:\n  shouldEnableProfiler: true\n  profilerLogDir: /tmp/p\n"
+             "  profilerArgs: {wait: \"0\", warmup: \"2\", active: \"5\"}\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("prof_args.yaml", text), &err), 0);
+    ASSERT_EQ(c.profiler_wait, 0);
+    ASSERT_EQ(c.profiler_warmup, 2);
+    ASSERT_EQ(c.profiler_active, 5);
+    snprintf(text, sizeof text, "%sprofilerConfig:\n  profilerArgs: {activ: \"5\"}\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("prof_typo.yaml", text), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "did you mean 'active'");
+    snprintf(text, sizeof text, "%sprofilerConfig:\n  profilerArgs: {active: \"0\"}\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("prof_zero.yaml", text), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "profilerArgs.active");
+}
+
 TEST(resolve_uri) {
     char out[64];
     cgnn_err err = {0};
@@ -623,6 +649,7 @@ int main(void) {
     RUN(epochs_and_batches);
     RUN(trainer_arg_keys);
     RUN(embedding_and_lp_args);
+    RUN(profiler_args);
     RUN(resolve_uri);
     RUN(err_malformed_yaml);
     RUN(err_unknown_top_level);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "train/trace.h"
+#include "util/trace.h"
 #include "util/timer.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */

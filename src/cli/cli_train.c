@@ -70,8 +70,15 @@ int cli_cmd_train(int argc, char **argv) {
     if (trainer_run(tc, &rc, &opt, &res, &err) != 0) {
         status = train_fail(&d, &err);
     } else if (d.rank == 0) {
-        if (res.has_val) printf("best validation: loss %.4f acc %.4f\n", res.best_val_loss, res.best_val_acc);
-        if (res.has_test) printf("test: loss %.4f acc %.4f\n", res.test_loss, res.test_acc);
+        const char *main_metric = tc->task == TASK_LINK_PREDICTION ? "mrr" : "acc";
+        if (res.has_val)
+            printf("best validation: loss %.4f %s %.4f\n", res.best_val_loss, main_metric, res.best_val_acc);
+        if (res.has_test) {
+            printf("test:");
+            for (int i = 0; i < res.num_test_metrics; i++)
+                printf("%s %s %.4f", i ? "," : "", res.test_metric_names[i], res.test_metrics[i]);
+            printf("\n");
+        }
         if (!tc->should_skip_training)
             printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res.steps, res.train_seconds,
                    res.stopped_early ? " (early stopped)" : "", tc->trained_model_uri);

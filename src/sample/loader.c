@@ -1,10 +1,12 @@
 /* loader.c — worker threads filling the in-order prefetch queue; see loader.h. */
 #include "sample/loader.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sample/gather.h"
+#include "util/trace.h"
 #include "util/rng.h"
 #include "util/timer.h"
 
@@ -55,6 +57,11 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     if (l->cfg.feature && l->cfg.normalize_rows)
         gather_normalize_rows_strided(mb->features, mb->num_input_nodes, l->cfg.feature->dim, stride);
     double t2 = timer_now();
+    if (l->cfg.trace && trace_active(l->cfg.trace)) {
+        const int tid = l->cfg.num_workers > 0 ? l->cfg.trace_tid_base + p : 0; /* 0: the main thread */
+        trace_span(l->cfg.trace, "sample", tid, t0, t1, b, mb->num_sampled_edges);
+        trace_span(l->cfg.trace, "gather", tid, t1, t2, b, mb->num_input_nodes);
+    }
     mb->epoch = l->items.epoch;
     mb->batch_index = b;
     mb->sample_seconds = t1 - t0;
@@ -123,6 +130,12 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         ws[p].seeds_scratch = cgnn_malloc((size_t)(max_batch_seeds(cfg) + 1) * sizeof(int64_t));
         ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
     }
+    if (cfg->trace && cfg->num_workers > 0)
+        for (int p = 0; p < producers; p++) {
+            char name[TRACE_MAX_THREAD_NAME];
+            snprintf(name, sizeof name, "%s sampler %d", cfg->trace_name ? cfg->trace_name : "loader", p);
+            trace_name_thread(cfg->trace, cfg->trace_tid_base + p, name);
+        }
     if (cfg->num_workers > 0) {
         l->threads = cgnn_calloc((size_t)cfg->num_workers, sizeof(pthread_t));
         for (int p = 0; p < cfg->num_workers; p++) {

@@ -39,6 +39,12 @@ typedef struct loader_config {
     int pairs;
     int64_t num_negatives;      /* random negatives per batch, uniform over all nodes */
     int exclude_seed_edges;     /* sampled neighbourhoods never contain a batch's own pair edges */
+    /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane
+     * trace_tid_base + worker index (a synchronous loader, num_workers 0, on lane 0: the
+     * calling thread) */
+    struct trace_writer *trace;
+    int trace_tid_base;
+    const char *trace_name;     /* lane names: "<trace_name> sampler <i>" */
 } loader_config;
 
 typedef enum loader_slot_state { LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY } loader_slot_state;

@@ -696,6 +696,8 @@ static const char *const TRAINED_MODEL_KEYS[] = {"trainedModelUri", "evalMetrics
 static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath", "clsPath", "command",
                                                   "shouldLogToTensorboard", NULL};
 static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs", NULL};
+/* torch.profiler.schedule's arguments (GiGL passes profilerArgs as a string map) */
+static const char *const PROFILER_ARG_KEYS[] = {"wait", "warmup", "active", NULL};
 
 /* Checks an EdgeType mapping and copies it into *et. */
 static int parse_edge_type(const yamldoc *doc, const yamldoc_node *n, config_edge_type *et, cgnn_err *err) {
@@ -822,7 +824,17 @@ static int parse_profiler_config(const yamldoc *doc, const yamldoc_node *root, t
     if (yamldoc_check_keys(doc, pc, PROFILER_KEYS, err) != 0) return -1;
     if (yamldoc_get_bool(doc, pc, "shouldEnableProfiler", 0, &c->profiler_enabled, err) != 0) return -1;
     if (get_uri(doc, pc, "profilerLogDir", 0, c->profiler_log_dir, err) != 0) return -1;
-    if (get_section(doc, pc, "profilerArgs", &args, err) != 0) return -1; /* accepted, not used yet */
+    if (get_section(doc, pc, "profilerArgs", &args, err) != 0) return -1;
+    if (args) {
+        if (yamldoc_check_keys(doc, args, PROFILER_ARG_KEYS, err) != 0) return -1;
+        int64_t *dst[3] = {&c->profiler_wait, &c->profiler_warmup, &c->profiler_active};
+        const int64_t lo[3] = {0, 0, 1};
+        for (int i = 0; i < args->len; i++)
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(args->keys[i], PROFILER_ARG_KEYS[k]) &&
+                    arg_int(doc, args->items[i], lo[k], INT32_MAX, dst[k], err) != 0)
+                    return -1;
+    }
     if (c->profiler_enabled && !c->profiler_log_dir[0])
         return node_err(doc, pc, err, "shouldEnableProfiler is true but profilerLogDir is not set");
     return 0;
@@ -830,6 +842,9 @@ static int parse_profiler_config(const yamldoc *doc, const yamldoc_node *root, t
 
 int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     memset(c, 0, sizeof *c);
+    c->profiler_wait = 1; /* a short schedule that skips the first (cold) step */
+    c->profiler_warmup = 1;
+    c->profiler_active = 3;
     char what[CONFIG_PATH_MAX + 32];
     snprintf(what, sizeof what, "task config %s", uri ? uri : "(null)");
     if (!uri || !*uri) return err_set(err, CGNN_ERR_INPUT, "no task config given (--task_config_uri)");

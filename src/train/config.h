@@ -90,6 +90,8 @@ typedef struct task_config {
     config_edge_type supervision_edge_type; /* LP: the first supervisionEdgeTypes entry; "" if not given */
     int profiler_enabled;
     char profiler_log_dir[CONFIG_PATH_MAX];
+    int64_t profiler_wait, profiler_warmup, profiler_active; /* profilerArgs: torch.profiler.schedule
+                                                                 (defaults 1, 1, 3) */
     trainer_args args;
 } task_config;
 

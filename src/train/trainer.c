@@ -1,4 +1,4 @@
-/* trainer.c — the node-classification training job; see trainer.h. */
+/* trainer.c — the training job (node classification and link prediction); see trainer.h. */
 #include "train/trainer.h"
 
 #include <cblas.h>
@@ -10,15 +10,18 @@
 #include "dist/dist.h"
 #include "graph/csc.h"
 #include "io/dataset.h"
+#include "nn/embedding.h"
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "sample/loader.h"
+#include "train/head.h"
 #include "train/outputs.h"
 #include "train/progress.h"
 #include "train/tb_events.h"
 #include "util/log.h"
 #include "util/rng.h"
 #include "util/timer.h"
+#include "util/trace.h"
 
 typedef struct trainer {
     const task_config *cfg;
@@ -30,26 +33,35 @@ typedef struct trainer {
     const ds_task *task;
     const ds_feature *feat;
     model m;
+    task_head head;           /* loss + metrics of the task */
+    embedding_table emb;      /* learnable node embeddings (node_embedding_dim > 0) */
+    int have_emb;
+    int64_t feat_dim;         /* F: feature columns of the input (0 without features) */
+    float *dinput;            /* (max input nodes, F + E): d(loss)/d(input) for the embedding rows */
+    float *best_emb;          /* (num_nodes, E): the table at the best validation */
     optim opt;
     loader train, val, test;
     int have_train, have_val, have_test;
-    float *dlogits;           /* (max seeds, out_dim) */
+    float *dlogits;           /* (max seeds, out_dim): d(loss)/d(model output) */
     float *best_params;       /* (num_params) */
     int have_best;
     double best_score;
     int64_t bad_checks;
-    int metric_is_loss;       /* early-stop criterion: loss (minimise) or accuracy (maximise) */
+    int metric_is_loss;       /* early-stop criterion: loss (minimise) or a metric (maximise) */
     jsonl_log log;
     tb_writer tb;             /* TensorBoard event file (rank 0) */
     progress prog;
     int64_t step;
-    double last_vloss, last_vacc; /* the latest validation */
+    double last_vloss, last_vmetric; /* the latest validation (loss, head_main_metric) */
     int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
     int64_t fault_exit_step;  /* CGNN_TEST_EXIT_AT_STEP: exit abruptly at this step (tests) */
     int fault_rank;           /* CGNN_TEST_FAULT_RANK: the rank the faults apply to (-1 = all) */
-    /* always-on per-stage timers of the training steps (seconds, this rank) */
-    double t_wait, t_forward, t_backward, t_allreduce, t_optim;
+    /* always-on per-stage timers of the training steps (seconds, this rank; plain adds on the
+     * main thread: no locks, no allocation). Producer-side sample/gather times come with each
+     * batch (mb->sample_seconds, gather_seconds). */
+    double t_wait, t_forward, t_backward, t_allreduce, t_optim, t_sample, t_gather;
     int64_t timed_steps;
+    trace_writer trace;       /* profilerConfig: Chrome trace (disabled unless shouldEnableProfiler) */
 } trainer;
 
 static int is_root(const trainer *t) { return t->d->rank == 0; }
@@ -78,36 +90,33 @@ static void grads_ready(void *ctx, int layer) {
                             (size_t)(t->layer_end[layer] - t->layer_begin[layer]));
 }
 
-typedef struct eval_sums {
-    double loss_sum;          /* sum over items of the per-item loss */
-    int64_t correct, count;
-} eval_sums;
+/* Writes the current embedding rows of the batch's input nodes into their feature rows
+ * (columns [F, F + E)): done by the consumer right before the forward pass, never by the
+ * prefetching workers, so every batch sees the table as the previous step left it. */
+static void fill_embedding_columns(trainer *t, minibatch *mb) {
+    if (t->have_emb)
+        embedding_gather(&t->emb, mb->input_nodes, mb->num_input_nodes, mb->features, mb->feat_dim, t->feat_dim);
+}
 
-/* Runs the model over up to max_batches batches of l (0 = all) without dropout. */
-static void evaluate(trainer *t, loader *l, int64_t max_batches, eval_sums *s) {
+/* Runs the model over up to max_batches batches of l (0 = all) without dropout; *s gets the
+ * head's sums over every rank (identical on all ranks). */
+static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     memset(s, 0, sizeof *s);
     loader_start_epoch(l, 0, max_batches);
     minibatch *mb;
+    double e0 = timer_now();
+    int64_t n_items = 0;
     while ((mb = loader_next(l)) != NULL) {
-        const float *logits = model_forward(&t->m, mb, 0, 0);
-        int64_t correct = 0;
-        double loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
-                                       t->m.cfg.out_dim, &correct);
-        s->loss_sum += loss * (double)mb->num_items;
-        s->correct += correct;
-        s->count += mb->num_items;
+        fill_embedding_columns(t, mb);
+        const float *out = model_forward(&t->m, mb, 0, 0);
+        head_batch(&t->head, mb, out, t->dlogits, s);
+        n_items += mb->num_items;
         loader_release(l, mb);
     }
+    trace_span(&t->trace, "evaluation", 0, e0, timer_now(), t->step, n_items);
     /* weighted sums over ranks (never an average of averages): identical on every rank */
-    double v[3] = {s->loss_sum, (double)s->correct, (double)s->count};
-    dist_allreduce_sum_f64(t->d, v, 3);
-    s->loss_sum = v[0];
-    s->correct = (int64_t)v[1];
-    s->count = (int64_t)v[2];
+    dist_allreduce_sum_f64(t->d, s->v, HEAD_NUM_SUMS);
 }
-
-static double sums_loss(const eval_sums *s) { return s->count ? s->loss_sum / (double)s->count : NAN; }
-static double sums_acc(const eval_sums *s) { return s->count ? (double)s->correct / (double)s->count : NAN; }
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
     const ds_split *sp = &t->task->splits[split];
@@ -125,19 +134,52 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     lc.num_workers = workers;
     lc.feature = t->feat;
     lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
+    static const char *const LANE_NAMES[DS_SPLIT_COUNT] = {"train", "validation", "test"};
+    lc.trace = t->trace.enabled ? &t->trace : NULL;
+    lc.trace_tid_base = 1 + (int)split * 16;
+    lc.trace_name = LANE_NAMES[split];
+    lc.extra_cols = t->have_emb ? t->emb.dim : 0;
+    if (t->cfg->task == TASK_LINK_PREDICTION) {
+        lc.pairs = 1;
+        lc.num_negatives = split == DS_SPLIT_TRAIN ? t->a->random_negative_sample_batch_size
+                                                   : t->a->random_negative_sample_batch_size_for_evaluation;
+        lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
+    }
     return loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err);
+}
+
+/* Writes the checkpoint: the model's params, plus "embedding.weight" = emb_weight when the model
+ * has learnable node embeddings. Rank 0 only. */
+static int save_checkpoint(trainer *t, const float *params, const float *emb_weight, cgnn_err *err) {
+    if (!t->have_emb) return outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err);
+    return outputs_save_model_with_embedding(t->cfg->trained_model_uri, &t->m, params, emb_weight, t->emb.num_rows,
+                                             t->emb.dim, err);
 }
 
 /* Validation + early stopping bookkeeping. Returns 1 if training should stop. */
 static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err, int *failed, trainer_result *res) {
-    eval_sums s;
+    head_sums s;
     evaluate(t, &t->val, t->a->num_val_batches, &s);
-    double vloss = sums_loss(&s), vacc = sums_acc(&s);
-    const char *keys[] = {"step", "epoch", "val_loss", "val_acc", "train_loss"};
-    const char *tags[] = {NULL, NULL, "val/loss", "val/acc", NULL};
-    double vals[] = {(double)t->step, (double)epoch, vloss, vacc, train_loss};
-    log_record(t, keys, tags, vals, 5, 2);
-    double score = t->metric_is_loss ? vloss : vacc;
+    const char *main_metric = head_main_metric(&t->head);
+    double vloss = head_metric(&t->head, &s, "loss"), vmain = head_metric(&t->head, &s, main_metric);
+    {
+        const char *names[HEAD_MAX_METRICS];
+        double mv[HEAD_MAX_METRICS];
+        const int nm = head_metrics(&t->head, &s, names, mv);
+        char kbuf[HEAD_MAX_METRICS][48], tbuf[HEAD_MAX_METRICS][48];
+        const char *keys[HEAD_MAX_METRICS + 3], *tags[HEAD_MAX_METRICS + 3];
+        double vals[HEAD_MAX_METRICS + 3];
+        keys[0] = "step", keys[1] = "epoch", tags[0] = tags[1] = NULL;
+        vals[0] = (double)t->step, vals[1] = (double)epoch;
+        for (int i = 0; i < nm; i++) {
+            snprintf(kbuf[i], sizeof kbuf[i], "val_%s", names[i]);
+            snprintf(tbuf[i], sizeof tbuf[i], "val/%s", names[i]);
+            keys[2 + i] = kbuf[i], tags[2 + i] = tbuf[i], vals[2 + i] = mv[i];
+        }
+        keys[2 + nm] = "train_loss", tags[2 + nm] = NULL, vals[2 + nm] = train_loss;
+        log_record(t, keys, tags, vals, nm + 3, 2);
+    }
+    double score = t->metric_is_loss ? vloss : head_metric(&t->head, &s, t->a->early_stop_criterion);
     int improved = !t->have_best || (t->metric_is_loss ? score < t->best_score : score > t->best_score);
     res->has_val = 1;
     if (improved && isfinite(score)) {
@@ -145,10 +187,11 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
         t->have_best = 1;
         t->bad_checks = 0;
         res->best_val_loss = vloss;
-        res->best_val_acc = vacc;
+        res->best_val_acc = vmain;
         memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
+        if (t->have_emb) memcpy(t->best_emb, t->emb.weight, (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float));
         /* the last good checkpoint (rank 0 writes; a failure there stops every rank) */
-        int bad = is_root(t) && outputs_save_model(t->cfg->trained_model_uri, &t->m, t->best_params, err) != 0;
+        int bad = is_root(t) && save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
         char report[4096];
         int code = 0;
         if (dist_check_errors(t->d, bad, err->code, err->msg, report, sizeof report, &code) > 0) {
@@ -159,10 +202,10 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
     } else {
         t->bad_checks++;
     }
-    log_debug("validation at step %lld: loss %.4f acc %.4f (%s)", (long long)t->step, vloss, vacc,
+    log_debug("validation at step %lld: loss %.4f %s %.4f (%s)", (long long)t->step, vloss, main_metric, vmain,
               improved ? "best" : "no improvement");
     t->last_vloss = vloss;
-    t->last_vacc = vacc;
+    t->last_vmetric = vmain;
     return t->a->early_stop_patience > 0 && t->bad_checks >= t->a->early_stop_patience;
 }
 
@@ -171,6 +214,12 @@ static void trainer_free(trainer *t) {
     if (t->have_val) loader_free(&t->val);
     if (t->have_test) loader_free(&t->test);
     model_free(&t->m);
+    head_free(&t->head);
+    cgnn_err terr = {0};
+    if (trace_close(&t->trace, &terr) != 0) log_info("profiler: %s", terr.msg); /* after the loaders stopped */
+    if (t->have_emb) embedding_free(&t->emb);
+    free(t->dinput);
+    free(t->best_emb);
     optim_free(&t->opt);
     free(t->dlogits);
     free(t->best_params);
@@ -183,40 +232,60 @@ static void trainer_free(trainer *t) {
 /* Opens data, checks it against the config, builds model/optimiser/loaders. */
 static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) {
     const trainer_args *a = t->a;
-    if (t->cfg->task != TASK_NODE_CLASSIFICATION)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: taskMetadata: link prediction training is not implemented yet (node classification only)",
-                       t->cfg->file);
+    const int lp = t->cfg->task == TASK_LINK_PREDICTION;
+    if (t->cfg->profiler_enabled) { /* every rank writes its own trace_rank<R>.json */
+        if (trace_open(&t->trace, t->cfg->profiler_log_dir, t->d->rank, t->cfg->profiler_wait, t->cfg->profiler_warmup,
+                       t->cfg->profiler_active, err) != 0)
+            return err_prefix(err, "%s: profilerConfig: ", t->cfg->file);
+        trace_name_thread(&t->trace, 0, "main");
+    }
+    const ds_task_kind want = lp ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
     if (dataset_open(&t->ds, t->cfg->dataset_path, err) != 0) return -1;
     for (int i = 0; i < t->ds.num_tasks && !t->task; i++)
-        if (t->ds.tasks[i].kind == DS_TASK_NODE_CLASSIFICATION) t->task = &t->ds.tasks[i];
+        if (t->ds.tasks[i].kind == want) t->task = &t->ds.tasks[i];
     if (!t->task)
-        return err_set(err, CGNN_ERR_INPUT, "%s: no node classification task (seeds + labels) in the dataset's tasks",
-                       t->ds.dir);
+        return err_set(err, CGNN_ERR_INPUT, "%s: no %s task in the dataset's tasks (the config's taskMetadata is %s)",
+                       t->ds.dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
+                       lp ? "nodeAnchorBasedLinkPredictionTaskMetadata" : "nodeBasedTaskMetadata");
     if (!t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
         return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds.dir, t->task->name);
     t->feat = dataset_find_feature(&t->ds, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < t->ds.num_features && !t->feat; i++)
         if (t->ds.features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds.features[i];
-    if (!t->feat)
-        return err_set(err, CGNN_ERR_INPUT, "%s: no node features in feature_data (models need input features)",
-                       t->ds.dir);
-    int64_t out_dim = a->out_channels > 0 ? a->out_channels : t->task->num_classes;
-    int64_t max_label = -1;
-    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-        const ds_split *sp = &t->task->splits[s];
-        if (!sp->present) continue;
-        if (!sp->labels)
-            return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds.dir, t->task->name,
-                           ds_split_name((ds_split_id)s));
-        for (int64_t i = 0; i < sp->num_items; i++)
-            if (sp->labels[i] > max_label) max_label = sp->labels[i];
-    }
-    if (out_dim <= 0) out_dim = max_label + 1;
-    if (max_label >= out_dim)
+    if (!t->feat && a->node_embedding_dim == 0)
         return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
-                       t->cfg->file, (long long)out_dim, (long long)max_label);
+                       "%s: no node features in feature_data; give the nodes learnable embeddings with "
+                       "trainerArgs.node_embedding_dim",
+                       t->ds.dir);
+    t->feat_dim = t->feat ? t->feat->dim : 0;
+    int64_t out_dim = a->out_channels;
+    if (lp) {
+        if (out_dim <= 0) out_dim = a->hidden_dim; /* the embedding size */
+        for (int s = 0; s < DS_SPLIT_COUNT; s++)
+            if (t->task->splits[s].present && t->task->splits[s].labels)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: task '%s' %s has labels: labelled link-prediction pairs (explicit "
+                               "negatives) are not supported; list the positive pairs only (negatives are "
+                               "drawn at random)",
+                               t->ds.dir, t->task->name, ds_split_name((ds_split_id)s));
+    } else {
+        if (out_dim <= 0) out_dim = t->task->num_classes;
+        int64_t max_label = -1;
+        for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+            const ds_split *sp = &t->task->splits[s];
+            if (!sp->present) continue;
+            if (!sp->labels)
+                return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds.dir, t->task->name,
+                               ds_split_name((ds_split_id)s));
+            for (int64_t i = 0; i < sp->num_items; i++)
+                if (sp->labels[i] > max_label) max_label = sp->labels[i];
+        }
+        if (out_dim <= 0) out_dim = max_label + 1;
+        if (max_label >= out_dim)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
+                           t->cfg->file, (long long)out_dim, (long long)max_label);
+    }
     if (csc_open_cached(&t->g, &t->ds, 0, 0, err) != 0) return -1;
 
     const dist_ctx *d = t->d;
@@ -240,7 +309,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     memset(&mc, 0, sizeof mc);
     mc.kind = a->model;
     mc.num_layers = a->num_layers;
-    mc.in_dim = t->feat->dim;
+    mc.in_dim = t->feat_dim + a->node_embedding_dim; /* [features | learnable embedding] */
     mc.hidden_dim = a->hidden_dim;
     mc.out_dim = out_dim;
     mc.num_heads = a->num_heads;
@@ -251,10 +320,27 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     sc.num_layers = a->num_layers;
     for (int h = 0; h < a->num_layers; h++) sc.fanouts[h] = a->fanouts[h];
     sc.replace = a->replace;
-    minibatch_capacity cap;
-    sampler_capacity(&t->g, &sc, a->batch_size, t->feat->dim, &cap);
+    const int64_t max_negatives = lp ? (a->random_negative_sample_batch_size > a->random_negative_sample_batch_size_for_evaluation
+                                            ? a->random_negative_sample_batch_size
+                                            : a->random_negative_sample_batch_size_for_evaluation)
+                                     : 0;
+    minibatch_capacity cap; /* LP seeds: anchors + positives + negatives */
+    sampler_capacity(&t->g, &sc, lp ? 2 * a->batch_size + max_negatives : a->batch_size, mc.in_dim, &cap);
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (a->node_embedding_dim > 0) {
+        embedding_optim kind = !strcmp(a->embedding_optim, "Adagrad") ? EMB_OPTIM_ADAGRAD
+                               : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
+                                                                      : EMB_OPTIM_SPARSE_ADAM;
+        const double lr = a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr;
+        if (embedding_init(&t->emb, t->g.num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL, kind, lr,
+                           a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
+            return -1;
+        t->have_emb = 1;
+        t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
+        t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
+    }
     for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (d->size > 1) {
         t->m.on_grads_ready = grads_ready;
@@ -276,12 +362,13 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->have_test = 1;
     }
     if (is_root(t))
-        log_info("%s on %s: %lld nodes, %lld edges, %lld features; %lld/%lld/%lld train/val/test; %lld parameters; "
+        log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
+             "%lld parameters%s; "
              "%d process%s x (%d compute threads, %d sampler threads)",
-             model_kind_name(mc.kind), t->ds.name, (long long)t->g.num_nodes, (long long)t->g.num_edges,
-             (long long)t->feat->dim, (long long)t->task->splits[DS_SPLIT_TRAIN].num_items,
+             lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds.name, (long long)t->g.num_nodes, (long long)t->g.num_edges,
+             (long long)mc.in_dim, (long long)t->task->splits[DS_SPLIT_TRAIN].num_items,
              (long long)t->task->splits[DS_SPLIT_VALID].num_items, (long long)t->task->splits[DS_SPLIT_TEST].num_items,
-             (long long)t->m.num_params, d->size, d->size == 1 ? "" : "es", threads, workers);
+             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, workers);
     return 0;
 }
 
@@ -314,10 +401,9 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     model_zero_grad(&t->m);
     double loss = 0;
     if (mb) {
-        const float *logits = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
-        int64_t correct = 0;
-        loss = model_softmax_ce(t->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
-                                t->m.cfg.out_dim, &correct);
+        fill_embedding_columns(t, mb);
+        const float *out = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
+        loss = head_batch(&t->head, mb, out, t->dlogits, NULL);
         if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
     }
     double c1 = timer_now();
@@ -335,7 +421,11 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
         return err_set(err, CGNN_ERR_RUNTIME, "stopped: another rank's training loss is not finite");
     }
     double c2 = timer_now();
-    if (mb) model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
+    if (mb && t->have_emb) { /* the input gradient's embedding columns are the table rows' gradients */
+        memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
+        model_backward_input(&t->m, mb, t->dlogits, t->dinput);
+    } else if (mb)
+        model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
     else
         for (int l = a->num_layers - 1; l >= 0; l--) grads_ready(t, l); /* Join: zeros, same collectives */
     double c3 = timer_now();
@@ -351,11 +441,25 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     double c4 = timer_now();
     double lr = sched_lr(&a->sched, a->optim.lr, t->step);
     optim_step(&t->opt, t->m.params, t->m.grads, lr);
+    if (t->have_emb) { /* sparse: only the rows this step touched (on any rank) move */
+        const double emb_lr = sched_lr(&a->sched, t->emb.lr, t->step);
+        if (embedding_sparse_step(&t->emb, d, mb ? mb->input_nodes : NULL, t->dinput, mb ? mb->num_input_nodes : 0,
+                                  mb ? mb->feat_dim : 0, t->feat_dim, emb_lr, status[0], err) != 0)
+            return -1;
+    }
     double c5 = timer_now();
     t->t_forward += c1 - c0;
     t->t_allreduce += (c2 - c1) + (c4 - c3); /* status exchange + waiting for the gradient sums */
     t->t_backward += c3 - c2;
     t->t_optim += c5 - c4;
+    if (trace_active(&t->trace)) {
+        const int64_t b = mb ? mb->batch_index : -1, n = mb ? mb->num_items : 0;
+        trace_span(&t->trace, "forward", 0, c0, c1, b, n);
+        trace_span(&t->trace, "allreduce", 0, c1, c2, b, 3);
+        trace_span(&t->trace, "backward", 0, c2, c3, b, n);
+        trace_span(&t->trace, "allreduce", 0, c3, c4, b, t->m.num_params);
+        trace_span(&t->trace, "optimizer", 0, c4, c5, b, t->m.num_params);
+    }
     t->timed_steps++;
     t->step++;
     *loss_out = status[2] / status[0];
@@ -363,11 +467,45 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     return 0;
 }
 
+/* The always-on stage timers as one array: wait, sample, gather, forward, backward, all-reduce,
+ * optimizer (seconds, summed over this rank's steps). */
+#define NUM_STAGES 7
+static const char *const STAGE_KEYS[NUM_STAGES] = {"wait_ms", "sample_ms", "gather_ms", "forward_ms",
+                                                   "backward_ms", "allreduce_ms", "optimizer_ms"};
+static void stage_times(const trainer *t, double out[NUM_STAGES]) {
+    out[0] = t->t_wait, out[1] = t->t_sample, out[2] = t->t_gather, out[3] = t->t_forward;
+    out[4] = t->t_backward, out[5] = t->t_allreduce, out[6] = t->t_optim;
+}
+
+/* End of an epoch: the mean time per step of every stage since `before` (rank 0's), logged and
+ * written to metrics.jsonl as {"step", "epoch", "steps", "<stage>_ms"...}. Sample and gather run
+ * on the sampler threads, overlapped with the others: they are not part of the step's sum. */
+static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_STAGES], int64_t steps_before) {
+    const int64_t n = t->timed_steps - steps_before;
+    if (n <= 0 || !is_root(t)) return;
+    double now[NUM_STAGES], vals[NUM_STAGES + 3];
+    stage_times(t, now);
+    const char *keys[NUM_STAGES + 3] = {"step", "epoch", "steps"};
+    const char *tags[NUM_STAGES + 3] = {NULL, NULL, NULL};
+    vals[0] = (double)t->step, vals[1] = (double)epoch, vals[2] = (double)n;
+    for (int i = 0; i < NUM_STAGES; i++) {
+        keys[3 + i] = STAGE_KEYS[i];
+        vals[3 + i] = 1e3 * (now[i] - before[i]) / (double)n;
+    }
+    log_record(t, keys, tags, vals, NUM_STAGES + 3, 3);
+    log_debug("epoch %lld: %lld steps, per step: wait %.1f ms, forward %.1f, backward %.1f, all-reduce %.1f, "
+             "optimizer %.1f (sampler threads: sample %.1f ms, gather %.1f ms per batch)",
+             (long long)epoch, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[4], vals[5]);
+}
+
 static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
     const trainer_args *a = t->a;
     int stop = 0, failed = 0;
     double t_start = timer_now();
     for (int64_t epoch = 0; epoch < a->num_epochs && !stop; epoch++) {
+        double stages_before[NUM_STAGES];
+        stage_times(t, stages_before);
+        const int64_t steps_before = t->timed_steps;
         loader_start_epoch(&t->train, (int)epoch, 0);
         const int64_t steps = epoch_steps(t);
         progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
@@ -375,11 +513,18 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         res->epochs = epoch + 1;
         double loss_sum = 0, window_t = timer_now();
         int64_t loss_n = 0, window_seeds = 0;
-        t->last_vloss = t->last_vacc = NAN;
+        t->last_vloss = t->last_vmetric = NAN;
         for (int64_t s = 0; s < steps && !stop; s++) {
+            trace_set_step(&t->trace, t->step);
             double w0 = timer_now();
             minibatch *mb = loader_next(&t->train); /* NULL once this rank's slice is exhausted */
-            t->t_wait += timer_now() - w0;
+            double w1 = timer_now();
+            t->t_wait += w1 - w0;
+            if (mb) {
+                t->t_sample += mb->sample_seconds;
+                t->t_gather += mb->gather_seconds;
+                trace_span(&t->trace, "wait", 0, w0, w1, mb->batch_index, mb->num_items);
+            }
             double loss = 0, lr = 0;
             int rc = train_step(t, mb, epoch, &loss, &lr, err);
             if (mb) {
@@ -413,7 +558,9 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
             if (failed) return -1;
             if (stop) res->stopped_early = 1;
         }
-        progress_end_epoch(&t->prog, loss_n ? loss_sum / (double)loss_n : NAN, t->last_vloss, t->last_vacc, "acc");
+        progress_end_epoch(&t->prog, loss_n ? loss_sum / (double)loss_n : NAN, t->last_vloss, t->last_vmetric,
+                           head_main_metric(&t->head));
+        log_epoch_stages(t, epoch, stages_before, steps_before);
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
@@ -437,6 +584,11 @@ static int replicas_differ(trainer *t, cgnn_err *err) {
     uint64_t h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)t->m.params;
     for (size_t i = 0; i < (size_t)t->m.num_params * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ULL;
+    if (t->have_emb) { /* and the embedding table, updated sparsely from every rank's rows */
+        p = (const unsigned char *)t->emb.weight;
+        for (size_t i = 0; i < (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float); i++)
+            h = (h ^ p[i]) * 1099511628211ULL;
+    }
     int64_t lo = (int64_t)(h >> 1), hi = (int64_t)(h >> 1);
     int64_t neg_lo = -lo;
     dist_allreduce_max_i64(t->d, &hi, 1);
@@ -495,9 +647,12 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         if (!bad) bad = tb_open(&t.tb, cfg->tensorboard_logs_uri, err) != 0;
     }
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
+    if (cfg->should_skip_training && !bad && t.have_emb)
+        bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
     if (phase_failed(&t, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
     dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
+    /* (the embedding table is initialised from the seed alone: identical on every rank) */
 
     if (cfg->should_skip_training) {
         if (root) log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
@@ -506,29 +661,55 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         if (phase_failed(&t, bad, err)) goto done;
         if (t.have_best) {
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
+            if (t.have_emb)
+                memcpy(t.emb.weight, t.best_emb, (size_t)(t.emb.num_rows * t.emb.dim) * sizeof(float));
             if (root)
-                log_info("restored the best weights (validation %s %.4f)", t.metric_is_loss ? "loss" : "acc",
+                log_info("restored the best weights (validation %s %.4f)", cfg->args.early_stop_criterion,
                          t.best_score);
         }
-        bad = root && outputs_save_model(cfg->trained_model_uri, &t.m, t.m.params, err) != 0;
+        bad = root && save_checkpoint(&t, t.m.params, t.have_emb ? t.emb.weight : NULL, err) != 0;
         if (phase_failed(&t, bad, err)) goto done;
         if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
     }
     if (!cfg->should_skip_model_evaluation && t.have_test) {
-        eval_sums s;
+        head_sums s;
         evaluate(&t, &t.test, cfg->args.num_test_batches, &s);
         out->has_test = 1;
-        out->test_loss = sums_loss(&s);
-        out->test_acc = sums_acc(&s);
-        const char *names[] = {"acc", "loss"};
-        double vals[] = {out->test_acc, out->test_loss};
-        bad = root && cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, names, vals, 2, err) != 0;
-        const char *keys[] = {"step", "test_loss", "test_acc"};
-        const char *tags[] = {NULL, "test/loss", "test/acc"};
-        double lv[] = {(double)t.step, out->test_loss, out->test_acc};
-        log_record(&t, keys, tags, lv, 3, 1);
+        const char *names[HEAD_MAX_METRICS];
+        double mv[HEAD_MAX_METRICS];
+        const int nm = head_metrics(&t.head, &s, names, mv);
+        out->test_loss = mv[0];
+        out->test_acc = mv[1]; /* the main metric: acc (NC) or mrr (LP) */
+        out->num_test_metrics = nm;
+        for (int i = 0; i < nm; i++) {
+            snprintf(out->test_metric_names[i], sizeof out->test_metric_names[i], "%s", names[i]);
+            out->test_metrics[i] = mv[i];
+        }
+        /* GiGL's order: the task metrics first, then the loss */
+        const char *jn[HEAD_MAX_METRICS];
+        double jv[HEAD_MAX_METRICS];
+        for (int i = 1; i < nm; i++) jn[i - 1] = names[i], jv[i - 1] = mv[i];
+        jn[nm - 1] = names[0], jv[nm - 1] = mv[0];
+        bad = root && cfg->eval_metrics_uri[0] && outputs_write_eval_metrics(cfg->eval_metrics_uri, jn, jv, nm, err) != 0;
+        char kbuf[HEAD_MAX_METRICS][48], tbuf[HEAD_MAX_METRICS][48];
+        const char *keys[HEAD_MAX_METRICS + 1], *tags[HEAD_MAX_METRICS + 1];
+        double lv[HEAD_MAX_METRICS + 1];
+        keys[0] = "step", tags[0] = NULL, lv[0] = (double)t.step;
+        for (int i = 0; i < nm; i++) {
+            snprintf(kbuf[i], sizeof kbuf[i], "test_%s", names[i]);
+            snprintf(tbuf[i], sizeof tbuf[i], "test/%s", names[i]);
+            keys[1 + i] = kbuf[i], tags[1 + i] = tbuf[i], lv[1 + i] = mv[i];
+        }
+        log_record(&t, keys, tags, lv, nm + 1, 1);
         if (phase_failed(&t, bad, err)) goto done;
     }
+    /* stop the sampler threads (they report trace spans), then write the trace */
+    if (t.have_train) loader_free(&t.train);
+    if (t.have_val) loader_free(&t.val);
+    if (t.have_test) loader_free(&t.test);
+    t.have_train = t.have_val = t.have_test = 0;
+    bad = trace_close(&t.trace, err) != 0;
+    if (phase_failed(&t, bad, err)) goto done;
     rc = 0;
 done:
     trainer_free(&t);

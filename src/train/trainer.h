@@ -1,4 +1,5 @@
-/* trainer.h — `cgnn train`: GiGL Trainer semantics for node classification.
+/* trainer.h — `cgnn train`: GiGL Trainer semantics for node classification and anchor-based
+ * link prediction (the task head, train/head.h, is the only part that differs).
  *
  * One job: open the dataset, build the model and optimiser, train on sampled mini-batches
  * (background sampler threads feed an in-order prefetch queue), validate every
@@ -10,10 +11,12 @@
  * A non-finite loss stops the job with CGNN_ERR_RUNTIME and keeps the last good checkpoint.
  *
  * One training step:
- *   mb = loader_next → zero grads → model_forward → softmax CE (+ dlogits)
+ *   mb = loader_next → zero grads → (embedding rows into the input) → model_forward
+ *   → head: softmax CE (NC) or retrieval loss (LP), + d(loss)/d(output)
  *   → all-reduce of a 3-number status (ranks with a batch, ranks whose loss is not finite)
  *   → model_backward, each layer's gradients all-reduced (MPI_Iallreduce) as soon as final
  *   → wait, divide by the ranks that had a batch → clip → lr = sched(step) → optim_step
+ *   → (the embedding table's touched rows: merged across ranks, sparse optimiser step)
  *
  * Data parallel (mpirun -np N): every rank opens the same memory-mapped dataset, takes its
  * contiguous slice of one global shuffle (DistributedItemSampler), and applies the same averaged
@@ -37,9 +40,13 @@ typedef struct trainer_result {
     int64_t epochs;           /* epochs started */
     int stopped_early;
     int has_val;              /* validation ran at least once */
-    double best_val_loss, best_val_acc; /* at the best validation check */
+    double best_val_loss, best_val_acc; /* at the best validation check (acc: the main metric,
+                                           accuracy for NC, MRR for LP) */
     int has_test;
-    double test_loss, test_acc;
+    double test_loss, test_acc;         /* test_acc: the main metric, as best_val_acc */
+    int num_test_metrics;               /* every test metric (head_metrics), loss first */
+    char test_metric_names[8][32];
+    double test_metrics[8];
     double train_seconds;
 } trainer_result;
 

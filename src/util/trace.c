@@ -1,5 +1,5 @@
 /* trace.c — Chrome trace-event JSON with torch.profiler's schedule; see trace.h. */
-#include "train/trace.h"
+#include "util/trace.h"
 
 #include <errno.h>
 #include <math.h>

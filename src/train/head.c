@@ -1,0 +1,138 @@
+/* head.c — task heads (node classification, link prediction); see head.h. */
+#include "train/head.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/model.h"
+#include "nn/retrieval.h"
+#include "train/lp_eval.h"
+
+enum { S_LOSS, S_COUNT, S_CORRECT, S_RR, S_HITS };
+
+int head_init(task_head *h, const task_config *cfg, int64_t out_dim, int64_t max_pairs, int64_t max_negatives,
+              cgnn_err *err) {
+    (void)err;
+    memset(h, 0, sizeof *h);
+    h->task = cfg->task;
+    h->out_dim = out_dim;
+    if (h->task != TASK_LINK_PREDICTION) return 0;
+    h->temp = (float)cfg->args.softmax_temp;
+    h->remove_accidental_hits = cfg->args.should_remove_accidental_hits;
+    h->max_pairs = max_pairs;
+    h->max_negatives = max_negatives;
+    const int64_t P = max_pairs, M = max_pairs + max_negatives, D = out_dim;
+    h->q = cgnn_malloc((size_t)(P * D + 1) * sizeof(float));
+    h->dq = cgnn_malloc((size_t)(P * D + 1) * sizeof(float));
+    h->c = cgnn_malloc((size_t)(M * D + 1) * sizeof(float));
+    h->dc = cgnn_malloc((size_t)(M * D + 1) * sizeof(float));
+    h->query_ids = cgnn_malloc((size_t)(P + 1) * sizeof(int64_t));
+    h->cand_ids = cgnn_malloc((size_t)(M + 1) * sizeof(int64_t));
+    h->work = cgnn_malloc((size_t)(retrieval_work_floats(P, M) + 1) * sizeof(float));
+    return 0;
+}
+
+void head_free(task_head *h) {
+    if (!h) return;
+    free(h->q);
+    free(h->dq);
+    free(h->c);
+    free(h->dc);
+    free(h->query_ids);
+    free(h->cand_ids);
+    free(h->work);
+    memset(h, 0, sizeof *h);
+}
+
+/* Retrieval loss over the batch's pairs: rows of out gathered into q / c, gradients scattered
+ * back (+=: a node can be an anchor and a candidate at once). */
+static double lp_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s) {
+    const int64_t P = mb->num_items, K = mb->num_negatives, M = P + K, D = h->out_dim;
+    CGNN_CHECK(P <= h->max_pairs && K <= h->max_negatives);
+    const int32_t *rows = mb->item_local; /* [anchors (P) | positives (P) | negatives (K)] */
+    for (int64_t i = 0; i < P; i++) {
+        memcpy(h->q + i * D, out + (int64_t)rows[i] * D, (size_t)D * sizeof(float));
+        h->query_ids[i] = mb->input_nodes[rows[i]];
+    }
+    for (int64_t j = 0; j < M; j++) {
+        memcpy(h->c + j * D, out + (int64_t)rows[P + j] * D, (size_t)D * sizeof(float));
+        h->cand_ids[j] = mb->input_nodes[rows[P + j]];
+    }
+    double loss = retrieval_loss(h->dq, h->dc, h->q, h->c, P, M, D, h->query_ids, h->cand_ids, h->temp,
+                                 h->remove_accidental_hits, h->work);
+    if (dout) {
+        memset(dout, 0, (size_t)(mb->num_seeds * D) * sizeof(float));
+        for (int64_t i = 0; i < P; i++) {
+            float *d = dout + (int64_t)rows[i] * D;
+            const float *g = h->dq + i * D;
+            for (int64_t k = 0; k < D; k++) d[k] += g[k];
+        }
+        for (int64_t j = 0; j < M; j++) {
+            float *d = dout + (int64_t)rows[P + j] * D;
+            const float *g = h->dc + j * D;
+            for (int64_t k = 0; k < D; k++) d[k] += g[k];
+        }
+    }
+    if (s && P > 0) {
+        lp_rank_sums r;
+        memset(&r, 0, sizeof r);
+        lp_rank_accumulate(&r, h->q, h->c, h->c + P * D, P, K, D, h->query_ids, h->cand_ids, h->cand_ids + P,
+                           h->remove_accidental_hits);
+        s->v[S_LOSS] += loss * (double)P;
+        s->v[S_COUNT] += (double)P;
+        s->v[S_RR] += r.rr_sum;
+        for (int k = 0; k < 5; k++) s->v[S_HITS + k] += (double)r.hits[k];
+    }
+    return loss;
+}
+
+double head_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s) {
+    if (h->task == TASK_LINK_PREDICTION) return lp_batch(h, mb, out, dout, s);
+    int64_t correct = 0;
+    /* model_softmax_ce always writes the gradient, so NC needs dout even when evaluating (the
+     * trainer passes its scratch) */
+    CGNN_CHECK(dout != NULL);
+    double loss = model_softmax_ce(dout, out, mb->item_local, mb->labels, mb->num_items, mb->num_seeds, h->out_dim,
+                                   &correct);
+    if (s) {
+        s->v[S_LOSS] += loss * (double)mb->num_items;
+        s->v[S_COUNT] += (double)mb->num_items;
+        s->v[S_CORRECT] += (double)correct;
+    }
+    return loss;
+}
+
+static const char *const LP_HIT_NAMES[5] = {"HitRate_at_1", "HitRate_at_5", "HitRate_at_10", "HitRate_at_50",
+                                            "HitRate_at_100"};
+
+int head_metrics(const task_head *h, const head_sums *s, const char **names, double *vals) {
+    const double n = s->v[S_COUNT];
+    const double inv = n > 0 ? 1.0 / n : NAN;
+    int k = 0;
+    names[k] = "loss";
+    vals[k++] = s->v[S_LOSS] * inv;
+    if (h->task == TASK_LINK_PREDICTION) {
+        names[k] = "mrr";
+        vals[k++] = s->v[S_RR] * inv;
+        for (int j = 0; j < 5; j++) {
+            names[k] = LP_HIT_NAMES[j];
+            vals[k++] = s->v[S_HITS + j] * inv;
+        }
+    } else {
+        names[k] = "acc";
+        vals[k++] = s->v[S_CORRECT] * inv;
+    }
+    return k;
+}
+
+double head_metric(const task_head *h, const head_sums *s, const char *name) {
+    const char *names[HEAD_MAX_METRICS];
+    double vals[HEAD_MAX_METRICS];
+    int n = head_metrics(h, s, names, vals);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return vals[i];
+    return NAN;
+}
+
+const char *head_main_metric(const task_head *h) { return h->task == TASK_LINK_PREDICTION ? "mrr" : "acc"; }

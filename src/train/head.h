@@ -1,0 +1,68 @@
+/* head.h — the task head: from a batch's model outputs to its loss, the loss gradient and the
+ * evaluation sums, for each task the trainer runs.
+ *
+ *   node classification: softmax cross-entropy of each labelled seed's output row (logits);
+ *                        metrics acc (argmax == label) and loss.
+ *   link prediction:     GiGL's RetrievalLoss (nn/retrieval.h) over the batch's pairs: queries =
+ *                        anchors' embeddings, candidates = [positives | random negatives];
+ *                        metrics mrr and HitRate_at_{1,5,10,50,100} (each positive ranked against
+ *                        the batch's random negatives, train/lp_eval.h) and loss.
+ *
+ * Sums are kept per batch as plain totals (never averages), so ranks combine them with one
+ * all-reduce of HEAD_NUM_SUMS doubles and every rank derives the same metrics.
+ * Memory: every buffer is sized once at head_init for the largest batch; head_batch allocates
+ * nothing.
+ */
+#ifndef CGNN_HEAD_H
+#define CGNN_HEAD_H
+
+#include <stdint.h>
+
+#include "sample/minibatch.h"
+#include "train/config.h"
+#include "util/err.h"
+
+/* loss_sum, count, correct, rr_sum, hits[5] */
+#define HEAD_NUM_SUMS 9
+#define HEAD_MAX_METRICS 8
+
+typedef struct head_sums {
+    double v[HEAD_NUM_SUMS]; /* [0] loss sum over items, [1] items, [2] correct (NC),
+                                [3] sum of reciprocal ranks (LP), [4..8] hits at 1, 5, 10, 50, 100 */
+} head_sums;
+
+typedef struct task_head {
+    task_kind task;
+    int64_t out_dim;          /* D: model output channels (classes, or the embedding size) */
+    float temp;               /* LP softmax_temp */
+    int remove_accidental_hits;
+    /* LP scratch, for up to max_pairs pairs and max_negatives negatives */
+    int64_t max_pairs, max_negatives;
+    float *q, *c, *dq, *dc;   /* (P, D), (P + K, D), same */
+    int64_t *query_ids, *cand_ids; /* (P), (P + K) global node ids */
+    float *work;              /* retrieval_work_floats(P, P + K) */
+} task_head;
+
+/* Sizes the head for batches of up to max_pairs items and max_negatives random negatives (LP).
+ * Caller owns *h (head_free). */
+int head_init(task_head *h, const task_config *cfg, int64_t out_dim, int64_t max_pairs, int64_t max_negatives,
+              cgnn_err *err);
+void head_free(task_head *h); /* NULL-safe */
+
+/* The loss of batch mb from the model output out (mb->num_seeds, D). dout (num_seeds, D)
+ * receives d(mean loss)/d(out), overwritten; it may be NULL for link prediction when only
+ * evaluating (node classification always needs it). s non-NULL: the batch's sums are added.
+ * Returns the batch's mean loss. */
+double head_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s);
+
+/* Metrics from sums (after the all-reduce): names[i] / vals[i], i < return value
+ * (<= HEAD_MAX_METRICS); names[0] is "loss". NaN when no items. */
+int head_metrics(const task_head *h, const head_sums *s, const char **names, double *vals);
+
+/* The value of the early-stopping criterion ("loss", "acc", "mrr") from sums. */
+double head_metric(const task_head *h, const head_sums *s, const char *name);
+
+/* The headline metric shown in progress lines: "acc" (NC) or "mrr" (LP). */
+const char *head_main_metric(const task_head *h);
+
+#endif
