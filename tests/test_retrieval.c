@@ -112,10 +112,12 @@ TEST(finite_differences) {
                     const float x0 = x[k], h = 1e-3f;
                     x[k] = x0 + h;
                     const double xp = x[k];
-                    double lp = run_loss(retrieval_loss_ref, gq, gc, q, c, FD_Q, FD_M, FD_D, qid, FD_CID, temp, rah);
+                    double lp =
+                        run_loss(retrieval_loss_ref, gq, gc, q, c, FD_Q, FD_M, FD_D, qid, FD_CID, temp, rah);
                     x[k] = x0 - h;
                     const double xm = x[k];
-                    double lm = run_loss(retrieval_loss_ref, gq, gc, q, c, FD_Q, FD_M, FD_D, qid, FD_CID, temp, rah);
+                    double lm =
+                        run_loss(retrieval_loss_ref, gq, gc, q, c, FD_Q, FD_M, FD_D, qid, FD_CID, temp, rah);
                     x[k] = x0;
                     fd[k] = (lp - lm) / (xp - xm);
                 }

@@ -92,7 +92,8 @@ int cli_cmd_rank(int argc, char **argv) {
     const char *split_name = cli_flag_str(&RANK_CMD, "split");
     const char *out = cli_flag_str(&RANK_CMD, "out");
     if (!emb_path || !dir) {
-        err_set(&err, CGNN_ERR_INPUT, "rank: --embeddings E.npy and --dataset DIR are required (see cgnn rank --help)");
+        err_set(&err, CGNN_ERR_INPUT,
+                "rank: --embeddings E.npy and --dataset DIR are required (see cgnn rank --help)");
         return cli_fail(&err);
     }
     int64_t K = 20;
@@ -132,8 +133,8 @@ int cli_cmd_rank(int argc, char **argv) {
         goto fail;
     }
     if (emb.shape[0] != N || emb.shape[1] < 1) {
-        err_set(&err, CGNN_ERR_INPUT, "%s: embeddings have shape (%lld, %lld) but dataset %s has %lld nodes", emb_path,
-                (long long)emb.shape[0], (long long)emb.shape[1], ds.dir, (long long)N);
+        err_set(&err, CGNN_ERR_INPUT, "%s: embeddings have shape (%lld, %lld) but dataset %s has %lld nodes",
+                emb_path, (long long)emb.shape[0], (long long)emb.shape[1], ds.dir, (long long)N);
         goto fail;
     }
     // ranked: the split's positives; excluded: train positives, and validation for the test split
