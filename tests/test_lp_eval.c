@@ -1,0 +1,358 @@
+/* test_lp_eval.c — link-prediction metrics (train/lp_eval.h): hand-computed ranks, MRR and
+ * hit rates; full-ranking Recall/NDCG with exclusions and tie-breaks worked out by hand; fast
+ * against _ref on random data (integer-valued embeddings, so every dot product is exact and
+ * ties are plentiful); id errors. CGNN_LP_BENCH=1 also times the 30k anchors × 40k nodes × 64
+ * case (printed, not asserted). */
+#include <omp.h>
+
+#include "test.h"
+#include "train/lp_eval.h"
+#include "util/rng.h"
+#include "util/timer.h"
+
+typedef void (*rank_fn)(lp_rank_sums *, const float *, const float *, const float *, int64_t, int64_t, int64_t,
+                        const int64_t *, const int64_t *, const int64_t *, int);
+typedef int (*full_fn)(const float *, int64_t, int64_t, const int64_t *, int64_t, const int64_t *, int64_t,
+                       const int64_t *, int64_t, int, double *, double *, int64_t *, cgnn_err *);
+
+/* D = 1. Query 0: q 1, pos 2 (score 2); negatives score {3, 1, 2, 5, -1}: 3 and 5 are above, the
+ * tie at 2 is not -> rank 3. Query 1: q -1, pos 1 (score -1); negatives {-3, -1, -2, -5, 1}: only
+ * 1 is above -> rank 2. With accidental hits removed: query 0 (anchor 0, positive 10) skips the
+ * negative with id 10 (score 5) -> rank 2; query 1 (anchor 7, positive 11) skips ids 11 (score 1)
+ * and 7 -> rank 1. */
+TEST(rank_hand) {
+    const float q[2] = {1, -1}, pos[2] = {2, 1}, neg[5] = {3, 1, 2, 5, -1};
+    const int64_t anchor_ids[2] = {0, 7}, pos_ids[2] = {10, 11}, neg_ids[5] = {7, 8, 9, 10, 11};
+    for (int fast = 0; fast < 2; fast++) {
+        rank_fn f = fast ? lp_rank_accumulate : lp_rank_accumulate_ref;
+        lp_rank_sums s;
+        memset(&s, 0, sizeof s);
+        f(&s, q, pos, neg, 2, 5, 1, NULL, NULL, NULL, 0);
+        ASSERT_EQ(s.count, 2);
+        ASSERT_NEAR(s.rr_sum, 1.0 / 3 + 1.0 / 2, 1e-12);
+        ASSERT_EQ(s.hits[0], 0); /* @1 */
+        ASSERT_EQ(s.hits[1], 2); /* @5 */
+        ASSERT_EQ(s.hits[4], 2); /* @100 */
+        lp_rank_sums h;
+        memset(&h, 0, sizeof h);
+        f(&h, q, pos, neg, 2, 5, 1, anchor_ids, pos_ids, neg_ids, 1);
+        ASSERT_EQ(h.count, 2);
+        ASSERT_NEAR(h.rr_sum, 1.0 / 2 + 1.0, 1e-12);
+        ASSERT_EQ(h.hits[0], 1);
+        ASSERT_EQ(h.hits[1], 2);
+        // batches accumulate
+        f(&h, q, pos, neg, 2, 5, 1, NULL, NULL, NULL, 0);
+        ASSERT_EQ(h.count, 4);
+        ASSERT_NEAR(h.rr_sum, 1.5 + 1.0 / 3 + 1.0 / 2, 1e-12);
+        ASSERT_EQ(h.hits[0], 1);
+    }
+}
+
+/* Ranks at the hit-rate boundaries: 49 negatives above -> rank 50 (in @50, not @10); 100 above ->
+ * rank 101 (in none). A NaN positive ranks last among the negatives considered. */
+TEST(rank_boundaries_and_nan) {
+    enum { R = 120 };
+    float neg[R], q[1] = {1.0f}, pos[1] = {0.5f};
+    for (int r = 0; r < R; r++) neg[r] = r < 49 ? 1.0f : 0.0f;
+    for (int fast = 0; fast < 2; fast++) {
+        rank_fn f = fast ? lp_rank_accumulate : lp_rank_accumulate_ref;
+        lp_rank_sums s;
+        memset(&s, 0, sizeof s);
+        f(&s, q, pos, neg, 1, R, 1, NULL, NULL, NULL, 0);
+        ASSERT_NEAR(s.rr_sum, 1.0 / 50, 1e-12);
+        ASSERT_EQ(s.hits[2], 0); /* @10 */
+        ASSERT_EQ(s.hits[3], 1); /* @50 */
+        float neg2[R];
+        for (int r = 0; r < R; r++) neg2[r] = r < 100 ? 1.0f : 0.0f;
+        memset(&s, 0, sizeof s);
+        f(&s, q, pos, neg2, 1, R, 1, NULL, NULL, NULL, 0);
+        ASSERT_NEAR(s.rr_sum, 1.0 / 101, 1e-12);
+        ASSERT_EQ(s.hits[4], 0); /* @100 */
+        const float nanpos[1] = {NAN};
+        memset(&s, 0, sizeof s);
+        f(&s, q, nanpos, neg, 1, R, 1, NULL, NULL, NULL, 0);
+        ASSERT_NEAR(s.rr_sum, 1.0 / (R + 1), 1e-12);
+    }
+}
+
+TEST(rank_metrics_names) {
+    lp_rank_sums s = {.rr_sum = 1.5, .hits = {1, 2, 2, 3, 4}, .count = 4, .loss_sum = 2.0};
+    lp_rank_sums t = s;
+    lp_rank_sums_add(&t, &s);
+    ASSERT_EQ(t.count, 8);
+    ASSERT_EQ(t.hits[3], 6);
+    const char *names[LP_RANK_NUM_METRICS];
+    double v[LP_RANK_NUM_METRICS];
+    ASSERT_EQ(lp_rank_metrics(&t, names, v), 7);
+    const char *want[] = {"loss", "mrr", "HitRate_at_1", "HitRate_at_5", "HitRate_at_10", "HitRate_at_50",
+                          "HitRate_at_100"};
+    const double wv[] = {0.5, 0.375, 0.25, 0.5, 0.5, 0.75, 1.0};
+    for (int k = 0; k < 7; k++) {
+        ASSERT(strcmp(names[k], want[k]) == 0);
+        ASSERT_NEAR(v[k], wv[k], 1e-12);
+    }
+    dist_ctx one = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1};
+    lp_rank_sums_allreduce(&one, &t); /* a world of one: unchanged */
+    ASSERT_EQ(t.count, 8);
+    ASSERT_NEAR(t.rr_sum, 3.0, 1e-12);
+    lp_rank_sums z;
+    memset(&z, 0, sizeof z);
+    lp_rank_metrics(&z, names, v);
+    for (int k = 0; k < 7; k++) ASSERT(v[k] == 0.0);
+}
+
+/* Integer-valued embeddings in [-2, 2]: every dot product is exact, so fast and _ref must agree
+ * exactly, ties included. */
+static void fill_int(float *x, int64_t n, uint64_t seed, int lo, int hi) {
+    rng r;
+    rng_init(&r, rng_key(seed, 1));
+    for (int64_t k = 0; k < n; k++) x[k] = (float)(lo + (int)rng_below(&r, (uint64_t)(hi - lo + 1)));
+}
+
+static void fill_ids(int64_t *x, int64_t n, uint64_t seed, int64_t N) {
+    rng r;
+    rng_init(&r, rng_key(seed, 2));
+    for (int64_t k = 0; k < n; k++) x[k] = (int64_t)rng_below(&r, (uint64_t)N);
+}
+
+TEST(rank_fast_vs_ref) {
+    const int64_t Q = 300, R = 257, D = 8;
+    float *q = malloc((size_t)(Q * D) * 4), *pos = malloc((size_t)(Q * D) * 4), *neg = malloc((size_t)(R * D) * 4);
+    int64_t *aid = malloc((size_t)Q * 8), *pid = malloc((size_t)Q * 8), *nid = malloc((size_t)R * 8);
+    fill_int(q, Q * D, 1, -2, 2);
+    fill_int(pos, Q * D, 2, -2, 2);
+    fill_int(neg, R * D, 3, -2, 2);
+    fill_ids(aid, Q, 4, 60);
+    fill_ids(pid, Q, 5, 60);
+    fill_ids(nid, R, 6, 60);
+    for (int rah = 0; rah < 2; rah++) {
+        lp_rank_sums a, b;
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+        lp_rank_accumulate(&a, q, pos, neg, Q, R, D, aid, pid, nid, rah);
+        lp_rank_accumulate_ref(&b, q, pos, neg, Q, R, D, aid, pid, nid, rah);
+        fprintf(stderr, "  rah %d: mrr %.6f hits@1 %lld @10 %lld @100 %lld\n", rah, a.rr_sum / (double)a.count,
+                (long long)a.hits[0], (long long)a.hits[2], (long long)a.hits[4]);
+        ASSERT(a.rr_sum == b.rr_sum);
+        ASSERT_EQ(a.count, Q);
+        for (int k = 0; k < LP_NUM_HIT_KS; k++) ASSERT_EQ(a.hits[k], b.hits[k]);
+        ASSERT(a.hits[0] > 0 && a.hits[4] < Q); /* a non-trivial case */
+    }
+    free(q), free(pos), free(neg), free(aid), free(pid), free(nid);
+}
+
+/* ---- full ranking ------------------------------------------------------------------------- */
+
+/* N = 6, D = 2. Anchor 0 = (1, 0) scores nodes 1..5 at 5, 4, 3, 3, 1 (nodes 3 and 4 tie).
+ * Train excludes 1; tests {3, 5}; K = 2 -> top {2, 3} (3 beats 4 on id): 1 hit at rank 2.
+ * Anchor 5 = (1, 0): test {0}; top {1, 2}: no hit. */
+static const float HAND_EMB[12] = {1, 0, 5, 0, 4, 0, 3, 0, 3, 1, 1, 0};
+
+TEST(full_hand) {
+    const int64_t test[] = {0, 3, 0, 5, 5, 0, 0, 3}; /* (0, 3) twice: counted once */
+    const int64_t train[] = {0, 1, 4, 2};          /* (4, 2): not a test anchor, ignored */
+    const double l3 = 1.0 / log2(3.0);
+    for (int fast = 0; fast < 2; fast++) {
+        full_fn f = fast ? lp_full_ranking : lp_full_ranking_ref;
+        double rec, nd;
+        int64_t na;
+        cgnn_err err = {0};
+        ASSERT(f(HAND_EMB, 6, 2, test, 4, train, 2, NULL, 0, 2, &rec, &nd, &na, &err) == 0);
+        ASSERT_EQ(na, 2);
+        ASSERT_NEAR(rec, (0.5 + 0.0) / 2, 1e-12);
+        ASSERT_NEAR(nd, (l3 / (1.0 + l3) + 0.0) / 2, 1e-12);
+        // also excluding (0, 2), e.g. a validation pair: top {3, 4}, the hit moves to rank 1
+        const int64_t excl[] = {0, 2};
+        ASSERT(f(HAND_EMB, 6, 2, test, 4, train, 2, excl, 1, 2, &rec, &nd, &na, &err) == 0);
+        ASSERT_NEAR(rec, 0.5 / 2, 1e-12);
+        ASSERT_NEAR(nd, (1.0 / (1.0 + l3)) / 2, 1e-12);
+        // K = 1 without train exclusion: anchor 0's top is node 1 -> no hit
+        ASSERT(f(HAND_EMB, 6, 2, test, 4, NULL, 0, NULL, 0, 1, &rec, &nd, &na, &err) == 0);
+        ASSERT_NEAR(rec, 0.0, 1e-12);
+        // a test positive is never excluded, even when the pair is also in train: (0, 3) in
+        // train and exclude (0, 1), (0, 2) -> top-2 {3, 4}: 1 hit at rank 1
+        const int64_t train2[] = {0, 1, 0, 3, 0, 2};
+        ASSERT(f(HAND_EMB, 6, 2, test, 4, train2, 3, NULL, 0, 2, &rec, &nd, &na, &err) == 0);
+        ASSERT_NEAR(rec, 0.5 / 2, 1e-12);
+        // K larger than the candidates: everything ranked, recall 1 for anchor 0, anchor 5's
+        // single positive at rank 5 of 5 (scores 5 4 3 3 1 for nodes 1 2 3 4 0)
+        ASSERT(f(HAND_EMB, 6, 2, test, 4, train, 2, NULL, 0, 50, &rec, &nd, &na, &err) == 0);
+        const double nd0 = (1.0 / log2(3.0) + 1.0 / log2(5.0)) / (1.0 + 1.0 / log2(3.0)); /* ranks 2, 4 */
+        const double nd5 = (1.0 / log2(6.0)) / 1.0;
+        ASSERT_NEAR(rec, 1.0, 1e-12);
+        ASSERT_NEAR(nd, (nd0 + nd5) / 2, 1e-12);
+    }
+}
+
+/* Recall is hits / |T(a)|, not capped by K: 3 test positives, K = 2, both top nodes hit. */
+TEST(full_recall_not_capped) {
+    const int64_t test[] = {0, 1, 0, 2, 0, 5};
+    for (int fast = 0; fast < 2; fast++) {
+        double rec, nd;
+        int64_t na;
+        cgnn_err err = {0};
+        ASSERT((fast ? lp_full_ranking : lp_full_ranking_ref)(HAND_EMB, 6, 2, test, 3, NULL, 0, NULL, 0, 2, &rec,
+                                                               &nd, &na, &err) == 0);
+        ASSERT_EQ(na, 1);
+        ASSERT_NEAR(rec, 2.0 / 3.0, 1e-12);
+        ASSERT_NEAR(nd, 1.0, 1e-12); /* IDCG over min(K, |T|) = 2 */
+    }
+}
+
+TEST(full_errors) {
+    double rec = -1, nd = -1;
+    int64_t na = -1;
+    cgnn_err err = {0};
+    const int64_t bad_test[] = {0, 1, 2, 6};
+    ASSERT(lp_full_ranking(HAND_EMB, 6, 2, bad_test, 2, NULL, 0, NULL, 0, 2, &rec, &nd, &na, &err) == -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, "test_pairs: row 1: positive id 6 out of range [0, 6)");
+    const int64_t test[] = {0, 1}, bad_train[] = {0, 1, 0, 2, -3, 1};
+    ASSERT(lp_full_ranking_ref(HAND_EMB, 6, 2, test, 1, bad_train, 3, NULL, 0, 2, &rec, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "train_pairs: row 2: anchor id -3");
+    const int64_t bad_excl[] = {9, 1};
+    ASSERT(lp_full_ranking(HAND_EMB, 6, 2, test, 1, NULL, 0, bad_excl, 1, 2, &rec, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "exclude_pairs: row 0: anchor id 9");
+    ASSERT(lp_full_ranking(HAND_EMB, 6, 2, test, 1, NULL, 0, NULL, 0, 0, &rec, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "K must be >= 1");
+    // no test pairs: no anchors, zeros
+    ASSERT(lp_full_ranking(HAND_EMB, 6, 2, NULL, 0, NULL, 0, NULL, 0, 3, &rec, &nd, &na, &err) == 0);
+    ASSERT_EQ(na, 0);
+    ASSERT(rec == 0.0 && nd == 0.0);
+}
+
+static void random_pairs(int64_t *p, int64_t n, uint64_t seed, int64_t N) { fill_ids(p, 2 * n, seed, N); }
+
+TEST(full_fast_vs_ref) {
+    const int64_t N = 700, D = 8, n_test = 400, n_train = 1500, n_excl = 300;
+    float *emb = malloc((size_t)(N * D) * 4);
+    int64_t *test = malloc((size_t)n_test * 16), *train = malloc((size_t)n_train * 16),
+            *excl = malloc((size_t)n_excl * 16);
+    fill_int(emb, N * D, 11, -2, 2);
+    // anchors drawn from 150 nodes: several test positives per anchor, some repeated
+    random_pairs(test, n_test, 12, N);
+    for (int64_t i = 0; i < n_test; i++) test[2 * i] %= 150;
+    random_pairs(train, n_train, 13, N);
+    for (int64_t i = 0; i < n_train; i++) train[2 * i] %= 200;
+    random_pairs(excl, n_excl, 14, N);
+    for (int64_t i = 0; i < n_excl; i++) excl[2 * i] %= 150;
+    const int Ks[] = {1, 5, 20, 1000};
+    for (int t = 0; t < 4; t++) {
+        double r1, n1, r2, n2;
+        int64_t a1, a2;
+        cgnn_err err = {0};
+        ASSERT(lp_full_ranking(emb, N, D, test, n_test, train, n_train, excl, n_excl, Ks[t], &r1, &n1, &a1,
+                               &err) == 0);
+        ASSERT(lp_full_ranking_ref(emb, N, D, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2, &n2, &a2,
+                                   &err) == 0);
+        fprintf(stderr, "  K %4d: %lld anchors, recall %.6f ndcg %.6f (ref %.6f %.6f)\n", Ks[t], (long long)a1, r1,
+                n1, r2, n2);
+        ASSERT_EQ(a1, a2);
+        ASSERT_NEAR(r1, r2, 1e-12);
+        ASSERT_NEAR(n1, n2, 1e-12);
+        ASSERT(r1 > 0.0);
+        if (Ks[t] == 1000) ASSERT_NEAR(r1, 1.0, 1e-12); /* every candidate ranked */
+        // another thread count gives the same answer (integer data: the GEMM is exact too)
+        const int nt = omp_get_max_threads();
+        omp_set_num_threads(nt == 1 ? 2 : 1);
+        ASSERT(lp_full_ranking(emb, N, D, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2, &n2, &a2,
+                               &err) == 0);
+        omp_set_num_threads(nt);
+        ASSERT(r1 == r2 && n1 == n2);
+    }
+    // the exclusions matter: for anchors 0..149 put their best two nodes (by a brute-force
+    // ranking: score desc, id asc, the anchor itself left out) in train and the third in test.
+    // With train excluded the test node ranks first (Recall@1 = 1); without, third (0).
+    const int64_t A = 150;
+    int64_t *tr2 = malloc((size_t)(2 * A) * 16), *te2 = malloc((size_t)A * 16);
+    for (int64_t a = 0; a < A; a++) {
+        int64_t best[3] = {-1, -1, -1};
+        float bs[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int64_t v = 0; v < N; v++) {
+            if (v == a) continue;
+            float s = 0.0f;
+            for (int64_t d = 0; d < D; d++) s += emb[a * D + d] * emb[v * D + d];
+            for (int k = 0; k < 3; k++)
+                if (best[k] < 0 || s > bs[k]) { /* strict: the earlier (lower) id keeps a tie */
+                    for (int m = 2; m > k; m--) best[m] = best[m - 1], bs[m] = bs[m - 1];
+                    best[k] = v, bs[k] = s;
+                    break;
+                }
+        }
+        tr2[4 * a] = a, tr2[4 * a + 1] = best[0], tr2[4 * a + 2] = a, tr2[4 * a + 3] = best[1];
+        te2[2 * a] = a, te2[2 * a + 1] = best[2];
+    }
+    for (int fast = 0; fast < 2; fast++) {
+        full_fn f = fast ? lp_full_ranking : lp_full_ranking_ref;
+        double r3, n3;
+        int64_t a3;
+        cgnn_err err = {0};
+        ASSERT(f(emb, N, D, te2, A, tr2, 2 * A, NULL, 0, 1, &r3, &n3, &a3, &err) == 0);
+        ASSERT_EQ(a3, A);
+        ASSERT_NEAR(r3, 1.0, 1e-12);
+        ASSERT_NEAR(n3, 1.0, 1e-12);
+        ASSERT(f(emb, N, D, te2, A, NULL, 0, NULL, 0, 1, &r3, &n3, &a3, &err) == 0);
+        ASSERT_NEAR(r3, 0.0, 1e-12);
+        ASSERT(f(emb, N, D, te2, A, NULL, 0, tr2, 2 * A, 3, &r3, &n3, &a3, &err) == 0); /* as exclude_pairs */
+        ASSERT_NEAR(n3, 1.0, 1e-12);
+        ASSERT(f(emb, N, D, te2, A, NULL, 0, NULL, 0, 3, &r3, &n3, &a3, &err) == 0);
+        ASSERT_NEAR(r3, 1.0, 1e-12);
+        ASSERT_NEAR(n3, 0.5, 1e-12); /* rank 3: 1 / log2(4) */
+    }
+    free(tr2), free(te2);
+    cgnn_err err = {0};
+    // random float embeddings: no exact ties; fast and ref agree
+    rng r;
+    rng_init(&r, rng_key(15, 3));
+    for (int64_t k = 0; k < N * D; k++) emb[k] = (float)(2.0 * rng_uniform(&r) - 1.0);
+    double r5, n5, r6, n6;
+    int64_t a5, a6;
+    ASSERT(lp_full_ranking(emb, N, D, test, n_test, train, n_train, excl, n_excl, 10, &r5, &n5, &a5, &err) == 0);
+    ASSERT(lp_full_ranking_ref(emb, N, D, test, n_test, train, n_train, excl, n_excl, 10, &r6, &n6, &a6,
+                               &err) == 0);
+    ASSERT_NEAR(r5, r6, 1e-12);
+    ASSERT_NEAR(n5, n6, 1e-12);
+    free(emb), free(test), free(train), free(excl);
+}
+
+/* The 30k anchors × 40k nodes × D = 64 case, timed (CGNN_LP_BENCH=1 only). */
+TEST(full_timing) {
+    const char *b = getenv("CGNN_LP_BENCH");
+    if (!b || strcmp(b, "1") != 0) SKIP("set CGNN_LP_BENCH=1 to time 30k anchors x 40k nodes x 64");
+    const int64_t N = 40000, D = 64, A = 30000, n_test = 60000, n_train = 600000;
+    float *emb = malloc((size_t)(N * D) * 4);
+    int64_t *test = malloc((size_t)n_test * 16), *train = malloc((size_t)n_train * 16);
+    rng r;
+    rng_init(&r, rng_key(21, 0));
+    for (int64_t k = 0; k < N * D; k++) emb[k] = (float)(rng_uniform(&r) - 0.5);
+    for (int64_t i = 0; i < n_test; i++) test[2 * i] = i % A, test[2 * i + 1] = (int64_t)rng_below(&r, N);
+    for (int64_t i = 0; i < n_train; i++) train[2 * i] = i % A, train[2 * i + 1] = (int64_t)rng_below(&r, N);
+    double rec, nd;
+    int64_t na;
+    cgnn_err err = {0};
+    struct timespec c0, c1; /* CPU time of the process: what the run costs on a shared machine */
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    double t0 = timer_now();
+    ASSERT(lp_full_ranking(emb, N, D, test, n_test, train, n_train, NULL, 0, 20, &rec, &nd, &na, &err) == 0);
+    double dt = timer_now() - t0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    const double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    fprintf(stderr, "  %lld anchors x %lld nodes x %lld dims, K 20, %d threads: %.2f s wall, %.2f s CPU "
+                    "(%.1f GFLOP/s of scores per CPU second); recall %.5f ndcg %.5f\n",
+            (long long)na, (long long)N, (long long)D, omp_get_max_threads(), dt, cpu,
+            2.0 * (double)na * (double)N * (double)D / cpu * 1e-9, rec, nd);
+    ASSERT_EQ(na, A);
+    free(emb), free(test), free(train);
+}
+
+int main(void) {
+    RUN(rank_hand);
+    RUN(rank_boundaries_and_nan);
+    RUN(rank_metrics_names);
+    RUN(rank_fast_vs_ref);
+    RUN(full_hand);
+    RUN(full_recall_not_capped);
+    RUN(full_errors);
+    RUN(full_fast_vs_ref);
+    RUN(full_timing);
+    return test_summary();
+}
