@@ -76,7 +76,7 @@ int cli_cmd_train(int argc, char **argv) {
         if (res.has_test) {
             printf("test:");
             for (int i = 0; i < res.num_test_metrics; i++)
-                printf("%s %s %.4f", i ? "," : "", res.test_metric_names[i], res.test_metrics[i]);
+                printf(" %s %.4f", res.test_metric_names[i], res.test_metrics[i]);
             printf("\n");
         }
         if (!tc->should_skip_training)
