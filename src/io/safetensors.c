@@ -608,7 +608,8 @@ static int check_entry(st_file *f, int i, const char *name, const jv *e, int64_t
     return 0;
 }
 
-int safetensors_read(st_file *f, const char *path, cgnn_err *err) {
+/* safetensors_read (with_data) or safetensors_read_header (without). */
+static int read_file(st_file *f, const char *path, int with_data, cgnn_err *err) {
     memset(f, 0, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -627,6 +628,7 @@ int safetensors_read(st_file *f, const char *path, cgnn_err *err) {
         goto fail;
     }
     int64_t size = (int64_t)st.st_size;
+    f->file_size = size;
     if (size < 8) {
         err_set(err, CGNN_ERR_INPUT, "%s: file is %lld bytes, too short for the 8-byte header length (truncated?)",
                 path, (long long)size);
@@ -705,6 +707,7 @@ int safetensors_read(st_file *f, const char *path, cgnn_err *err) {
     f->ndims = (int *)cgnn_calloc(nt, sizeof(int));
     f->shapes = (int64_t(*)[4])cgnn_calloc(nt, sizeof *f->shapes);
     f->data = (float **)cgnn_calloc(nt, sizeof(float *));
+    f->file_offsets = (int64_t *)cgnn_calloc(nt, sizeof(int64_t));
     regions = (st_region *)cgnn_calloc(nt, sizeof *regions);
     for (int k = 0; k < root.n; k++) {
         if (strcmp(root.keys[k], "__metadata__") == 0) continue;
@@ -735,6 +738,7 @@ int safetensors_read(st_file *f, const char *path, cgnn_err *err) {
             goto fail;
         }
         at = regions[k].end;
+        f->file_offsets[regions[k].idx] = data_off + regions[k].begin;
     }
     if (at != data_len) {
         err_set(err, CGNN_ERR_INPUT, "%s: the data section is %lld bytes but the tensors cover %lld", path,
@@ -742,18 +746,21 @@ int safetensors_read(st_file *f, const char *path, cgnn_err *err) {
         goto fail;
     }
 
-    /* The data, 64-byte aligned (every region starts at a multiple of 4 from there). */
-    if (posix_memalign(&f->blob, 64, (size_t)(data_len > 0 ? data_len : 1)) != 0) {
-        f->blob = NULL;
-        err_set(err, CGNN_ERR_INPUT, "%s: cannot allocate %lld bytes for the data", path, (long long)data_len);
-        goto fail;
+    /* The data, 64-byte aligned (every region starts at a multiple of 4 from there); a
+     * header-only read stops here. */
+    if (with_data) {
+        if (posix_memalign(&f->blob, 64, (size_t)(data_len > 0 ? data_len : 1)) != 0) {
+            f->blob = NULL;
+            err_set(err, CGNN_ERR_INPUT, "%s: cannot allocate %lld bytes for the data", path, (long long)data_len);
+            goto fail;
+        }
+        if (data_len > 0 && read_at(fd, f->blob, (size_t)data_len, (off_t)data_off) != 0) {
+            err_set(err, CGNN_ERR_INPUT, "%s: read failed: %s", path, strerror(errno));
+            goto fail;
+        }
+        for (int k = 0; k < f->n; k++)
+            f->data[regions[k].idx] = (float *)((char *)f->blob + regions[k].begin);
     }
-    if (data_len > 0 && read_at(fd, f->blob, (size_t)data_len, (off_t)data_off) != 0) {
-        err_set(err, CGNN_ERR_INPUT, "%s: read failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    for (int k = 0; k < f->n; k++)
-        f->data[regions[k].idx] = (float *)((char *)f->blob + regions[k].begin);
     free(regions);
     free(hdr);
     jv_free(&root);
@@ -769,6 +776,32 @@ fail:
     return -1;
 }
 
+int safetensors_read(st_file *f, const char *path, cgnn_err *err) { return read_file(f, path, 1, err); }
+
+int safetensors_read_header(st_file *f, const char *path, cgnn_err *err) { return read_file(f, path, 0, err); }
+
+int safetensors_read_tensor(const st_file *f, int i, float *dst, cgnn_err *err) {
+    CGNN_CHECK(f && i >= 0 && i < f->n && f->file_offsets);
+    int64_t numel = 1;
+    for (int d = 0; d < f->ndims[i]; d++) numel *= f->shapes[i][d];
+    CGNN_CHECK(numel == 0 || dst);
+    if (f->data[i]) { /* already in memory (safetensors_read) */
+        memcpy(dst, f->data[i], (size_t)numel * sizeof(float));
+        return 0;
+    }
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s", f->path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || (int64_t)st.st_size != f->file_size)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s': the file changed since its header was read", f->path,
+                     f->names[i]);
+    else if (numel > 0 && read_at(fd, dst, (size_t)numel * sizeof(float), (off_t)f->file_offsets[i]) != 0)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s': read failed: %s", f->path, f->names[i], strerror(errno));
+    close(fd);
+    return rc;
+}
+
 void safetensors_free(st_file *f) {
     if (!f) return;
     for (int i = 0; i < f->n; i++) free(f->names[i]);
@@ -777,6 +810,7 @@ void safetensors_free(st_file *f) {
     free(f->ndims);
     free(f->shapes);
     free(f->data);
+    free(f->file_offsets);
     free(f->meta);
     free(f->blob);
     memset(f, 0, sizeof *f);

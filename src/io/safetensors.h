@@ -34,6 +34,8 @@ typedef struct st_file {
     char path[4096];
     int n_meta;               /* "__metadata__" pairs */
     char **meta;              /* (2*n_meta) key, value, key, value...; owned */
+    int64_t *file_offsets;    /* (n) byte offset of each tensor's data in the file; owned */
+    int64_t file_size;        /* bytes, when the header was read */
 } st_file;
 
 /* Reads a safetensors file written by safetensors_write (F32 tensors only; other dtypes are
@@ -43,6 +45,16 @@ typedef struct st_file {
  * for d >= ndims[i]. */
 int safetensors_read(st_file *f, const char *path, cgnn_err *err);
 void safetensors_free(st_file *f); /* NULL-safe */
+/* safetensors_read without the data: the header is read and checked exactly the same way, but
+ * data[i] stay NULL and nothing of the data section is read or allocated — for checkpoints
+ * holding tensors far larger than the ones wanted (a 10M-row embedding table). Read tensors
+ * one by one with safetensors_read_tensor. */
+int safetensors_read_header(st_file *f, const char *path, cgnn_err *err);
+/* Reads tensor i of f (from safetensors_read_header or safetensors_read) from f->path straight
+ * into dst (its numel floats; no intermediate copy). Returns 0, or -1 with *err
+ * (CGNN_ERR_INPUT naming the file and key; also when the file changed size since the header was
+ * read). */
+int safetensors_read_tensor(const st_file *f, int i, float *dst, cgnn_err *err);
 /* Index of key in f, or -1. */
 int safetensors_find(const st_file *f, const char *name);
 /* The "__metadata__" value of key in f, or NULL (points into f). */

@@ -93,9 +93,12 @@ int outputs_write_eval_metrics(const char *path, const char *const *names, const
     return outputs_write_text(path, buf, err);
 }
 
-int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err) {
+/* The model's tensors (+ "embedding.weight" [emb_rows, emb_dim] when emb_weight != NULL),
+ * written straight from the caller's buffers (safetensors_write streams them: no copy). */
+static int save_model(const char *path, const model *m, const float *params, const float *emb_weight,
+                      int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
-    st_tensor t[MODEL_MAX_TENSORS];
+    st_tensor t[MODEL_MAX_TENSORS + 1];
     for (int i = 0; i < m->num_tensors; i++) {
         const model_tensor *mt = &m->tensors[i];
         t[i].name = mt->name;
@@ -103,20 +106,40 @@ int outputs_save_model(const char *path, const model *m, const float *params, cg
         for (int d = 0; d < 4; d++) t[i].shape[d] = (d < mt->ndim && d < 3) ? mt->shape[d] : 1;
         t[i].data = params + mt->offset;
     }
-    char layers[32], in[32], hidden[32], out[32], heads[32];
+    int n = m->num_tensors;
+    if (emb_weight) {
+        CGNN_CHECK(emb_rows >= 1 && emb_dim >= 1);
+        t[n] = (st_tensor){.name = OUTPUTS_EMBEDDING_KEY, .ndim = 2, .shape = {emb_rows, emb_dim, 1, 1},
+                           .data = emb_weight};
+        n++;
+    }
+    char layers[32], in[32], hidden[32], out[32], heads[32], emb[32];
     snprintf(layers, sizeof layers, "%d", m->cfg.num_layers);
     snprintf(in, sizeof in, "%lld", (long long)m->cfg.in_dim);
     snprintf(hidden, sizeof hidden, "%lld", (long long)m->cfg.hidden_dim);
     snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
     snprintf(heads, sizeof heads, "%d", m->cfg.num_heads);
+    snprintf(emb, sizeof emb, "%lld", (long long)(emb_weight ? emb_dim : 0));
     const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
-                          "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads};
-    return safetensors_write(path, t, m->num_tensors, meta, 7, err);
+                          "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
+                          "node_embedding_dim", emb};
+    return safetensors_write(path, t, n, meta, emb_weight ? 8 : 7, err);
+}
+
+int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err) {
+    return save_model(path, m, params, NULL, 0, 0, err);
+}
+
+int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
+                                      const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
+    return save_model(path, m, params, emb_weight, emb_rows, emb_dim, err);
 }
 
 int outputs_load_model(const char *path, model *m, cgnn_err *err) {
+    /* Header only, then each model tensor straight into place: an embedding table in the same
+     * file (possibly gigabytes) is never read. */
     st_file f;
-    if (safetensors_read(&f, path, err) != 0) return -1;
+    if (safetensors_read_header(&f, path, err) != 0) return -1;
     int rc = 0;
     for (int i = 0; i < m->num_tensors && rc == 0; i++) {
         const model_tensor *mt = &m->tensors[i];
@@ -133,10 +156,33 @@ int outputs_load_model(const char *path, model *m, cgnn_err *err) {
                          path, mt->name);
             break;
         }
-        memcpy(m->params + mt->offset, f.data[k], (size_t)mt->numel * sizeof(float));
+        rc = safetensors_read_tensor(&f, k, m->params + mt->offset, err);
     }
-    if (rc == 0 && f.n != m->num_tensors)
-        rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n, m->num_tensors);
+    /* every other key is an error, except a node embedding table (loaded separately) */
+    const int extra = safetensors_find(&f, OUTPUTS_EMBEDDING_KEY) >= 0;
+    if (rc == 0 && f.n != m->num_tensors + extra)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n - extra,
+                     m->num_tensors);
+    safetensors_free(&f);
+    return rc;
+}
+
+int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
+    CGNN_CHECK(emb_weight && emb_rows >= 1 && emb_dim >= 1);
+    st_file f;
+    if (safetensors_read_header(&f, path, err) != 0) return -1;
+    int rc = 0;
+    const int k = safetensors_find(&f, OUTPUTS_EMBEDDING_KEY);
+    if (k < 0)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: missing tensor '%s' (the checkpoint has no node embedding table)", path,
+                     OUTPUTS_EMBEDDING_KEY);
+    else if (f.ndims[k] != 2 || f.shapes[k][0] != emb_rows || f.shapes[k][1] != emb_dim)
+        rc = err_set(err, CGNN_ERR_INPUT,
+                     "%s: tensor '%s' has shape [%lld, %lld] (%d dims), the configured table is [%lld, %lld]", path,
+                     OUTPUTS_EMBEDDING_KEY, (long long)f.shapes[k][0], (long long)f.shapes[k][1], f.ndims[k],
+                     (long long)emb_rows, (long long)emb_dim);
+    else
+        rc = safetensors_read_tensor(&f, k, emb_weight, err); /* straight into the table */
     safetensors_free(&f);
     return rc;
 }

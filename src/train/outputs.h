@@ -33,8 +33,22 @@ int outputs_write_eval_metrics(const char *path, const char *const *names, const
 /* The model's parameters as safetensors with PyG state_dict keys (+ metadata describing the
  * model so `shouldSkipTraining` can check it). */
 int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err);
-/* Loads a checkpoint into m->params, checking every key and shape (error names the key). */
+/* Loads a checkpoint into m->params, checking every key and shape (error names the key). An
+ * "embedding.weight" tensor in the file is allowed and skipped (never read). */
 int outputs_load_model(const char *path, model *m, cgnn_err *err);
+
+/* The key of a learnable node embedding table (nn/embedding.h) in a checkpoint: the state_dict
+ * key of a torch.nn.Embedding registered as `embedding` next to the GNN. */
+#define OUTPUTS_EMBEDDING_KEY "embedding.weight"
+/* outputs_save_model plus the tensor "embedding.weight" [emb_rows, emb_dim] from emb_weight
+ * (emb_rows * emb_dim floats, written from the caller's buffer without a copy) and the metadata
+ * "node_embedding_dim"; emb_weight NULL writes what outputs_save_model writes. */
+int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
+                                      const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
+/* Reads "embedding.weight" of the checkpoint at path straight into emb_weight (emb_rows x
+ * emb_dim floats, caller-owned), checking the shape; nothing else of the file is read. Returns 0,
+ * or -1 with *err (CGNN_ERR_INPUT naming the file and the key when it is absent or mis-shaped). */
+int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
 
 /* metrics.jsonl: one JSON object per line, appended and flushed (a streamed log). */
 typedef struct jsonl_log {
