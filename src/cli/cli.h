@@ -53,5 +53,6 @@ int cli_cmd_train(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_generate(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_embed(int argc, char **argv);
 
 #endif
