@@ -54,5 +54,6 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_generate(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_rank(int argc, char **argv);
+int cli_cmd_embed(int argc, char **argv);
 
 #endif

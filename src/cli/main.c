@@ -14,6 +14,7 @@ static const struct {
     {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
     {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings"},
+    {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)"},
     {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + feature gathering)"},
 };
 

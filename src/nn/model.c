@@ -478,3 +478,76 @@ void model_layer_params(const model *m, int l, int64_t *begin, int64_t *end) {
     *begin = b;
     *end = e;
 }
+
+/* ---- layer-wise inference ----------------------------------------------------------------
+ * One conv at a time over a block whose destination nodes have all their in-neighbours (PyG's
+ * BasicGNN.inference(), driven by nn/infer.c): no dropout, nothing kept for backward, the
+ * training scratch untouched, so any number of callers may share the model read-only. Dense
+ * products go through ops_linear_rows_forward, whose rows do not depend on the other rows of
+ * the call: a node's output is bitwise the same however the nodes are chunked. */
+
+void model_layer_dims(const model *m, int l, int64_t *in, int64_t *out) {
+    CGNN_CHECK(l >= 0 && l < m->cfg.num_layers);
+    *in = m->scratch->layers[l].in;
+    *out = m->scratch->layers[l].out;
+}
+
+/* n floats rounded up to 64 bytes, as carve() lays out the scratch */
+static int64_t infer_pad(int64_t n) { return (n + 15) & ~(int64_t)15; }
+
+int64_t model_layer_infer_work(const model *m, int l, int64_t max_src, int64_t max_dst, int64_t max_edges) {
+    CGNN_CHECK(l >= 0 && l < m->cfg.num_layers);
+    const model_layer *ly = &m->scratch->layers[l];
+    const int64_t I = ly->in, O = ly->out;
+    switch (m->cfg.kind) {
+    case MODEL_GRAPHSAGE: /* packed weight (shared by lin_l and lin_r in turn), agg (N_dst, I) */
+    case MODEL_GCN:
+        return infer_pad(ops_linear_rows_work(I, O)) + infer_pad(max_dst * I);
+    case MODEL_GAT: {     /* packed weight, z (N_src, H*C), a_src, a_dst, alpha (E + N_dst, H) */
+        const int64_t H = ly->heads, HC = ly->heads * ly->ch;
+        return infer_pad(ops_linear_rows_work(I, HC)) + infer_pad(max_src * HC) + infer_pad(max_src * H) +
+               infer_pad(max_dst * H) + infer_pad((max_edges + max_dst) * H);
+    }
+    default: CGNN_CHECK(0);
+    }
+    return 0;
+}
+
+void model_layer_forward_infer(const model *m, int l, const sampler_block *b, const float *h_src,
+                               const float *src_norm, float *out, float *work) {
+    const int L = m->cfg.num_layers;
+    CGNN_CHECK(l >= 0 && l < L);
+    CGNN_CHECK(b->num_dst <= b->num_src && b->indptr[b->num_dst] == b->num_edges);
+    const model_layer *ly = &m->scratch->layers[l];
+    const int64_t Ns = b->num_src, Nd = b->num_dst, I = ly->in, O = ly->out;
+    float *packed = work;
+    float *rest = work + infer_pad(ops_linear_rows_work(I, m->cfg.kind == MODEL_GAT ? ly->heads * ly->ch : O));
+    switch (m->cfg.kind) {
+    case MODEL_GRAPHSAGE: {
+        float *agg = rest;
+        ops_mean_agg_forward(agg, h_src, b, I);
+        ops_linear_rows_forward(out, agg, param(m, ly, SAGE_LIN_L_W), param(m, ly, SAGE_LIN_L_B), Nd, I, O, 0, packed);
+        ops_linear_rows_forward(out, h_src, param(m, ly, SAGE_LIN_R_W), NULL, Nd, I, O, 1, packed); /* dst rows */
+        break;
+    }
+    case MODEL_GCN: {
+        CGNN_CHECK(src_norm != NULL); /* full-graph degrees: the block alone cannot know them */
+        float *agg = rest;
+        ops_gcn_agg_forward(agg, h_src, src_norm, src_norm, b, I); /* dst nodes are the first sources */
+        ops_linear_rows_forward(out, agg, param(m, ly, GCN_LIN_W), param(m, ly, GCN_BIAS), Nd, I, O, 0, packed);
+        break;
+    }
+    case MODEL_GAT: {
+        const int64_t H = ly->heads, HC = ly->heads * ly->ch;
+        float *z = rest, *a_src = z + infer_pad(Ns * HC), *a_dst = a_src + infer_pad(Ns * H);
+        float *alpha = a_dst + infer_pad(Nd * H);
+        ops_linear_rows_forward(z, h_src, param(m, ly, GAT_LIN_W), NULL, Ns, I, HC, 0, packed);
+        ops_gat_forward(out, alpha, a_src, a_dst, z, param(m, ly, GAT_ATT_SRC), param(m, ly, GAT_ATT_DST),
+                        param(m, ly, GAT_BIAS), b, H, ly->ch, ly->concat);
+        break;
+    }
+    default: CGNN_CHECK(0);
+    }
+    if (l < L - 1) ops_relu_forward(out, out, Nd * O);
+    else if (m->cfg.l2_normalize_output) ops_l2norm_forward(out, out, Nd, O);
+}

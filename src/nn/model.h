@@ -122,4 +122,23 @@ const model_tensor *model_find_tensor(const model *m, const char *name);
 double model_softmax_ce(float *dlogits, const float *logits, const int32_t *rows, const int64_t *labels,
                         int64_t n_items, int64_t S, int64_t C, int64_t *correct);
 
+/* ---- layer-wise inference (nn/infer.c) ----------------------------------------------------
+ * Runs layer l alone on a one-hop block whose destination nodes come with ALL their
+ * in-neighbours (PyG BasicGNN.inference): conv l, then ReLU for hidden layers, or the optional
+ * L2 normalisation after the last; never dropout. Reads only m->params: the training scratch
+ * is not touched, the model may be shared. Dense products use ops_linear_rows_forward, so a
+ * node's output does not depend on the other nodes of the block (bitwise, any thread count).
+ */
+
+/* I, O: input and output row widths of layer l. */
+void model_layer_dims(const model *m, int l, int64_t *in, int64_t *out);
+/* Floats of the `work` buffer model_layer_forward_infer needs for blocks up to these sizes. */
+int64_t model_layer_infer_work(const model *m, int l, int64_t max_src, int64_t max_dst, int64_t max_edges);
+/* b: dst = local ids [0, N_dst), a prefix of the sources; h_src (N_src, I) the layer's input
+ * rows of b's sources; src_norm (N_src): GCN only (NULL otherwise), deg(v)^-1/2 with deg(v) =
+ * 1 + v's in-edges in the WHOLE graph other than a self-edge (ops_gcn_norm's degree, but from
+ * the full graph also for nodes that are only sources here). Writes out (N_dst, O). */
+void model_layer_forward_infer(const model *m, int l, const sampler_block *b, const float *h_src,
+                               const float *src_norm, float *out, float *work);
+
 #endif

@@ -10,6 +10,7 @@
 #undef I /* OpenBLAS's cblas.h pulls in <complex.h>; I is the input-channel count here */
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/err.h"
@@ -650,4 +651,117 @@ void ops_l2norm_backward_ref(float *dinp, const float *dout, const float *inp, i
         for (int64_t k = 0; k < D; k++)
             dinp[r * D + k] += (float)((dout[r * D + k] - inp[r * D + k] / nrm * yg) / nrm);
     }
+}
+
+/* ---- row-wise linear -------------------------------------------------------------------- */
+
+/* The weight is transposed into work as wt (I, Op), Op = O rounded up to LROWS_OB with zero
+ * columns, followed by the bias padded to Op (zeros without a bias). A register block is
+ * LROWS_RB rows x 2 vectors of outputs; every output element is one accumulator that starts at
+ * its bias and adds inp_n,i · wt_i,o for i = 0, 1, ..., I-1 — exactly the _ref's operations in
+ * the _ref's order, whatever the vector width, block position or thread. */
+#define LROWS_OB 16 /* padding of the transposed weight: a multiple of both vector blocks */
+#define LROWS_RB 4  /* rows per register block */
+#define LROWS_NB 64 /* rows per OpenMP task */
+
+int64_t ops_linear_rows_work(int64_t I, int64_t O) {
+    const int64_t Op = (O + LROWS_OB - 1) / LROWS_OB * LROWS_OB;
+    return (I + 1) * Op;
+}
+
+/* One kernel body per vector width VW (floats): outputs in blocks of 2·VW. */
+#define LROWS_KERNEL(NAME, VW, ATTR)                                                                   \
+    ATTR static void NAME(float *out, const float *inp, const float *wt, int64_t N, int64_t I, int64_t O, \
+                          int accumulate) {                                                            \
+        typedef float vec __attribute__((vector_size(VW * sizeof(float))));                           \
+        const int64_t Op = (O + LROWS_OB - 1) / LROWS_OB * LROWS_OB, OB = 2 * VW;                      \
+        const float *bias = wt + I * Op;                                                               \
+        _Pragma("omp parallel for schedule(static) if (N * I * O > 64 * OPS_PAR_MIN)")                 \
+        for (int64_t n0 = 0; n0 < N; n0 += LROWS_NB) {                                                 \
+            const int64_t n1 = n0 + LROWS_NB < N ? n0 + LROWS_NB : N;                                 \
+            float tmp[LROWS_RB][2 * VW];                                                               \
+            for (int64_t o = 0; o < O; o += OB) {                                                      \
+                const int64_t no = O - o < OB ? O - o : OB;                                            \
+                vec b0, b1;                                                                            \
+                memcpy(&b0, bias + o, sizeof b0);                                                      \
+                memcpy(&b1, bias + o + VW, sizeof b1);                                                 \
+                for (int64_t n = n0; n < n1; n += LROWS_RB) {                                          \
+                    const int64_t nr = n1 - n < LROWS_RB ? n1 - n : LROWS_RB;                          \
+                    /* rows past the end repeat row n (computed, never stored) */                      \
+                    const float *x0 = inp + n * I, *x1 = nr > 1 ? x0 + I : x0;                         \
+                    const float *x2 = nr > 2 ? x0 + 2 * I : x0, *x3 = nr > 3 ? x0 + 3 * I : x0;        \
+                    vec a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1, a30 = b0, a31 = b1;  \
+                    const float *w = wt + o;                                                           \
+                    for (int64_t i = 0; i < I; i++, w += Op) {                                         \
+                        vec w0, w1;                                                                    \
+                        memcpy(&w0, w, sizeof w0);                                                     \
+                        memcpy(&w1, w + VW, sizeof w1);                                                \
+                        const vec v0 = (vec){0} + x0[i], v1 = (vec){0} + x1[i];                        \
+                        const vec v2 = (vec){0} + x2[i], v3 = (vec){0} + x3[i];                        \
+                        a00 += v0 * w0;                                                                \
+                        a01 += v0 * w1;                                                                \
+                        a10 += v1 * w0;                                                                \
+                        a11 += v1 * w1;                                                                \
+                        a20 += v2 * w0;                                                                \
+                        a21 += v2 * w1;                                                                \
+                        a30 += v3 * w0;                                                                \
+                        a31 += v3 * w1;                                                                \
+                    }                                                                                  \
+                    memcpy(tmp[0], &a00, sizeof a00);                                                  \
+                    memcpy(tmp[0] + VW, &a01, sizeof a01);                                             \
+                    memcpy(tmp[1], &a10, sizeof a10);                                                  \
+                    memcpy(tmp[1] + VW, &a11, sizeof a11);                                             \
+                    memcpy(tmp[2], &a20, sizeof a20);                                                  \
+                    memcpy(tmp[2] + VW, &a21, sizeof a21);                                             \
+                    memcpy(tmp[3], &a30, sizeof a30);                                                  \
+                    memcpy(tmp[3] + VW, &a31, sizeof a31);                                             \
+                    for (int64_t r = 0; r < nr; r++) {                                                 \
+                        float *dst = out + (n + r) * O + o;                                            \
+                        if (accumulate)                                                                \
+                            for (int64_t k = 0; k < no; k++) dst[k] += tmp[r][k];                      \
+                        else                                                                           \
+                            memcpy(dst, tmp[r], (size_t)no * sizeof(float));                           \
+                    }                                                                                  \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+LROWS_KERNEL(linear_rows_v4, 4, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LROWS_HAVE_AVX 1
+/* AVX without FMA: the same multiplies and adds as the 4-wide path, 8 lanes at a time */
+LROWS_KERNEL(linear_rows_v8, 8, __attribute__((target("avx"))))
+#endif
+
+void ops_linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, int64_t N,
+                             int64_t I, int64_t O, int accumulate, float *work) {
+    if (N == 0) return;
+    const int64_t Op = (O + LROWS_OB - 1) / LROWS_OB * LROWS_OB;
+    for (int64_t i = 0; i < I; i++) {
+        float *w = work + i * Op;
+        for (int64_t o = 0; o < O; o++) w[o] = weight[o * I + i];
+        for (int64_t o = O; o < Op; o++) w[o] = 0.0f;
+    }
+    float *b = work + I * Op;
+    for (int64_t o = 0; o < Op; o++) b[o] = bias && o < O ? bias[o] : 0.0f;
+#ifdef LROWS_HAVE_AVX
+    /* CGNN_NO_AVX=1 forces the portable path (tests hold the two together) */
+    const char *no_avx = getenv("CGNN_NO_AVX");
+    if (__builtin_cpu_supports("avx") && !(no_avx && *no_avx == '1')) {
+        linear_rows_v8(out, inp, work, N, I, O, accumulate);
+        return;
+    }
+#endif
+    linear_rows_v4(out, inp, work, N, I, O, accumulate);
+}
+
+void ops_linear_rows_forward_ref(float *out, const float *inp, const float *weight, const float *bias, int64_t N,
+                                 int64_t I, int64_t O, int accumulate) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++) {
+            float s = bias ? bias[o] : 0.0f;
+            for (int64_t i = 0; i < I; i++) s += inp[n * I + i] * weight[o * I + i];
+            out[n * O + o] = accumulate ? out[n * O + o] + s : s;
+        }
 }

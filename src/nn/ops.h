@@ -148,4 +148,25 @@ void ops_l2norm_forward_ref(float *out, const float *inp, int64_t N, int64_t D);
 void ops_l2norm_backward(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D);
 void ops_l2norm_backward_ref(float *dinp, const float *dout, const float *inp, int64_t N, int64_t D);
 
+/* ---- row-wise linear (inference): out = inp · weight^T + bias, row by row ------------------
+ * The same contract and arithmetic as ops_linear_forward_ref: out_n,o = bias_o + Σ_i
+ * inp_n,i · weight_o,i summed in ascending i, one multiply and one add per term (no fused
+ * multiply-add: the build is ISO C, -ffp-contract=off), then added to out when accumulate.
+ * Each output row is therefore a function of its input row alone: bitwise the same for any N,
+ * any row position, any thread count. cblas_sgemm is not (OpenBLAS picks its kernels and
+ * summation order by shape and thread count: measured on 0.3.21, a row computed in a 1-row
+ * call differs in the last bits from the same row in a 4096-row call), and layer-wise
+ * inference must not depend on how nodes are split into chunks and ranks.
+ * Fast version: rows split over OpenMP threads in blocks of 64; vectorised over outputs (AVX
+ * when the CPU has it, else 4-wide vectors) with the weight transposed into `work`. */
+
+/* Floats of the work buffer ops_linear_rows_forward needs for I inputs and O outputs. */
+int64_t ops_linear_rows_work(int64_t I, int64_t O);
+/* out (N, O), inp (N, I), weight (O, I), bias (O) or NULL; work has ops_linear_rows_work(I, O)
+ * floats (overwritten). out must not overlap inp. */
+void ops_linear_rows_forward(float *out, const float *inp, const float *weight, const float *bias, int64_t N,
+                             int64_t I, int64_t O, int accumulate, float *work);
+void ops_linear_rows_forward_ref(float *out, const float *inp, const float *weight, const float *bias, int64_t N,
+                                 int64_t I, int64_t O, int accumulate);
+
 #endif

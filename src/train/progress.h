@@ -24,4 +24,11 @@ void progress_end_epoch(progress *p, double train_loss, double val_loss, double 
 /* Clears the bar before a log line on a terminal. */
 void progress_clear(progress *p);
 
+/* Progress of work that is not training (e.g. `cgnn embed`: a phase per layer, a step per
+ * chunk): progress_epoch(p, phase, num_phases, total_steps) starts a phase; progress_step
+ * after each step draws "<what> k/K [bar] done/total  rate <unit>/s  ETA" (terminal) or a line
+ * at most every 10 s; progress_end_phase prints the phase summary. */
+void progress_step(progress *p, const char *what, const char *unit);
+void progress_end_phase(progress *p, const char *what, const char *unit);
+
 #endif

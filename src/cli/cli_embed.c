@@ -1,0 +1,220 @@
+/* cli_embed.c — `cgnn embed --task_config_uri=task.yaml [--resource_config_uri=r.yaml] [--out F.npy]
+ * [--batch N] [--activations_dir DIR]`: the final-layer output of every node of the dataset by
+ * layer-wise full-neighbourhood inference with the trained model (GiGL's Inferencer; nn/infer.h).
+ * Under mpirun every rank computes a slice of the nodes; rank 0 writes the .npy. */
+#include <cblas.h>
+#undef I
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "dist/dist.h"
+#include "graph/csc.h"
+#include "io/dataset.h"
+#include "io/npy.h"
+#include "io/safetensors.h"
+#include "nn/infer.h"
+#include "train/config.h"
+#include "train/outputs.h"
+#include "train/progress.h"
+#include "util/log.h"
+
+static cli_flag EMBED_FLAGS[] = {
+    {"task_config_uri", "URI", "GiGL task config YAML (path or file://) — required", NULL},
+    {"resource_config_uri", "URI", "GiGL resource config YAML (optional; compute threads)", NULL},
+    {"out", "PATH", "output .npy, (num_nodes, out_channels) float32 (default: embeddings.npy beside "
+                    "trainedModelUri)", NULL},
+    {"batch", "N", "destination nodes per block (default 8192): memory ~ N x (1 + mean in-degree) x hidden", NULL},
+    {"activations_dir", "DIR", "keep each layer's activations in memory-mapped files DIR/layer_<l>.f32 (deleted at "
+                               "the end) instead of memory; under mpirun DIR must be shared by all ranks", NULL},
+    {"quiet", NULL, "no progress output (errors only)", NULL},
+};
+static const cli_command EMBED_CMD = {
+    "embed",
+    "cgnn embed --task_config_uri=task.yaml [--resource_config_uri=r.yaml] [--out F.npy] [--batch N] "
+    "[--activations_dir DIR]",
+    "Computes the embedding (final-layer output) of every node with the model at trainedModelUri,\n"
+    "layer by layer over the whole graph: each node's layer-l output from ALL its in-neighbours'\n"
+    "layer-(l-1) outputs (exact, no sampling; PyG BasicGNN.inference). ReLU between layers, L2\n"
+    "normalisation of the last as should_l2_normalize_embedding_layer_output says. Writes an\n"
+    "(N, D) float32 .npy. Under mpirun the ranks split the nodes; the file is the same bits.",
+    EMBED_FLAGS, sizeof EMBED_FLAGS / sizeof EMBED_FLAGS[0]};
+
+typedef struct embed_job {
+    dataset ds;
+    csc_graph g;
+    st_file ckpt;
+    model m;
+    infer_input in;
+    char out[4200];
+    int have_ds, have_g, have_ckpt, have_m;
+} embed_job;
+
+static void job_free(embed_job *j) {
+    if (j->have_m) model_free(&j->m);
+    if (j->have_ckpt) safetensors_free(&j->ckpt);
+    if (j->have_g) csc_free(&j->g);
+    if (j->have_ds) dataset_close(&j->ds);
+}
+
+/* The collective end of a phase: 1 on every rank if any failed; rank 0's *err has the report. */
+static int phase_failed(const dist_ctx *d, int failed, cgnn_err *err) {
+    char report[sizeof err->msg];
+    int code = 0;
+    if (dist_check_errors(d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
+    if (d->size > 1 && d->rank == 0) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
+    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
+    return 1;
+}
+
+/* Opens the data and the checkpoint and checks them against each other. */
+static int job_setup(embed_job *j, const task_config *tc, const char *out_flag, const char *act_dir, int root,
+                     cgnn_err *err) {
+    const char *ck = tc->trained_model_uri;
+    if (!ck[0] || access(ck, F_OK) != 0)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: sharedConfig.trainedModelMetadata.trainedModelUri: '%s' does not exist (train the model "
+                       "first: cgnn train)", tc->file, ck);
+    if (dataset_open(&j->ds, tc->dataset_path, err) != 0) return -1;
+    j->have_ds = 1;
+    if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
+    if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
+    j->have_g = 1;
+    const ds_feature *feat = dataset_find_feature(&j->ds, DS_DOMAIN_NODE, 0, "feat");
+    for (int i = 0; i < j->ds.num_features && !feat; i++)
+        if (j->ds.features[i].domain == DS_DOMAIN_NODE) feat = &j->ds.features[i];
+    if (safetensors_read(&j->ckpt, ck, err) != 0)
+        return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
+    j->have_ckpt = 1;
+    int emb = -1;
+    if (infer_model_from_checkpoint(&j->m, &j->ckpt, tc->args.l2_normalize_output, &emb, err) != 0) return -1;
+    j->have_m = 1;
+    if (j->m.cfg.kind != tc->args.model && root)
+        log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
+                 model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
+    j->in.feat = feat;
+    j->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    if (emb >= 0) {
+        j->in.emb = j->ckpt.data[emb];
+        j->in.emb_rows = j->ckpt.shapes[emb][0];
+        j->in.emb_dim = j->ckpt.shapes[emb][1];
+    }
+    if (infer_check_input(&j->m, &j->g, &j->in, err) != 0) return err_prefix(err, "%s (dataset %s): ", ck, j->ds.dir);
+    if (out_flag) {
+        snprintf(j->out, sizeof j->out, "%s", out_flag);
+    } else {
+        const char *slash = strrchr(ck, '/');
+        snprintf(j->out, sizeof j->out, "%.*sembeddings.npy", slash ? (int)(slash - ck + 1) : 0, ck);
+    }
+    if (root && outputs_make_parent(j->out, 0, err) != 0) return -1;
+    if (root && act_dir && *act_dir && outputs_make_parent(act_dir, 1, err) != 0) return -1;
+    return 0;
+}
+
+typedef struct embed_progress {
+    progress p;
+} embed_progress;
+
+static void on_chunk(void *ctx, int layer, int num_layers, int64_t done, int64_t total) {
+    embed_progress *e = ctx;
+    if (done == 0) {
+        progress_epoch(&e->p, layer, num_layers, total);
+        return;
+    }
+    progress_step(&e->p, "layer", "chunks");
+    if (done == total) progress_end_phase(&e->p, "layer", "chunks");
+}
+
+int cli_cmd_embed(int argc, char **argv) {
+    cgnn_err err = {0};
+    const char *pos[1];
+    int npos, help;
+    if (cli_parse(&EMBED_CMD, argc, argv, pos, 0, &npos, &help, &err) != 0) return cli_fail(&err);
+    if (help) {
+        cli_print_help(&EMBED_CMD);
+        return 0;
+    }
+    const char *task_uri = cli_flag_str(&EMBED_CMD, "task_config_uri");
+    if (!task_uri) {
+        err_set(&err, CGNN_ERR_INPUT, "embed: --task_config_uri is required (see cgnn embed --help)");
+        return cli_fail(&err);
+    }
+    int quiet = 0;
+    int64_t chunk = INFER_DEFAULT_CHUNK;
+    if (cli_flag_bool(&EMBED_CMD, "quiet", &quiet, &err) != 0 || cli_flag_int(&EMBED_CMD, "batch", &chunk, &err) != 0)
+        return cli_fail(&err);
+    if (chunk < 1) {
+        err_set(&err, CGNN_ERR_INPUT, "--batch: %lld must be >= 1", (long long)chunk);
+        return cli_fail(&err);
+    }
+    const char *act_dir = cli_flag_str(&EMBED_CMD, "activations_dir");
+    dist_ctx d;
+    dist_init(&d, NULL, NULL);
+    const int root = d.rank == 0;
+    if (quiet || !root) log_level = 0;
+    task_config *tc = cgnn_calloc(1, sizeof *tc);
+    resource_config rc;
+    embed_job *j = cgnn_calloc(1, sizeof *j);
+    int status = 0;
+    int bad = config_load_task(tc, task_uri, &err) != 0 ||
+              config_load_resource(&rc, cli_flag_str(&EMBED_CMD, "resource_config_uri"), &err) != 0;
+    if (!bad && rc.num_replicas > 0 && rc.num_replicas != d.size)
+        bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
+                      "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;
+    if (phase_failed(&d, bad, &err)) goto fail;
+    /* compute threads as `cgnn train` chooses them: never oversubscribed by default */
+    int threads = rc.num_threads_per_replica > 0 ? rc.num_threads_per_replica
+                  : (d.size == 1 && rc.num_workers > 0) ? rc.num_workers
+                                                        : omp_get_num_procs() / (d.local_size > 0 ? d.local_size : 1);
+    if (threads < 1) threads = 1;
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+
+    /* rank 0 first: it builds and caches the graph index, then the others load it */
+    if (!root) dist_barrier(&d);
+    bad = job_setup(j, tc, cli_flag_str(&EMBED_CMD, "out"), act_dir, root, &err) != 0;
+    if (root) dist_barrier(&d);
+    if (phase_failed(&d, bad, &err)) goto fail;
+    int64_t in_dims[MINIBATCH_MAX_LAYERS], out_dims[MINIBATCH_MAX_LAYERS];
+    for (int l = 0; l < j->m.cfg.num_layers; l++) model_layer_dims(&j->m, l, &in_dims[l], &out_dims[l]);
+    log_info("%s, %d layers (%lld -> %lld -> %lld channels%s) on %s: %lld nodes, %lld edges; input: %lld feature + "
+             "%lld embedding channels; blocks of %lld nodes; %d process%s x %d threads; activations %s%s",
+             model_kind_name(j->m.cfg.kind), j->m.cfg.num_layers, (long long)in_dims[0],
+             (long long)j->m.cfg.hidden_dim, (long long)out_dims[j->m.cfg.num_layers - 1],
+             j->m.cfg.l2_normalize_output ? ", L2-normalised" : "", j->ds.name[0] ? j->ds.name : j->ds.dir,
+             (long long)j->g.num_nodes, (long long)j->g.num_edges, (long long)(j->in.feat ? j->in.feat->dim : 0),
+             (long long)j->in.emb_dim, (long long)chunk, d.size, d.size == 1 ? "" : "es", threads,
+             act_dir && *act_dir ? "in " : "in memory", act_dir && *act_dir ? act_dir : "");
+
+    embed_progress prog;
+    progress_init(&prog.p, root && !quiet);
+    infer_options opt = {chunk, act_dir, &d, root && !quiet ? on_chunk : NULL, &prog};
+    infer_result res;
+    if (infer_run(&res, &j->m, &j->g, &j->in, &opt, &err) != 0) goto fail;
+    const int64_t shape[2] = {res.num_nodes, res.dim};
+    bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, res.embeddings, &err) != 0;
+    double slowest = res.seconds;
+    if (d.size > 1) { /* the job took as long as its slowest rank */
+        int64_t ms = (int64_t)(res.seconds * 1e3);
+        dist_allreduce_max_i64(&d, &ms, 1);
+        slowest = (double)ms * 1e-3;
+    }
+    infer_result_free(&res);
+    if (phase_failed(&d, bad, &err)) goto fail;
+    if (root)
+        printf("embeddings: %lld x %lld float32 -> %s (%.2f s, %.0f nodes/s)\n", (long long)shape[0],
+               (long long)shape[1], j->out, slowest, slowest > 0 ? (double)shape[0] / slowest : 0.0);
+    goto done;
+fail:
+    status = err.code ? err.code : CGNN_ERR_RUNTIME;
+    if (root) cli_fail(&err);
+done:
+    job_free(j);
+    free(j);
+    free(tc);
+    dist_finalize(&d);
+    return status;
+}

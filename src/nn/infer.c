@@ -1,0 +1,419 @@
+/* infer.c — layer-wise full-neighbourhood inference; see infer.h.
+ *
+ * Per layer l (I -> D_l channels), per chunk [a, b) of this rank's slice:
+ *   sampler_sample(seeds = a..b-1, one layer, fanout -1)    block: dst = chunk, src = + in-nbrs
+ *   h_src (N_src, I) = rows input_nodes of layer l-1         layer 0: features | embeddings
+ *   src_norm (N_src) = gcn_norm[input_nodes]                 GCN only, full-graph degrees
+ *   model_layer_forward_infer -> rows [a, b) of layer l      ReLU / L2 norm included
+ * then the ranks' slices are combined, and layer l-1's activations are released.
+ */
+#include "nn/infer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sample/gather.h"
+#include "sample/minibatch.h"
+#include "sample/sampler.h"
+#include "util/timer.h"
+
+/* ---- the model from a checkpoint ---------------------------------------------------------- */
+
+#define INFER_EMB_KEY "embedding.weight"
+
+/* Reads the integer metadata value `key` of f into *out, within [lo, hi]. */
+static int meta_int(const st_file *f, const char *key, int64_t lo, int64_t hi, int64_t *out, cgnn_err *err) {
+    const char *v = safetensors_meta(f, key);
+    if (!v)
+        return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ has no '%s' (not a checkpoint written by cgnn train)",
+                       f->path, key);
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end != '\0' || x < lo || x > hi)
+        return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ '%s': '%s' is not an integer in [%lld, %lld]", f->path,
+                       key, v, (long long)lo, (long long)hi);
+    *out = x;
+    return 0;
+}
+
+int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_output, int *emb_index,
+                                cgnn_err *err) {
+    memset(m, 0, sizeof *m);
+    *emb_index = -1;
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    const char *kind = safetensors_meta(f, "cgnn_model");
+    if (!kind)
+        return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ has no 'cgnn_model' (not a checkpoint written by cgnn train)",
+                       f->path);
+    if (model_kind_parse(kind, &mc.kind) != 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ 'cgnn_model': '%s' is not one of GraphSAGE, GCN, GAT",
+                       f->path, kind);
+    int64_t layers, heads = 1;
+    if (meta_int(f, "num_layers", 1, MINIBATCH_MAX_LAYERS, &layers, err) != 0 ||
+        meta_int(f, "in_channels", 1, INT32_MAX, &mc.in_dim, err) != 0 ||
+        meta_int(f, "hidden_channels", 1, INT32_MAX, &mc.hidden_dim, err) != 0 ||
+        meta_int(f, "out_channels", 1, INT32_MAX, &mc.out_dim, err) != 0)
+        return -1;
+    if (mc.kind == MODEL_GAT && meta_int(f, "heads", 1, 1 << 16, &heads, err) != 0) return -1;
+    mc.num_layers = (int)layers;
+    mc.num_heads = (int)heads;
+    mc.dropout = 0.0f;
+    mc.l2_normalize_output = l2_normalize_output;
+    /* the training scratch is not used by inference: the smallest capacity */
+    minibatch_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap.num_layers = mc.num_layers;
+    cap.max_items = 1;
+    for (int h = 0; h <= mc.num_layers; h++) cap.max_nodes[h] = 1;
+    for (int h = 0; h < mc.num_layers; h++) cap.max_edges[h] = 1;
+    cap.feat_dim = mc.in_dim;
+    if (model_init(m, &mc, &cap, 0, err) != 0) return err_prefix(err, "%s: __metadata__: ", f->path);
+    for (int t = 0; t < m->num_tensors; t++) {
+        const model_tensor *mt = &m->tensors[t];
+        const int k = safetensors_find(f, mt->name);
+        int same = k >= 0 && f->ndims[k] == mt->ndim;
+        for (int dd = 0; same && dd < mt->ndim; dd++) same = f->shapes[k][dd] == mt->shape[dd];
+        if (!same) {
+            err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s' is %s for a %s with in/hidden/out channels %lld/%lld/%lld",
+                    f->path, mt->name, k < 0 ? "missing" : "of another shape", model_kind_name(mc.kind),
+                    (long long)mc.in_dim, (long long)mc.hidden_dim, (long long)mc.out_dim);
+            model_free(m);
+            return -1;
+        }
+        memcpy(m->params + mt->offset, f->data[k], (size_t)mt->numel * sizeof(float));
+    }
+    for (int k = 0; k < f->n; k++) {
+        if (model_find_tensor(m, f->names[k])) continue;
+        if (strcmp(f->names[k], INFER_EMB_KEY) == 0 && f->ndims[k] == 2) {
+            *emb_index = k;
+            continue;
+        }
+        err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s' is not part of a %d-layer %s%s", f->path, f->names[k],
+                mc.num_layers, model_kind_name(mc.kind),
+                strcmp(f->names[k], INFER_EMB_KEY) == 0 ? " (embedding.weight must be 2-D)" : "");
+        model_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- GCN normalisation over the full graph ------------------------------------------------ */
+
+void infer_gcn_norm(float *norm, const csc_graph *g) {
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (int64_t v = 0; v < g->num_nodes; v++) {
+        int64_t deg = 1;
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) deg += csc_index(g, e) != v;
+        norm[v] = 1.0f / sqrtf((float)deg);
+    }
+}
+
+void infer_gcn_norm_ref(float *norm, const csc_graph *g) {
+    for (int64_t v = 0; v < g->num_nodes; v++) {
+        float d = 1.0f;
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++)
+            if (csc_index(g, e) != v) d += 1.0f;
+        norm[v] = 1.0f / sqrtf(d);
+    }
+}
+
+/* ---- activation stores ------------------------------------------------------------------- */
+
+/* Creates (create != 0) or opens the store of layer `layer`: malloc'd when dir is NULL/"", else
+ * the file DIR/layer_<layer>.f32 of rows x cols floats, created sparse and mapped shared. */
+static int store_open(infer_store *s, const char *dir, int layer, int64_t rows, int64_t cols, int create,
+                      cgnn_err *err) {
+    memset(s, 0, sizeof *s);
+    s->rows = rows;
+    s->cols = cols;
+    s->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+    if (!dir || !*dir) {
+        s->data = malloc(s->bytes ? s->bytes : 1);
+        if (!s->data)
+            return err_set(err, CGNN_ERR_RUNTIME,
+                           "out of memory for layer %d's activations (%lld x %lld floats): use --activations_dir",
+                           layer, (long long)rows, (long long)cols);
+        return 0;
+    }
+    snprintf(s->path, sizeof s->path, "%s/layer_%d.f32", dir, layer);
+    int fd = open(s->path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0644);
+    if (fd < 0) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot %s: %s", s->path, create ? "create" : "open", strerror(errno));
+    s->owner = create;
+    struct stat st;
+    if (create && ftruncate(fd, (off_t)s->bytes) != 0) {
+        err_set(err, CGNN_ERR_RUNTIME, "%s: cannot size to %zu bytes: %s", s->path, s->bytes, strerror(errno));
+    } else if (!create && (fstat(fd, &st) != 0 || (size_t)st.st_size != s->bytes)) {
+        err_set(err, CGNN_ERR_RUNTIME, "%s: expected %zu bytes (is --activations_dir on a filesystem every rank sees?)",
+                s->path, s->bytes);
+    } else {
+        void *p = mmap(NULL, s->bytes ? s->bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            err_set(err, CGNN_ERR_RUNTIME, "%s: cannot map %zu bytes: %s", s->path, s->bytes, strerror(errno));
+        } else {
+            s->data = p;
+            s->mapped = 1;
+        }
+    }
+    close(fd);
+    if (!s->data) {
+        if (create) unlink(s->path);
+        s->owner = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void store_close(infer_store *s) {
+    if (s->mapped) munmap(s->data, s->bytes ? s->bytes : 1);
+    else free(s->data);
+    if (s->owner) unlink(s->path);
+    memset(s, 0, sizeof *s);
+}
+
+void infer_result_free(infer_result *res) {
+    if (!res) return;
+    store_close(&res->store);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- the driver --------------------------------------------------------------------------- */
+
+/* The collective end of a phase (trainer.c's phase_failed): 1 on every rank if any failed. */
+static int phase_failed(const dist_ctx *d, int failed, cgnn_err *err) {
+    char report[sizeof err->msg];
+    int code = 0;
+    if (dist_check_errors(d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
+    if (d->size > 1 && d->rank == 0) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
+    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
+    return 1;
+}
+
+/* Layer l's store: rank 0 creates the file, then the others open it (a shared filesystem). */
+static int open_layer(infer_store *s, const dist_ctx *d, const char *dir, int l, int64_t rows, int64_t cols,
+                      cgnn_err *err) {
+    const int file = dir && *dir;
+    int bad = (!file || d->rank == 0) && store_open(s, dir, l, rows, cols, 1, err) != 0;
+    if (!file || d->size == 1) return phase_failed(d, bad, err) ? -1 : 0;
+    if (phase_failed(d, bad, err)) {
+        store_close(s);
+        return -1;
+    }
+    bad = d->rank != 0 && store_open(s, dir, l, rows, cols, 0, err) != 0;
+    if (phase_failed(d, bad, err)) {
+        store_close(s); /* rank 0 deletes the file */
+        return -1;
+    }
+    return 0;
+}
+
+/* dst (n, D) = rows ids of src (?, D). */
+static void gather_f32(float *dst, const float *src, const int64_t *ids, int64_t n, int64_t D) {
+#pragma omp parallel for schedule(static) if (n * D > 65536)
+    for (int64_t j = 0; j < n; j++) memcpy(dst + j * D, src + ids[j] * D, (size_t)D * sizeof(float));
+}
+
+/* Layer 0's input rows of ids: [features (normalised) | embeddings], (n, F + E). */
+static void gather_input(float *h, float *tmp, const infer_input *in, const int64_t *ids, int64_t n) {
+    const int64_t F = in->feat ? in->feat->dim : 0, E = in->emb ? in->emb_dim : 0, W = F + E;
+    if (F > 0) {
+        float *x = E > 0 ? tmp : h; /* features straight into h when they are the whole row */
+        gather_rows(x, in->feat, ids, n, omp_get_max_threads());
+        if (in->normalize_rows) gather_normalize_rows(x, n, F);
+        if (E == 0) return;
+#pragma omp parallel for schedule(static) if (n * F > 65536)
+        for (int64_t j = 0; j < n; j++) memcpy(h + j * W, x + j * F, (size_t)F * sizeof(float));
+    }
+#pragma omp parallel for schedule(static) if (n * E > 65536)
+    for (int64_t j = 0; j < n; j++) memcpy(h + j * W + F, in->emb + ids[j] * E, (size_t)E * sizeof(float));
+}
+
+typedef struct infer_run_state {
+    neighbor_sampler s;
+    minibatch mb;
+    int64_t *seeds;      /* (C) */
+    float *h_src;        /* (max_src, max I) */
+    float *feat_tmp;     /* (max_src, F) when features and embeddings are concatenated */
+    float *gnorm;        /* (N) GCN */
+    float *src_norm;     /* (max_src) GCN */
+    float *work;         /* model_layer_infer_work */
+    float *slice;        /* (slice rows, max D) in-memory multi-rank: this rank's rows */
+    int64_t *counts;     /* (world size) */
+} infer_run_state;
+
+static void state_free(infer_run_state *st) {
+    sampler_free(&st->s);
+    minibatch_free(&st->mb);
+    free(st->seeds);
+    free(st->h_src);
+    free(st->feat_tmp);
+    free(st->gnorm);
+    free(st->src_norm);
+    free(st->work);
+    free(st->slice);
+    free(st->counts);
+}
+
+int infer_check_input(const model *m, const csc_graph *g, const infer_input *in, cgnn_err *err) {
+    const int64_t N = g->num_nodes;
+    const int64_t F = in->feat ? in->feat->dim : 0, E = in->emb ? in->emb_dim : 0;
+    if (N < 1) return err_set(err, CGNN_ERR_INPUT, "the graph has no nodes");
+    if (in->feat && in->feat->rows != N)
+        return err_set(err, CGNN_ERR_INPUT, "node feature '%s' has %lld rows, the graph %lld nodes", in->feat->name,
+                       (long long)in->feat->rows, (long long)N);
+    if (in->emb && in->emb_rows != N)
+        return err_set(err, CGNN_ERR_INPUT, INFER_EMB_KEY ": %lld rows, the graph has %lld nodes",
+                       (long long)in->emb_rows, (long long)N);
+    if (F + E != m->cfg.in_dim)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "in_channels: the model takes %lld input channels, the data gives %lld (%lld feature channels%s%s"
+                       " + %lld embedding channels)",
+                       (long long)m->cfg.in_dim, (long long)(F + E), (long long)F, in->feat ? " of " : "",
+                       in->feat ? in->feat->name : "", (long long)E);
+    if (N >= INT32_MAX) /* block-local ids are int32 */
+        return err_set(err, CGNN_ERR_INPUT, "the graph has %lld nodes; inference supports up to %d", (long long)N,
+                       INT32_MAX - 1);
+    return 0;
+}
+
+/* Sizes and allocates the buffers for this rank's chunks of [lo, hi). */
+static int setup(infer_run_state *st, const model *m, const csc_graph *g, const infer_input *in, int64_t C,
+                 int64_t lo, int64_t hi, int multi_rank_memory, const dist_ctx *d, cgnn_err *err) {
+    const int L = m->cfg.num_layers;
+    const int64_t N = g->num_nodes;
+    int64_t max_edges = 0, max_in = 0, max_out = 0;
+    for (int64_t a = lo; a < hi; a += C) {
+        const int64_t b = a + C < hi ? a + C : hi;
+        if (g->indptr[b] - g->indptr[a] > max_edges) max_edges = g->indptr[b] - g->indptr[a];
+    }
+    const int64_t max_dst = C < hi - lo ? C : (hi - lo > 0 ? hi - lo : 1);
+    const int64_t max_src = max_dst + max_edges < N ? max_dst + max_edges : N;
+    for (int l = 0; l < L; l++) {
+        int64_t I, O;
+        model_layer_dims(m, l, &I, &O);
+        if (I > max_in) max_in = I;
+        if (O > max_out) max_out = O;
+    }
+    int64_t work = 0;
+    for (int l = 0; l < L; l++) {
+        int64_t w = model_layer_infer_work(m, l, max_src, max_dst, max_edges);
+        if (w > work) work = w;
+    }
+    sampler_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.num_layers = 1;
+    sc.fanouts[0] = -1;
+    minibatch_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap.num_layers = 1;
+    cap.max_items = max_dst;
+    cap.max_nodes[0] = max_dst;
+    cap.max_nodes[1] = max_src;
+    cap.max_edges[0] = max_edges;
+    if (minibatch_alloc(&st->mb, &cap, err) != 0 || sampler_init(&st->s, g, &sc, &cap, err) != 0) return -1;
+    const int64_t F = in->feat ? in->feat->dim : 0;
+    st->seeds = malloc((size_t)max_dst * sizeof(int64_t));
+    st->h_src = malloc((size_t)(max_src * max_in) * sizeof(float));
+    st->work = malloc((size_t)(work + 16) * sizeof(float));
+    st->counts = malloc((size_t)d->size * sizeof(int64_t));
+    int ok = st->seeds && st->h_src && st->work && st->counts;
+    if (ok && F > 0 && in->emb) ok = (st->feat_tmp = malloc((size_t)(max_src * F) * sizeof(float))) != NULL;
+    if (ok && m->cfg.kind == MODEL_GCN) {
+        st->gnorm = malloc((size_t)N * sizeof(float));
+        st->src_norm = malloc((size_t)max_src * sizeof(float));
+        ok = st->gnorm && st->src_norm;
+        if (ok) infer_gcn_norm(st->gnorm, g);
+    }
+    if (ok && multi_rank_memory) ok = (st->slice = malloc((size_t)((hi - lo) * max_out + 1) * sizeof(float))) != NULL;
+    if (!ok)
+        return err_set(err, CGNN_ERR_RUNTIME, "out of memory for inference buffers (blocks of up to %lld sources x %lld "
+                       "channels): use a smaller --batch", (long long)max_src, (long long)max_in);
+    return 0;
+}
+
+int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer_input *in,
+              const infer_options *opt, cgnn_err *err) {
+    static const dist_ctx serial = {0, 1, 0, 1, 0};
+    const dist_ctx *d = opt->dist ? opt->dist : &serial;
+    memset(res, 0, sizeof *res);
+    const double t0 = timer_now();
+    const int L = m->cfg.num_layers;
+    const int64_t N = g->num_nodes, C = opt->chunk;
+    const char *dir = opt->activations_dir && *opt->activations_dir ? opt->activations_dir : NULL;
+    const int64_t lo = N * d->rank / d->size, hi = N * (d->rank + 1) / d->size;
+    const int gather_slices = d->size > 1 && !dir; /* in memory: all-gather; files: shared writes */
+    infer_run_state st;
+    memset(&st, 0, sizeof st);
+    infer_store prev, cur;
+    memset(&prev, 0, sizeof prev);
+    memset(&cur, 0, sizeof cur);
+    int rc = -1;
+    int bad = infer_check_input(m, g, in, err) != 0;
+    if (!bad && C < 1) bad = err_set(err, CGNN_ERR_INPUT, "chunk: %lld must be >= 1", (long long)C) != 0;
+    if (!bad) bad = setup(&st, m, g, in, C, lo, hi, gather_slices, d, err) != 0;
+    if (phase_failed(d, bad, err)) goto done;
+
+    for (int l = 0; l < L; l++) {
+        const double tl = timer_now();
+        int64_t I, O;
+        model_layer_dims(m, l, &I, &O);
+        if (open_layer(&cur, d, dir, l, N, O, err) != 0) goto done;
+        const int64_t total = (hi - lo + C - 1) / C;
+        int64_t done = 0;
+        if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, 0, total);
+        for (int64_t a = lo; a < hi; a += C, done++) {
+            const int64_t n = a + C < hi ? C : hi - a;
+            for (int64_t k = 0; k < n; k++) st.seeds[k] = a + k;
+            sampler_sample(&st.s, &st.mb, st.seeds, n, 0);
+            const sampler_block *b = &st.mb.blocks[0];
+            const int64_t *ids = st.mb.input_nodes;
+            CGNN_CHECK(b->num_dst == n && ids[0] == a); /* dst first, in seed order */
+            if (l == 0) gather_input(st.h_src, st.feat_tmp, in, ids, b->num_src);
+            else gather_f32(st.h_src, prev.data, ids, b->num_src, I);
+            if (st.src_norm)
+                for (int64_t j = 0; j < b->num_src; j++) st.src_norm[j] = st.gnorm[ids[j]];
+            /* rows [a, a + n) go to the layer's store, or to this rank's slice before the all-gather */
+            float *out = gather_slices ? st.slice + (a - lo) * O : cur.data + a * O;
+            model_layer_forward_infer(m, l, b, st.h_src, st.src_norm, out, st.work);
+            res->chunks++;
+            res->edges += b->num_edges;
+            if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, done + 1, total);
+        }
+        if (gather_slices) {
+            dist_allgather_counts(d, (hi - lo) * O, st.counts);
+            dist_allgatherv_f32(d, st.slice, cur.data, st.counts);
+        } else if (d->size > 1) {
+            /* shared file: this rank's rows reach the file before the others read them */
+            const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+            const size_t beg = (size_t)(lo * O) * sizeof(float) / page * page;
+            const size_t end = (size_t)(hi * O) * sizeof(float);
+            if (end > beg) msync((char *)cur.data + beg, end - beg, MS_SYNC);
+            dist_barrier(d);
+        }
+        store_close(&prev); /* every rank is past layer l: layer l-1 is no longer read */
+        prev = cur;
+        memset(&cur, 0, sizeof cur);
+        res->layer_seconds[l] = timer_now() - tl;
+    }
+    res->num_nodes = N;
+    res->dim = prev.cols;
+    res->embeddings = prev.data;
+    res->store = prev;
+    memset(&prev, 0, sizeof prev);
+    res->seconds = timer_now() - t0;
+    rc = 0;
+done:
+    store_close(&prev);
+    store_close(&cur);
+    state_free(&st);
+    return rc;
+}
