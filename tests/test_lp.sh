@@ -219,7 +219,7 @@ else echo "note: mpirun not installed; the 2-rank LP run is not tested here"; fi
 # ---- errors: exit 2 naming the problem ----
 config facebook_lp_graphsage wrongdata -e 's#data/facebook-lp/metadata.yaml#data/cora/metadata.yaml#'
 train wrongdata; rc=$?
-[[ $rc -eq 2 ]] && grep -q "no link prediction task" "$TMP/wrongdata.err" && ok \
+[[ $rc -eq 2 ]] && grep -q "no link prediction" "$TMP/wrongdata.err" && ok \
   || bad "LP config on an NC dataset: exit $rc, $(cat "$TMP/wrongdata.err")"
 
 echo "test_lp: $pass passed, $fails failed"
