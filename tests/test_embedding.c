@@ -101,7 +101,7 @@ TEST(init_rejects_bad_arguments) {
 }
 
 TEST(init_deterministic_and_normal) {
-    const int64_t R = 3000, D = 17; /* odd D: the last Box-Muller pair is half used */
+    const int64_t R = 3000, D = 17; /* odd D: the last normal pair is half used */
     embedding_table a, b, c, small;
     int saved = omp_get_max_threads();
     omp_set_num_threads(1);
@@ -565,17 +565,20 @@ TEST(checkpoint_round_trip) {
     }
 
     /* torch reads the key as an nn.Embedding state_dict */
+    char cmd[12000];
     if (!have_torch()) {
         free(w);
         model_free(&m);
         model_free(&back);
         embedding_free(&e);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        free(dir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", cmd);
         SKIP("/usr/bin/python3 lacks torch/numpy: the torch read of embedding.weight is not checked");
     }
     snprintf(npy, sizeof npy, "%s/emb.npy", dir);
     int64_t shape[2] = {R, D};
     ASSERT_EQ(npy_write(npy, NPY_DTYPE_FLOAT32, 2, shape, e.weight, &err), 0);
-    char cmd[12000];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 - '%s' '%s' <<'PY'\n"
              "import json, struct, sys\n"
@@ -601,6 +604,9 @@ TEST(checkpoint_round_trip) {
     model_free(&m);
     model_free(&back);
     embedding_free(&e);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    free(dir);
+    ASSERT_EQ(system(cmd), 0);
     ASSERT_EQ(rc, 0);
 }
 

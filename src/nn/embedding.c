@@ -164,17 +164,22 @@ static float *map_zeroed(size_t bytes) {
     return p == MAP_FAILED ? NULL : (float *)p;
 }
 
-/* Row r of the initial table: D standard normal draws from the stream rng_key(seed, r),
- * Box-Muller pairs (cos, sin) in double, rounded to float. */
+/* Row r of the initial table: D standard normal draws from the stream rng_key(seed, r), in
+ * pairs by Marsaglia's polar method in double (no trigonometry: twice as fast as Box-Muller,
+ * which matters for 10^9 draws), rounded to float. */
 static void init_row(float *w, int64_t D, uint64_t seed, int64_t r) {
     rng s;
     rng_init(&s, rng_key(seed, (uint64_t)r));
     for (int64_t j = 0; j < D; j += 2) {
-        double u1 = 1.0 - rng_uniform(&s); /* (0, 1]: log is finite */
-        double u2 = rng_uniform(&s);
-        double rad = sqrt(-2.0 * log(u1)), ang = 6.283185307179586 * u2;
-        w[j] = (float)(rad * cos(ang));
-        if (j + 1 < D) w[j + 1] = (float)(rad * sin(ang));
+        double u, v, q;
+        do {
+            u = 2.0 * rng_uniform(&s) - 1.0;
+            v = 2.0 * rng_uniform(&s) - 1.0;
+            q = u * u + v * v;
+        } while (q >= 1.0 || q == 0.0);
+        const double f = sqrt(-2.0 * log(q) / q);
+        w[j] = (float)(u * f);
+        if (j + 1 < D) w[j + 1] = (float)(v * f);
     }
 }
 
@@ -463,7 +468,7 @@ int embedding_sparse_step(embedding_table *e, const dist_ctx *d, const int64_t *
                           int64_t stride, int64_t col, double lr, double divisor, cgnn_err *err) {
     CGNN_CHECK(e && e->weight && e->scratch);
     const int64_t D = e->dim;
-    CGNN_CHECK(n >= 0 && (n == 0 || (ids && grads)) && col >= 0 && stride >= col + D);
+    CGNN_CHECK(n >= 0 && (n == 0 || (ids && grads && col >= 0 && stride >= col + D)));
     CGNN_CHECK(divisor > 0.0 && isfinite(divisor) && lr >= 0.0 && isfinite(lr));
     embedding_scratch *s = e->scratch;
     const int P = d ? d->size : 1;

@@ -88,7 +88,8 @@ void embedding_gather(const embedding_table *e, const int64_t *ids, int64_t n, f
 /* One sparse optimiser step at learning rate lr. ids[0..n) are this rank's touched rows
  * (normally distinct: a minibatch's input nodes), gradient row i at grads + i*stride + col (the
  * embedding columns of d(loss)/d(input), stride >= col + D). Under data parallelism (d->size >
- * 1) every rank's (ids, grads) are all-gathered; a rank without a batch joins with n = 0. Rows
+ * 1) every rank's (ids, grads) are all-gathered; a rank without a batch joins with n = 0 (ids
+ * and grads may then be NULL). Rows
  * with the same id are summed in rank order, then multiplied by (float)(1 / divisor) (the
  * number of ranks that had a batch, like the dense gradient mean; the same on every rank), and
  * every rank applies the same update. d NULL or d->size == 1: no communication.
