@@ -194,6 +194,11 @@ int cli_cmd_embed(int argc, char **argv) {
     infer_options opt = {chunk, act_dir, &d, root && !quiet ? on_chunk : NULL, &prog};
     infer_result res;
     if (infer_run(&res, &j->m, &j->g, &j->in, &opt, &err) != 0) goto fail;
+    char times[256] = "";
+    for (int l = 0, off = 0; l < j->m.cfg.num_layers && off < (int)sizeof times - 32; l++)
+        off += snprintf(times + off, sizeof times - (size_t)off, "%s%.2f s", l ? ", " : "", res.layer_seconds[l]);
+    log_info("layers took %s (rank 0); %lld blocks, %lld edges aggregated", times, (long long)res.chunks,
+             (long long)res.edges);
     const int64_t shape[2] = {res.num_nodes, res.dim};
     bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, res.embeddings, &err) != 0;
     double slowest = res.seconds;
