@@ -41,7 +41,8 @@ metric() { awk -v k="$2" '/^test:/{for (i = 2; i < NF; i++) if ($i == k) print $
 # ---- Facebook Page-Page: the MRR target ----
 SHORT=()
 [[ $SANITIZED == 1 ]] && SHORT=(-e 's/num_epochs: "4"/num_epochs: "1"\n    num_max_train_batches: "4"/'
-                               -e 's/num_val_batches: "0"/num_val_batches: "2"/' -e 's/    seed: "0"/    seed: "0"\n    num_test_batches: "4"/')
+                               -e 's/num_val_batches: "0"/num_val_batches: "2"/' -e 's/    seed: "0"/    seed: "0"\n    num_test_batches: "4"/'
+                               -e 's/val_every_num_batches: "0"/val_every_num_batches: "2"/')
 config facebook_lp_graphsage fb "${SHORT[@]}"
 if train fb; then
   mrr=$(metric fb mrr); h10=$(metric fb HitRate_at_10)
