@@ -14,6 +14,7 @@
 
 #include "util/err.h"
 #include "util/rng.h"
+#include "util/timer.h"
 
 /* Below this much work per parallel loop, threads cost more than they save. */
 #define OPS_PAR_MIN 8192
@@ -21,6 +22,27 @@
 static inline float leaky_relu(float x) { return x > 0.0f ? x : 0.2f * x; }
 
 /* ---- linear ----------------------------------------------------------------------------- */
+
+static ops_gemm_stats *gemm_stats; /* NULL: accounting off */
+
+void ops_gemm_stats_register(ops_gemm_stats *s) { gemm_stats = s; }
+
+/* Row-major cblas_sgemm with contiguous operands (alpha 1), counted when stats are on. */
+static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                  float beta, float *C) {
+    CGNN_CHECK(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX);
+    ops_gemm_stats *s = gemm_stats;
+    const double t0 = s ? timer_now() : 0.0;
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M,
+                (int)N, (int)K, 1.0f, A, (int)(trans_a ? M : K), B, (int)(trans_b ? K : N), beta, C, (int)N);
+    if (!s) return;
+    const double dt = timer_now() - t0;
+    s->seconds += dt;
+    s->flops += 2.0 * (double)M * (double)N * (double)K;
+    s->num_calls++;
+    if (s->calls && s->num_logged < s->max_calls)
+        s->calls[s->num_logged++] = (ops_gemm_call){trans_a, trans_b, M, N, K, beta, dt};
+}
 
 /* Writes bias (O) into every row of out (N, O), or adds it when accumulate. */
 static void bias_rows(float *out, const float *bias, int64_t N, int64_t O, int accumulate) {
@@ -52,8 +74,7 @@ void ops_linear_forward(float *out, const float *inp, const float *weight, const
         bias_rows(out, bias, N, O, accumulate);
         beta = 1.0f;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)O, (int)I, 1.0f, inp, (int)I,
-                weight, (int)I, beta, out, (int)O);
+    sgemm(0, 1, N, O, I, inp, weight, beta, out);
 }
 
 void ops_linear_forward_ref(float *out, const float *inp, const float *weight, const float *bias,
@@ -72,12 +93,10 @@ void ops_linear_backward(float *dinp, float *dweight, float *dbias, const float 
     CGNN_CHECK(N <= INT_MAX && I <= INT_MAX && O <= INT_MAX);
     // dinp (N, I) += dout (N, O) · weight (O, I)
     if (dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)I, (int)O, 1.0f, dout,
-                    (int)O, weight, (int)I, 1.0f, dinp, (int)I);
+        sgemm(0, 0, N, I, O, dout, weight, 1.0f, dinp);
     // dweight (O, I) += dout^T (O, N) · inp (N, I)
     if (dweight)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)O, (int)I, (int)N, 1.0f, dout,
-                    (int)O, inp, (int)I, 1.0f, dweight, (int)I);
+        sgemm(1, 0, O, I, N, dout, inp, 1.0f, dweight);
     if (dbias) bias_backward(dbias, dout, N, O);
 }
 
