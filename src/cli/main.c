@@ -13,7 +13,7 @@ static const struct {
     {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification)"},
     {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
-    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + feature gathering)"},
+    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + gathering), `cgnn bench train` (training step)"},
 };
 
 static void print_usage(FILE *out) {
