@@ -579,6 +579,18 @@ int ops_dropout_keep(uint64_t key, int layer, int64_t idx, float p) {
 #define DROPOUT_G 0x9e3779b97f4a7c15ULL
 #define DROPOUT_CHUNK 4096
 
+/* keep ? a : b without a branch (the keep bit is a coin flip: a branch would mispredict every
+ * other element); keep is all ones or zero. Bitwise: exactly a or b, signed zeros included. */
+static inline float dropout_select(uint32_t keep, float a, float b) {
+    uint32_t ua, ub;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    const uint32_t u = (ua & keep) | (ub & ~keep);
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
 /* Runs of consecutive element ids: their count, and run r's first element and length. */
 static inline int64_t dropout_runs(int64_t n, const int64_t *row_ids, int64_t cols) {
     if (row_ids) {
@@ -608,8 +620,10 @@ void ops_dropout_forward(float *out, const float *inp, int64_t n, const int64_t 
         uint64_t h = stream + dropout_run(row_ids, cols, n, r, &k0, &len);
         const float *x = inp + k0;
         float *y = out + k0;
-        for (int64_t c = 0; c < len; c++, h += DROPOUT_G)
-            y[c] = (rng_mix64(h) >> 11) >= threshold ? x[c] * scale : 0.0f;
+        for (int64_t c = 0; c < len; c++, h += DROPOUT_G) {
+            const uint32_t keep = 0u - (uint32_t)((rng_mix64(h) >> 11) >= threshold);
+            y[c] = dropout_select(keep, x[c] * scale, 0.0f);
+        }
     }
 }
 
@@ -633,8 +647,10 @@ void ops_dropout_backward(float *dinp, const float *dout, int64_t n, const int64
         uint64_t h = stream + dropout_run(row_ids, cols, n, r, &k0, &len);
         const float *g = dout + k0;
         float *d = dinp + k0;
-        for (int64_t c = 0; c < len; c++, h += DROPOUT_G)
-            if ((rng_mix64(h) >> 11) >= threshold) d[c] += g[c] * scale;
+        for (int64_t c = 0; c < len; c++, h += DROPOUT_G) {
+            const uint32_t keep = 0u - (uint32_t)((rng_mix64(h) >> 11) >= threshold);
+            d[c] = dropout_select(keep, d[c] + g[c] * scale, d[c]);
+        }
     }
 }
 
