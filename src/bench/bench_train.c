@@ -157,7 +157,7 @@ static int operands_reserve(gemm_operands *g, const ops_gemm_call *k) {
     const int64_t need[3] = {k->M * k->K, k->K * k->N, k->M * k->N};
     for (int i = 0; i < 3; i++) {
         if (need[i] <= g->len[i]) continue;
-        const int64_t n = need[i] + need[i] / 4; /* headroom: batch shapes vary a little */
+        const int64_t n = need[i] + need[i] / 32; /* headroom: batch shapes vary a little */
         free(g->buf[i]);
         g->buf[i] = malloc((size_t)n * sizeof(float));
         g->len[i] = g->buf[i] ? n : 0;
