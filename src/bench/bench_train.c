@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "graph/csc.h"
@@ -117,6 +118,27 @@ static double dir_bytes(const char *dir) {
     }
     closedir(d);
     return total;
+}
+
+/* CPU seconds used so far by every process on the machine (/proc/stat: all but idle and
+ * iowait), or -1 where /proc/stat cannot be read; and by this process. Their difference over
+ * the run is what other processes took from the cores — the noise on a shared machine. */
+static double machine_cpu_seconds(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    unsigned long long v[8] = {0};
+    const int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                         &v[6], &v[7]);
+    fclose(f);
+    const long hz = sysconf(_SC_CLK_TCK);
+    if (n < 4 || hz <= 0) return -1;
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz; /* user nice system irq softirq steal */
+}
+static double self_cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 /* src as the inside of a JSON string (quotes, backslashes and control characters escaped). */
@@ -474,7 +496,11 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
             (long long)c.train->num_items, (long long)c.m.num_params, t_setup);
     fflush(out);
 
+    const double m0 = machine_cpu_seconds(), s0 = self_cpu_seconds(), w0 = timer_now();
     if (run_rounds(&c, &ro, err) != 0) goto done;
+    const double m1 = machine_cpu_seconds(), s1 = self_cpu_seconds(), w1 = timer_now();
+    /* cores' worth of CPU other processes used during the rounds (-1: unknown, or too short to tell) */
+    const double others = m0 >= 0 && m1 >= 0 && w1 - w0 >= 2.0 ? fmax(0.0, ((m1 - m0) - (s1 - s0)) / (w1 - w0)) : -1;
     free_model(&c);
     if (run_producer(&c, prod, err) != 0) goto done;
     const double ds_bytes = dir_bytes(c.ds.dir), rss_limit = ds_bytes + 2.0 * 1073741824.0;
@@ -544,6 +570,9 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     char v1[64], v2[64], v3[64], v4[64];
 
     /* ---- report ---- */
+    if (others >= 0)
+        fprintf(out, "other processes used %.2f of the machine's %d cores during the rounds%s\n", others,
+                omp_get_num_procs(), others > 0.2 ? " (the figures below are slowed by them)" : "");
     fprintf(out, "per step (means): %.0f seeds, %.0f sampled edges, %.0f input nodes, %.2f GFLOP in %d GEMMs\n\n",
             items, edges, in_nodes, flops / 1e9, cps);
     fprintf(out, "pipelined (%d sampler thread%s prefetching)   median ms\n", o->workers, o->workers == 1 ? "" : "s");
@@ -630,8 +659,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
                  "\"roofline_sampling_fraction\":%.6g,",
             bound * 1e3, roof_frac, bound_s * 1e3, roof_frac_s);
     fprintf(out, "\"peak_rss_bytes\":%.0f,\"dataset_bytes\":%.0f,\"rss_limit_bytes\":%.0f,\"loss_first\":%.6g,"
-                 "\"loss_last\":%.6g,\"dataset\":\"%s\"}\n",
-            rss, ds_bytes, rss_limit, pipe[0].loss, pipe[S - 1].loss, ds_dir);
+                 "\"loss_last\":%.6g,\"other_processes_cores\":%.3g,\"dataset\":\"%s\"}\n",
+            rss, ds_bytes, rss_limit, pipe[0].loss, pipe[S - 1].loss, others, ds_dir);
     rc = 0;
 done:
     ops_gemm_stats_register(NULL);
