@@ -27,7 +27,7 @@ check_json() {
            sample_ms_alone gather_ms_alone compute_alone_ms overlap_ratio gemm_calls gemm_gflop_per_step gemm_ms \
            gemm_replay_ms gemm_gflops gemm_gflops_compute_alone sgemm_peak_gflops sgemm_2048_gflops gemm_fraction \
            gather_mb_per_step gather_gbs gather_gbs_alone copy_gbs_1 copy_gbs gather_fraction roofline_ms \
-           roofline_fraction roofline_sampling_ms roofline_sampling_fraction peak_rss_bytes dataset_bytes \
+           roofline_fraction roofline_sampling_ms roofline_sampling_fraction peak_rss_bytes replay_operand_bytes dataset_bytes \
            rss_limit_bytes loss_first loss_last; do
     v=$(field $f)
     [[ -n $v ]] && ok || bad "$desc: JSON lacks a number for '$f'"
