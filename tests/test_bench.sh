@@ -37,7 +37,7 @@ check_json() {
     awk -v x="$v" 'BEGIN { exit !(x > 0 && x <= 1.5) }' && ok || bad "$desc: $f = $v, want (0, 1.5]"
   done
   for f in seeds_per_s sampled_edges_per_s gemm_gflops sgemm_peak_gflops sgemm_2048_gflops gather_gbs copy_gbs \
-           copy_gbs_1 overlap_ratio step_ms compute_alone_ms peak_rss_bytes dataset_bytes; do
+           copy_gbs_1 copy_gbs_gather overlap_ratio step_ms compute_alone_ms peak_rss_bytes dataset_bytes; do
     v=$(field $f)
     awk -v x="$v" 'BEGIN { exit !(x > 0) }' && ok || bad "$desc: $f = $v, want > 0"
   done

@@ -46,6 +46,7 @@ typedef struct bench_train_opts {
     double dropout;
     int threads;                /* compute threads (OpenMP + OpenBLAS); 0 = all cores */
     int workers;                /* sampler threads of the pipelined run */
+    int gather_threads;         /* threads of each batch's feature gather (loader_config); 0 = 1 */
     int steps, warmup;          /* timed steps (medians over them), untimed steps before */
     uint64_t seed;
 } bench_train_opts;

@@ -260,6 +260,7 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
     c->lc.seed = o->seed;
     c->lc.world_size = 1;
     c->lc.feature = c->feat;
+    c->lc.gather_threads = o->gather_threads;
     if (sampler_config_check(&c->lc.sampler, err) != 0) return err_prefix(err, "--fanouts: ");
     minibatch_capacity cap;
     sampler_capacity(&c->g, &c->lc.sampler, o->batch_size, c->feat->dim, &cap);
@@ -467,6 +468,7 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     omp_set_num_threads(c.threads);
     openblas_set_num_threads(c.threads);
     const int S = o->steps;
+    const int gt = o->gather_threads > 1 ? o->gather_threads : 1; /* threads of a batch's gather */
     rounds_out ro;
     memset(&ro, 0, sizeof ro);
     ro.max_cps = 6 * o->num_layers; /* <= 2 linears x 3 GEMMs per layer */
@@ -488,9 +490,10 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
             (long long)mc.hidden_dim);
     for (int h = 0; h < o->num_layers; h++) fprintf(out, "%s%lld", h ? ", " : "", (long long)o->fanouts[h]);
     fprintf(out, "], batch %lld, dropout %g, Adam; dataset %s\n", (long long)o->batch_size, o->dropout, c.ds.dir);
-    fprintf(out, "  %d compute thread%s (OpenMP + OpenBLAS), %d sampler thread%s; %d warm-up + %d timed rounds "
+    fprintf(out, "  %d compute thread%s (OpenMP + OpenBLAS), %d sampler thread%s (gathering with %d); %d warm-up + %d timed rounds "
                  "(pipelined step, compute-alone step, sgemm replay); medians over the timed rounds\n",
-            c.threads, c.threads == 1 ? "" : "s", o->workers, o->workers == 1 ? "" : "s", o->warmup, S);
+            c.threads, c.threads == 1 ? "" : "s", o->workers, o->workers == 1 ? "" : "s",
+            o->gather_threads > 1 ? o->gather_threads : 1, o->warmup, S);
     fprintf(out, "graph: %lld nodes, %lld edges (index %s); features (%lld, %lld) %s; %lld classes; %lld train seeds; "
                  "%lld parameters; setup %.1f s\n",
             (long long)c.g.num_nodes, (long long)c.g.num_edges, c.g.from_cache ? "from cache" : "built",
@@ -558,6 +561,7 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     if (copy_bytes < BENCH_MIN_COPY_BYTES) copy_bytes = BENCH_MIN_COPY_BYTES;
     const double copy1 = bench_copy_bandwidth(copy_bytes, 1, BENCH_COPY_REPS);
     const double copyT = c.threads > 1 ? bench_copy_bandwidth(copy_bytes, c.threads, BENCH_COPY_REPS) : copy1;
+    const double copyG = gt == 1 ? copy1 : gt == c.threads ? copyT : bench_copy_bandwidth(copy_bytes, gt, BENCH_COPY_REPS);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss = (double)ru.ru_maxrss * 1024.0;
@@ -566,7 +570,7 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     const double b_gemm = flops / (peak_same * 1e9), b_gather = gather_bytes / (copyT * 1e9);
     const double b_sample = u_samp / c.threads; /* uncontended sampling spread over the threads */
     const double bound = b_gemm + b_gather, bound_s = bound + b_sample;
-    const double gemm_frac = gemm_gfs / peak_same, gather_frac = gather_gbs / copy1;
+    const double gemm_frac = gemm_gfs / peak_same, gather_frac = gather_gbs / copyG;
     const double roof_frac = bound / step, roof_frac_s = bound_s / step, overlap = step / a_step;
     const int keep_up = samp + gath <= step - wait; /* a batch is built within a step */
     char v1[64], v2[64], v3[64], v4[64];
@@ -587,9 +591,9 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "  GEMMs (inside forward + backward)   %9.1f   non-GEMM compute %.1f (aggregations, ReLU, dropout, "
                  "loss, Adam)\n",
             gemm_s * 1e3, (fwd + bwd + opt - gemm_s) * 1e3);
-    fprintf(out, "  producer per batch (1 thread each): sample %.1f, gather %.1f while sharing the cores; "
-                 "%.1f, %.1f alone\n",
-            samp * 1e3, gath * 1e3, u_samp * 1e3, u_gath * 1e3);
+    fprintf(out, "  producer per batch (a sampler thread, gathering with %d): sample %.1f, gather %.1f while sharing "
+                 "the cores; %.1f, %.1f alone\n",
+            gt, samp * 1e3, gath * 1e3, u_samp * 1e3, u_gath * 1e3);
     fprintf(out, "compute alone (the same batch, fully built, producers %s)\n",
             keep_up ? "idle" : "possibly still busy: a batch takes them longer than a step");
     fprintf(out, "  step                                %9.1f   forward %.1f, backward %.1f, optimiser %.1f, GEMMs "
@@ -623,10 +627,10 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
                 bench_median(tmp2, S) / 1e9);
     }
     fprintf(out, "\ngather (float32 rows + int64 ids: %.1f MB per step)\n", gather_bytes / 1e6);
-    fprintf(out, "  %.2f GB/s in the pipeline, %.2f GB/s alone (one thread); copy bandwidth %.2f GB/s (1 thread), "
+    fprintf(out, "  %.2f GB/s in the pipeline, %.2f GB/s alone (%d thread%s); copy bandwidth %.2f GB/s (1 thread), "
                  "%.2f GB/s (%d threads)\n",
-            gather_gbs, u_gather_gbs, copy1, copyT, c.threads);
-    fprintf(out, "  pipelined gather / 1-thread copy = %.0f%%\n\n", 100 * gather_frac);
+            gather_gbs, u_gather_gbs, gt, gt == 1 ? "" : "s", copy1, copyT, c.threads);
+    fprintf(out, "  pipelined gather / %d-thread copy (%.2f GB/s) = %.0f%%\n\n", gt, copyG, 100 * gather_frac);
     fprintf(out, "roofline: GEMM FLOPs at the same-shape sgemm rate + gathered bytes at %d-thread copy bandwidth\n",
             c.threads);
     fprintf(out, "  bound %.1f ms = GEMM %.1f + gather %.1f; step %.1f -> %.0f%% of roofline (target >= 50%%: %s)\n",
@@ -643,8 +647,9 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "{\"bench\":\"train\",\"model\":\"%s\",\"layers\":%d,\"hidden\":%lld,\"fanouts\":[",
             model_kind_name(mc.kind), mc.num_layers, (long long)mc.hidden_dim);
     for (int h = 0; h < o->num_layers; h++) fprintf(out, "%s%lld", h ? "," : "", (long long)o->fanouts[h]);
-    fprintf(out, "],\"batch\":%lld,\"classes\":%lld,\"threads\":%d,\"workers\":%d,\"steps\":%d,\"warmup\":%d,",
-            (long long)o->batch_size, (long long)mc.out_dim, c.threads, o->workers, S, o->warmup);
+    fprintf(out, "],\"batch\":%lld,\"classes\":%lld,\"threads\":%d,\"workers\":%d,\"gather_threads\":%d,\"steps\":%d,\"warmup\":%d,",
+            (long long)o->batch_size, (long long)mc.out_dim, c.threads, o->workers,
+            o->gather_threads > 1 ? o->gather_threads : 1, S, o->warmup);
     fprintf(out, "\"seeds_per_s\":%.6g,\"sampled_edges_per_s\":%.6g,\"step_ms\":%.6g,\"wait_ms\":%.6g,"
                  "\"forward_ms\":%.6g,\"backward_ms\":%.6g,\"optim_ms\":%.6g,\"sample_ms\":%.6g,\"gather_ms\":%.6g,"
                  "\"sample_ms_alone\":%.6g,\"gather_ms_alone\":%.6g,",
@@ -657,8 +662,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
                  "\"sgemm_2048_gflops\":%.6g,\"gemm_fraction\":%.6g,",
             cps, flops / 1e9, gemm_s * 1e3, replay_s * 1e3, gemm_gfs, a_gemm_gfs, peak_same, peak_2048, gemm_frac);
     fprintf(out, "\"gather_mb_per_step\":%.6g,\"gather_gbs\":%.6g,\"gather_gbs_alone\":%.6g,\"copy_gbs_1\":%.6g,"
-                 "\"copy_gbs\":%.6g,\"gather_fraction\":%.6g,",
-            gather_bytes / 1e6, gather_gbs, u_gather_gbs, copy1, copyT, gather_frac);
+                 "\"copy_gbs\":%.6g,\"copy_gbs_gather\":%.6g,\"gather_fraction\":%.6g,",
+            gather_bytes / 1e6, gather_gbs, u_gather_gbs, copy1, copyT, copyG, gather_frac);
     fprintf(out, "\"roofline_ms\":%.6g,\"roofline_fraction\":%.6g,\"roofline_sampling_ms\":%.6g,"
                  "\"roofline_sampling_fraction\":%.6g,",
             bound * 1e3, roof_frac, bound_s * 1e3, roof_frac_s);

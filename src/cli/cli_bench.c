@@ -86,6 +86,7 @@ static cli_flag TRAIN_FLAGS[] = {
     {"dropout", "P", "dropout between layers (default 0.5)", NULL},
     {"threads", "N", "compute threads, OpenMP + OpenBLAS (default: all cores)", NULL},
     {"workers", "N", "sampler threads of the pipelined run (default 2)", NULL},
+    {"gather_threads", "N", "threads per batch's feature gather (default 1, as cgnn train)", NULL},
     {"steps", "N", "timed steps per run; medians are reported (default 20)", NULL},
     {"warmup", "N", "untimed steps before them (default 3)", NULL},
     {"seed", "S", "random seed (default 0)", NULL},
@@ -121,6 +122,7 @@ static int bench_train_main(int argc, char **argv) {
     o.heads = 2;
     o.dropout = 0.5;
     o.workers = 2;
+    o.gather_threads = 1;
     o.steps = 20;
     o.warmup = 3;
     const char *name = cli_flag_str(&TRAIN_CMD, "model");
@@ -148,7 +150,7 @@ static int bench_train_main(int argc, char **argv) {
         int64_t min;
     } ints[] = {{"batch", &o.batch_size, NULL, 1}, {"hidden", &o.hidden, NULL, 1}, {"heads", NULL, &o.heads, 1},
                 {"threads", NULL, &o.threads, 0},  {"workers", NULL, &o.workers, 0}, {"steps", NULL, &o.steps, 1},
-                {"warmup", NULL, &o.warmup, 0}};
+                {"warmup", NULL, &o.warmup, 0}, {"gather_threads", NULL, &o.gather_threads, 1}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         v = ints[i].dst64 ? *ints[i].dst64 : *ints[i].dst;
         if (cli_flag_int(&TRAIN_CMD, ints[i].flag, &v, &err) != 0) return cli_fail(&err);
