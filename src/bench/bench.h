@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nn/model.h"
+#include "sample/minibatch.h"
 #include "util/err.h"
 
 /* Median of v[0..n) (reorders v). */
@@ -32,5 +34,40 @@ typedef struct bench_sample_opts {
  * GB/s next to copy bandwidth, end-to-end loader throughput. Prints a report to out.
  * Returns 0 or -1 with *err. */
 int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err);
+
+typedef struct bench_train_opts {
+    const char *dataset;        /* dataset directory with a node-classification task */
+    model_kind model;
+    int num_layers;             /* = the number of fanouts */
+    int64_t fanouts[MINIBATCH_MAX_LAYERS];
+    int64_t batch_size;
+    int64_t hidden;
+    int heads;                  /* GAT heads */
+    double dropout;
+    int threads;                /* compute threads (OpenMP + OpenBLAS); 0 = all cores */
+    int workers;                /* sampler threads of the pipelined run */
+    int gather_threads;         /* threads of each batch's feature gather (loader_config); 0 = 1 */
+    int steps, warmup;          /* timed steps (medians over them), untimed steps before */
+    uint64_t seed;
+} bench_train_opts;
+
+/* `cgnn bench train`: training steps (loader -> forward -> loss -> backward -> Adam) on the
+ * dataset's node-classification train split. Each round runs the pipelined step (sampler
+ * threads prefetching), the same step again on the same built batch (compute alone, on a
+ * second copy of the parameters) and the step's GEMMs replayed through cblas_sgemm (the
+ * same-shape peak); every GEMM is counted and timed through ops_gemm_stats. Then, in the same
+ * process: the producers alone, a 2048^3 sgemm, memcpy bandwidth. Prints a table and, last,
+ * one JSON line. Returns 0, or -1 with *err (CGNN_ERR_INPUT for a missing or unsuitable
+ * dataset, naming it and how to generate the default one). */
+int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err);
+
+/* FLOPs (2·M·N·K summed) of the GEMMs of one model_forward + model_backward (no input
+ * gradient) of a model with config cfg on batch mb, from the batch's shapes:
+ *   GraphSAGE layer l (N_dst rows, I -> O): forward 2 GEMMs (lin_l on the mean, lin_r on the
+ *     dst rows) of 2·N_dst·I·O each; backward a weight gradient per linear (2·N_dst·I·O) and,
+ *     except in layer 0, an input gradient per linear (2·N_dst·I·O);
+ *   GCN: one linear on the N_dst aggregated rows, the same pattern;
+ *   GAT: one linear on all N_src rows to H·C channels, the same pattern. */
+double bench_train_gemm_flops(const model_config *cfg, const minibatch *mb);
 
 #endif

@@ -1,4 +1,4 @@
-/* cli_bench.c — `cgnn bench sample ...`. */
+/* cli_bench.c — `cgnn bench sample ...` and `cgnn bench train ...`. */
 #include <stdio.h>
 #include <string.h>
 
@@ -74,13 +74,116 @@ static int bench_sample_main(int argc, char **argv) {
     return 0;
 }
 
-int cli_cmd_bench(int argc, char **argv) {
-    if (argc >= 1 && strcmp(argv[0], "sample") == 0) return bench_sample_main(argc - 1, argv + 1);
-    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        printf("usage: cgnn bench sample --dataset DIR [options]\n\nbenchmarks:\n"
-               "  sample   neighbour sampling + feature gathering throughput\n");
+static cli_flag TRAIN_FLAGS[] = {
+    {"dataset", "DIR", "dataset with a node-classification task (default /tmp/products, from "
+                       "`cgnn generate --preset products --out /tmp/products`)", NULL},
+    {"model", "NAME", "GraphSAGE, GCN or GAT (default GraphSAGE)", NULL},
+    {"fanouts", "LIST", "fanouts per layer, seed side first (default 15,10,5)", NULL},
+    {"layers", "N", "layers (default: one per fanout; must match --fanouts)", NULL},
+    {"batch", "N", "seeds per batch (default 1024)", NULL},
+    {"hidden", "N", "hidden channels (default 256)", NULL},
+    {"heads", "N", "GAT attention heads (default 2)", NULL},
+    {"dropout", "P", "dropout between layers (default 0.5)", NULL},
+    {"threads", "N", "compute threads, OpenMP + OpenBLAS (default: all cores)", NULL},
+    {"workers", "N", "sampler threads of the pipelined run (default 2)", NULL},
+    {"gather_threads", "N", "threads per batch's feature gather (default 1, as cgnn train)", NULL},
+    {"steps", "N", "timed steps per run; medians are reported (default 20)", NULL},
+    {"warmup", "N", "untimed steps before them (default 3)", NULL},
+    {"seed", "S", "random seed (default 0)", NULL},
+};
+static const cli_command TRAIN_CMD = {
+    "bench train", "cgnn bench train [--dataset DIR] [options]",
+    "Measures training steps end to end (seeds/s, sampled edges/s, time per stage), GEMM GFLOP/s\n"
+    "next to an sgemm peak at the same shapes, feature gathering next to memcpy bandwidth, the\n"
+    "step as a fraction of its roofline bound, sampling overlap and peak memory; all measured in\n"
+    "the same run. Prints a table, then one JSON line.",
+    TRAIN_FLAGS, sizeof TRAIN_FLAGS / sizeof TRAIN_FLAGS[0]};
+
+static int bench_train_main(int argc, char **argv) {
+    cgnn_err err = {0};
+    const char *pos[1];
+    int npos, help;
+    if (cli_parse(&TRAIN_CMD, argc, argv, pos, 0, &npos, &help, &err) != 0) return cli_fail(&err);
+    if (help) {
+        cli_print_help(&TRAIN_CMD);
         return 0;
     }
-    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample (see cgnn bench --help)\n");
+    bench_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.dataset = cli_flag_str(&TRAIN_CMD, "dataset");
+    if (!o.dataset) o.dataset = "/tmp/products";
+    o.model = MODEL_GRAPHSAGE;
+    o.num_layers = 3;
+    o.fanouts[0] = 15;
+    o.fanouts[1] = 10;
+    o.fanouts[2] = 5;
+    o.batch_size = 1024;
+    o.hidden = 256;
+    o.heads = 2;
+    o.dropout = 0.5;
+    o.workers = 2;
+    o.gather_threads = 1;
+    o.steps = 20;
+    o.warmup = 3;
+    const char *name = cli_flag_str(&TRAIN_CMD, "model");
+    if (name && model_kind_parse(name, &o.model) != 0) {
+        err_set(&err, CGNN_ERR_INPUT, "--model: expected GraphSAGE, GCN or GAT, got '%s'", name);
+        return cli_fail(&err);
+    }
+    const char *fo = cli_flag_str(&TRAIN_CMD, "fanouts");
+    if (fo && cli_parse_int_list(fo, o.fanouts, MINIBATCH_MAX_LAYERS, &o.num_layers) != 0) {
+        err_set(&err, CGNN_ERR_INPUT, "--fanouts: expected a list like 15,10,5 (at most %d), got '%s'",
+                MINIBATCH_MAX_LAYERS, fo);
+        return cli_fail(&err);
+    }
+    int64_t v = o.num_layers;
+    if (cli_flag_int(&TRAIN_CMD, "layers", &v, &err) != 0) return cli_fail(&err);
+    if (v != o.num_layers) {
+        err_set(&err, CGNN_ERR_INPUT, "--layers: %lld layers need %lld fanouts, --fanouts gives %d", (long long)v,
+                (long long)v, o.num_layers);
+        return cli_fail(&err);
+    }
+    struct {
+        const char *flag;
+        int64_t *dst64;
+        int *dst;
+        int64_t min;
+    } ints[] = {{"batch", &o.batch_size, NULL, 1}, {"hidden", &o.hidden, NULL, 1}, {"heads", NULL, &o.heads, 1},
+                {"threads", NULL, &o.threads, 0},  {"workers", NULL, &o.workers, 0}, {"steps", NULL, &o.steps, 1},
+                {"warmup", NULL, &o.warmup, 0}, {"gather_threads", NULL, &o.gather_threads, 1}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        v = ints[i].dst64 ? *ints[i].dst64 : *ints[i].dst;
+        if (cli_flag_int(&TRAIN_CMD, ints[i].flag, &v, &err) != 0) return cli_fail(&err);
+        if (v < ints[i].min || v > (1 << 30)) {
+            err_set(&err, CGNN_ERR_INPUT, "--%s: %lld is out of range [%lld, %d]", ints[i].flag, (long long)v,
+                    (long long)ints[i].min, 1 << 30);
+            return cli_fail(&err);
+        }
+        if (ints[i].dst64) *ints[i].dst64 = v;
+        else *ints[i].dst = (int)v;
+    }
+    v = 0;
+    if (cli_flag_int(&TRAIN_CMD, "seed", &v, &err) != 0) return cli_fail(&err);
+    o.seed = (uint64_t)v;
+    if (cli_flag_double(&TRAIN_CMD, "dropout", &o.dropout, &err) != 0) return cli_fail(&err);
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0)) {
+        err_set(&err, CGNN_ERR_INPUT, "--dropout: %g is out of range [0, 1)", o.dropout);
+        return cli_fail(&err);
+    }
+    if (bench_train_run(&o, stdout, &err) != 0) return cli_fail(&err);
+    return 0;
+}
+
+int cli_cmd_bench(int argc, char **argv) {
+    if (argc >= 1 && strcmp(argv[0], "sample") == 0) return bench_sample_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "train") == 0) return bench_train_main(argc - 1, argv + 1);
+    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        printf("usage: cgnn bench sample --dataset DIR [options]\n"
+               "       cgnn bench train [--dataset DIR] [options]\n\nbenchmarks:\n"
+               "  sample   neighbour sampling + feature gathering throughput\n"
+               "  train    training steps against sgemm peak, copy bandwidth and their roofline\n");
+        return 0;
+    }
+    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample or train (see cgnn bench --help)\n");
     return CGNN_ERR_INPUT;
 }

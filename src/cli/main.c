@@ -15,7 +15,7 @@ static const struct {
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
     {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings"},
     {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)"},
-    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + feature gathering)"},
+    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + gathering), `cgnn bench train` (training step)"},
 };
 
 static void print_usage(FILE *out) {

@@ -47,6 +47,34 @@ void ops_linear_backward(float *dinp, float *dweight, float *dbias, const float 
 void ops_linear_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout,
                              const float *inp, const float *weight, int64_t N, int64_t I, int64_t O);
 
+/* ---- GEMM accounting (benchmarks) --------------------------------------------------------
+ * With a record registered, every cblas_sgemm of ops_linear_forward / ops_linear_backward adds
+ * its wall time and its 2·M·N·K FLOPs, and, while calls[] has room, logs its shape. Off by
+ * default; off costs one branch per GEMM. Not thread-safe: register from the thread that runs
+ * the model (the loader's threads never call these kernels). */
+
+/* One cblas_sgemm (row-major): C (M, N) = op(A) (M, K) · op(B) (K, N) + beta · C, with the
+ * leading dimensions of contiguous operands (lda = trans_a ? M : K, ldb = trans_b ? K : N,
+ * ldc = N). */
+typedef struct ops_gemm_call {
+    int trans_a, trans_b;     /* 0 = CblasNoTrans, 1 = CblasTrans */
+    int64_t M, N, K;
+    float beta;
+    double seconds;
+} ops_gemm_call;
+
+typedef struct ops_gemm_stats {
+    double seconds;           /* wall time inside cblas_sgemm, all calls */
+    double flops;             /* Σ 2·M·N·K, all calls */
+    int64_t num_calls;
+    ops_gemm_call *calls;     /* (max_calls) caller-owned log of the first calls, or NULL */
+    int64_t max_calls, num_logged;
+} ops_gemm_stats;
+
+/* Registers s (NULL: stop accounting). The caller keeps s alive while registered and may
+ * reset its counters between calls. */
+void ops_gemm_stats_register(ops_gemm_stats *s);
+
 /* ---- SAGE mean aggregation: out_i = mean_{j∈N(i)} inp_j (0 for no in-edges) --------------- */
 
 /* out (N_dst, D), inp (N_src, D). */

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test_bench.sh CGNN — `cgnn bench train` end to end on a tiny generated graph: it runs, its
+# JSON line has every field, fractions are in (0, 1.5], throughputs > 0, the two parameter
+# copies saw the same losses and the GEMM count matches the model; bad flags and a missing
+# dataset are clean errors. Not a timing test: the figures are noisy on a shared machine.
+set -u
+CGNN=${1:?usage: test_bench.sh path/to/cgnn}
+TMP=$(mktemp -d /tmp/cgnn-bench-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$CGNN" generate --out "$TMP/g" --nodes 2000 --avg_degree 8 --classes 5 --feat_dim 32 --seed 1 >"$TMP/gen.log" 2>&1 \
+  || { cat "$TMP/gen.log"; echo "FAIL: generate"; exit 1; }
+
+# field NAME — the number after "NAME": in the JSON line ($json)
+field() { [[ $json =~ \"$1\":(-?[0-9.e+-]+|true|false) ]] && echo "${BASH_REMATCH[1]}"; }
+# check_json DESC MIN_CALLS
+check_json() {
+  local desc=$1 calls=$2
+  json=$(tail -n 1 "$TMP/out")
+  [[ $json == "{\"bench\":\"train\""*"}" ]] && ok || { bad "$desc: the last line is not the JSON line: $json"; return; }
+  local f v
+  for f in seeds_per_s sampled_edges_per_s step_ms wait_ms forward_ms backward_ms optim_ms sample_ms gather_ms \
+           sample_ms_alone gather_ms_alone compute_alone_ms overlap_ratio gemm_calls gemm_gflop_per_step gemm_ms \
+           gemm_replay_ms gemm_gflops gemm_gflops_compute_alone sgemm_peak_gflops sgemm_2048_gflops gemm_fraction \
+           gather_mb_per_step gather_gbs gather_gbs_alone copy_gbs_1 copy_gbs gather_fraction roofline_ms \
+           roofline_fraction roofline_sampling_ms roofline_sampling_fraction peak_rss_bytes replay_operand_bytes dataset_bytes \
+           rss_limit_bytes loss_first loss_last; do
+    v=$(field $f)
+    [[ -n $v ]] && ok || bad "$desc: JSON lacks a number for '$f'"
+  done
+  for f in gemm_fraction gather_fraction roofline_fraction roofline_sampling_fraction; do
+    v=$(field $f)
+    awk -v x="$v" 'BEGIN { exit !(x > 0 && x <= 1.5) }' && ok || bad "$desc: $f = $v, want (0, 1.5]"
+  done
+  for f in seeds_per_s sampled_edges_per_s gemm_gflops sgemm_peak_gflops sgemm_2048_gflops gather_gbs copy_gbs \
+           copy_gbs_1 copy_gbs_gather overlap_ratio step_ms compute_alone_ms peak_rss_bytes dataset_bytes; do
+    v=$(field $f)
+    awk -v x="$v" 'BEGIN { exit !(x > 0) }' && ok || bad "$desc: $f = $v, want > 0"
+  done
+  [[ $(field same_losses) == true ]] && ok || bad "$desc: the pipelined and compute-alone copies saw different losses"
+  [[ $(field gemm_calls) == "$calls" ]] && ok || bad "$desc: gemm_calls = $(field gemm_calls), want $calls"
+  awk -v a="$(field roofline_sampling_ms)" -v b="$(field roofline_ms)" 'BEGIN { exit !(a >= b) }' && ok \
+    || bad "$desc: the bound with sampling is below the bound without"
+  awk -v a="$(field rss_limit_bytes)" -v b="$(field dataset_bytes)" 'BEGIN { exit !(a == b + 2147483648) }' && ok \
+    || bad "$desc: rss_limit_bytes is not dataset_bytes + 2 GiB"
+}
+
+# GraphSAGE, 2 layers: 2 linears x (forward + weight grad) + 2 x input grad above layer 0 = 10 GEMMs.
+# One compute thread keeps the GEMM timings stable when the machine is busy.
+"$CGNN" bench train --dataset "$TMP/g" --fanouts 5,3 --batch 64 --hidden 32 --steps 5 --warmup 1 \
+  --threads 1 --workers 2 >"$TMP/out" 2>&1 && ok || { bad "bench train GraphSAGE: exit $?"; cat "$TMP/out"; }
+check_json "GraphSAGE" 10
+grep -q "fraction of roofline\|of roofline" "$TMP/out" && ok || bad "the table lacks the roofline line"
+grep -q "sgemm, same shapes" "$TMP/out" && ok || bad "the table lacks the sgemm peak"
+
+# GAT with 2 threads, 3 layers: one linear x (3 + 3 + 2) = 8 GEMMs; the dataset has 2000 nodes.
+"$CGNN" bench train --dataset "$TMP/g" --model GAT --fanouts 4,3,2 --batch 32 --hidden 16 --heads 2 --steps 3 \
+  --warmup 1 --threads 2 --workers 1 >"$TMP/out" 2>&1 && ok || { bad "bench train GAT: exit $?"; cat "$TMP/out"; }
+json=$(tail -n 1 "$TMP/out")
+[[ $(field gemm_calls) == 8 && $(field same_losses) == true ]] && ok || bad "GAT: $json"
+
+# usage and data errors: exit 2 with a message naming the problem
+expect2() {
+  local desc=$1 want=$2
+  shift 2
+  "$@" >"$TMP/err" 2>&1
+  local rc=$?
+  [[ $rc -eq 2 ]] && grep -qF -- "$want" "$TMP/err" && ok || { bad "$desc: exit $rc, output:"; cat "$TMP/err"; }
+}
+expect2 "missing dataset" "cgnn generate --preset products --out $TMP/nope" \
+  "$CGNN" bench train --dataset "$TMP/nope"
+expect2 "bad model" "--model" "$CGNN" bench train --dataset "$TMP/g" --model MLP
+expect2 "layers vs fanouts" "--layers" "$CGNN" bench train --dataset "$TMP/g" --layers 2
+expect2 "bad steps" "--steps" "$CGNN" bench train --dataset "$TMP/g" --steps 0
+expect2 "bad dropout" "--dropout" "$CGNN" bench train --dataset "$TMP/g" --dropout 1
+expect2 "unknown flag" "did you mean" "$CGNN" bench train --dataset "$TMP/g" --step 3
+cp -r "$TMP/g" "$TMP/notask" && sed -i '/^tasks:/,$d' "$TMP/notask/metadata.yaml"
+expect2 "no node classification" "no node classification task" "$CGNN" bench train --dataset "$TMP/notask"
+"$CGNN" bench train --help >"$TMP/err" 2>&1 && grep -q "usage: cgnn bench train" "$TMP/err" && ok || bad "--help"
+
+echo "test_bench: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]
