@@ -1,6 +1,8 @@
 /* main.c — the `cgnn` entry point: dispatches to the subcommands in src/cli/. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "util/err.h"
@@ -10,7 +12,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } COMMANDS[] = {
-    {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification)"},
+    {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification, link prediction)"},
     {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
     {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings"},
@@ -29,7 +31,21 @@ static void print_usage(FILE *out) {
     fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 usage/config/data error\n");
 }
 
+/* OpenMP threads that wait at a barrier spin by default. cgnn runs sampler threads beside the
+ * compute threads on the same cores, and spinning compute threads take their CPU: measured on
+ * 2 cores, link prediction on Facebook ran 4x faster and the products-scale step ~10% faster
+ * with OMP_WAIT_POLICY=passive. libgomp reads the variable once, when it is loaded, so when
+ * the user has not chosen a policy cgnn sets it and re-executes itself (before anything else
+ * has started: same pid, same arguments; under mpirun before MPI_Init). */
+static void default_passive_openmp(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    /* exec failed (no /proc): keep running with libgomp's default policy */
+}
+
 int main(int argc, char **argv) {
+    default_passive_openmp(argv);
     if (argc < 2) {
         print_usage(stderr);
         return CGNN_ERR_INPUT;
