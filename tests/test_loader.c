@@ -195,8 +195,135 @@ TEST(same_batches_with_0_1_4_workers) {
     free(dst);
 }
 
+/* Labelled link-prediction pairs (GraphBolt labels + indexes): items are the positive rows;
+ * every batch lists each group of its positives once, in order of first appearance, between
+ * the positives and the random negatives; each pair's listed_off/len point at its own group;
+ * the same batches for 0 and 3 sampler threads; bad labels / inconsistent groups are errors. */
+TEST(labelled_pairs_list_each_group_once) {
+    int32_t *src, *dst;
+    const int64_t n = 500;
+    int64_t e = test_random_graph(n, 4, 50, 5, &src, &dst);
+    ds_edges ed = test_edges(src, dst, e);
+    csc_graph g;
+    cgnn_err err;
+    ASSERT_EQ(csc_build(&g, n, &ed, 2, &err), 0);
+    /* 60 groups (index k): anchor 7k % n, 1 + k % 3 positives, k % 5 listed negatives; the
+     * rows interleaved by a fixed permutation (row r <- entry (r * 37) % M) */
+    enum { G = 60 };
+    int64_t ent_seeds[2 * 400], ent_labels[400], ent_idx[400], M = 0;
+    for (int64_t k = 0; k < G; k++) {
+        const int64_t a = (7 * k) % n;
+        for (int64_t j = 0; j < 1 + k % 3; j++, M++) {
+            ent_seeds[2 * M] = a, ent_seeds[2 * M + 1] = (a + 1 + j) % n, ent_labels[M] = 1, ent_idx[M] = 1000 - k;
+        }
+        for (int64_t j = 0; j < k % 5; j++, M++) {
+            ent_seeds[2 * M] = a, ent_seeds[2 * M + 1] = (a + 100 + 3 * j) % n, ent_labels[M] = 0, ent_idx[M] = 1000 - k;
+        }
+    }
+    ASSERT(M % 37 != 0 && M <= 400);
+    int64_t seeds[2 * 400], labels[400], idx[400], num_pos = 0;
+    for (int64_t r = 0; r < M; r++) {
+        const int64_t q = (r * 37) % M;
+        seeds[2 * r] = ent_seeds[2 * q], seeds[2 * r + 1] = ent_seeds[2 * q + 1];
+        labels[r] = ent_labels[q], idx[r] = ent_idx[q];
+        num_pos += labels[r];
+    }
+    loader_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sampler.num_layers = 1;
+    cfg.sampler.fanouts[0] = 3;
+    cfg.batch_size = 16;
+    cfg.shuffle = 1;
+    cfg.seed = 3;
+    cfg.world_size = 1;
+    cfg.pairs = 1;
+    cfg.num_negatives = 5;
+    cfg.indexes = idx;
+    epoch_digest ref, got;
+    memset(&ref, 0, sizeof ref);
+    memset(&got, 0, sizeof got);
+    const int workers[] = {0, 3};
+    for (int w = 0; w < 2; w++) {
+        cfg.num_workers = workers[w];
+        loader l;
+        ASSERT_EQ(loader_init(&l, &g, seeds, labels, M, &cfg, &err), 0);
+        /* bound: the 16 largest groups (4 negatives each at most) */
+        ASSERT(loader_max_negatives(&l) <= 16 * 4 + 5);
+        ASSERT_EQ(loader_max_seeds(&l), 2 * 16 + loader_max_negatives(&l));
+        loader_start_epoch(&l, 0, 0);
+        int64_t seen_pos = 0;
+        minibatch *mb;
+        got.batches = 0;
+        while ((mb = loader_next(&l)) != NULL) {
+            const int64_t P = mb->num_items, H = mb->num_listed;
+            ASSERT_EQ(mb->num_negatives, 5);
+            ASSERT(H + mb->num_negatives <= loader_max_negatives(&l));
+            int64_t expect_H = 0;
+            for (int64_t i = 0; i < P; i++) {
+                const int64_t row = mb->items[i];
+                ASSERT_EQ(labels[row], 1);
+                ASSERT_EQ(mb->input_nodes[mb->item_local[i]], seeds[2 * row]);
+                ASSERT_EQ(mb->input_nodes[mb->item_local[P + i]], seeds[2 * row + 1]);
+                /* the group's negatives, in row order, at listed_off */
+                int64_t cnt = 0, first = -1;
+                for (int64_t r = 0; r < M; r++)
+                    if (labels[r] == 0 && idx[r] == idx[row]) {
+                        ASSERT(cnt < mb->listed_len[i]);
+                        ASSERT_EQ(mb->input_nodes[mb->item_local[2 * P + mb->listed_off[i] + cnt]], seeds[2 * r + 1]);
+                        cnt++;
+                    }
+                ASSERT_EQ(mb->listed_len[i], cnt);
+                for (int64_t j = 0; j < i; j++)
+                    if (idx[mb->items[j]] == idx[row]) first = j;
+                if (first >= 0) ASSERT_EQ(mb->listed_off[i], mb->listed_off[first]); /* listed once */
+                else expect_H += cnt;
+            }
+            ASSERT_EQ(H, expect_H);
+            seen_pos += P;
+            uint64_t h = fnv(1469598103934665603ULL, mb->items, (size_t)P * 8); /* labels unused for pairs */
+            h = fnv(h, mb->input_nodes, (size_t)mb->num_input_nodes * 8);
+            h = fnv(h, mb->item_local, (size_t)(2 * P + H + 5) * 4);
+            h = fnv(h, mb->listed_off, (size_t)P * 8);
+            h = fnv(h, mb->blocks[0].indices, (size_t)mb->blocks[0].num_edges * 4);
+            got.hash[got.batches++] = h;
+            loader_release(&l, mb);
+        }
+        ASSERT_EQ(seen_pos, num_pos);
+        if (w == 0) ref = got;
+        ASSERT_EQ(got.batches, ref.batches);
+        for (int64_t b = 0; b < got.batches; b++) ASSERT(got.hash[b] == ref.hash[b]);
+        loader_free(&l);
+    }
+    /* errors name the field and row */
+    cfg.num_workers = 0;
+    loader l;
+    labels[4] = 2;
+    ASSERT_EQ(loader_init(&l, &g, seeds, labels, M, &cfg, &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, "labels: row 4: value 2");
+    labels[4] = ent_labels[(4 * 37) % M];
+    int64_t r0 = -1, r1 = -1; /* two rows of one group: give the second another anchor */
+    for (int64_t r = 0; r < M && r1 < 0; r++)
+        if (labels[r] == 0) {
+            if (r0 < 0) r0 = r;
+            else if (idx[r] == idx[r0]) r1 = r;
+        }
+    ASSERT(r1 >= 0);
+    seeds[2 * r1] = (seeds[2 * r1] + 1) % n;
+    ASSERT_EQ(loader_init(&l, &g, seeds, labels, M, &cfg, &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "share index");
+    /* without indexes a group is an anchor's negatives: always consistent */
+    cfg.indexes = NULL;
+    ASSERT_EQ(loader_init(&l, &g, seeds, labels, M, &cfg, &err), 0);
+    loader_free(&l);
+    csc_free(&g);
+    free(src);
+    free(dst);
+}
+
 int main(void) {
     RUN(gather_matches_reference_all_dtypes);
     RUN(same_batches_with_0_1_4_workers);
+    RUN(labelled_pairs_list_each_group_once);
     return test_summary();
 }

@@ -205,6 +205,115 @@ PY
   else bad "cliques re-evaluation failed: $(cat "$TMP/cliques_eval.err")"; fi
 else bad "cliques training failed: $(cat "$TMP/cliques.err")"; fi
 
+# ---- labelled pairs (GraphBolt labels + indexes): listed negatives ----
+# The cliques dataset again, with GraphBolt's labelled form: every split row is (anchor, node)
+# with label 1 (positive) or 0 (a listed negative), grouped by `indexes`. Test: each positive
+# is ranked against its own group's listed negatives only (fixed candidates, no random ones);
+# groups hold 1-3 positives of one anchor (each group listed once per batch). Train: the
+# listed negatives are hard negatives beside the random ones.
+mkdir -p "$TMP/labelled"
+$PY - "$TMP/cliques" "$TMP/labelled" <<'PY'
+import numpy as np, sys, os
+src, d = sys.argv[1], sys.argv[2]; n = 16
+rng = np.random.default_rng(1)
+os.link(os.path.join(src, "edges.npy"), os.path.join(d, "edges.npy"))
+def labelled(pairs, n_neg, name):
+    rows, labels, indexes = [], [], []
+    by_anchor = {}
+    for a, p in pairs: by_anchor.setdefault(int(a), []).append(int(p))
+    g = 0
+    for a in sorted(by_anchor):
+        ps = by_anchor[a]
+        for k in range(0, len(ps), 3):          # groups of up to 3 positives of one anchor
+            other = n if a < n else 0
+            negs = list(rng.choice(np.arange(other, other + n), n_neg, replace=False))
+            mates = [m for m in range((a // n) * n, (a // n) * n + n) if m != a and m not in ps]
+            negs += mates[:2]                    # same-clique non-positives: hard, may outrank
+            negs.append(ps[k])                   # an accidental hit (the target itself): skipped
+            for p in ps[k:k + 3]: rows.append((a, p)); labels.append(1); indexes.append(g)
+            for v in negs: rows.append((a, int(v))); labels.append(0); indexes.append(g)
+            g += 1
+    perm = rng.permutation(len(rows))
+    np.save(os.path.join(d, name + "-seeds.npy"), np.array(rows, dtype=np.int64)[perm])
+    np.save(os.path.join(d, name + "-labels.npy"), np.array(labels, dtype=np.int64)[perm])
+    np.save(os.path.join(d, name + "-indexes.npy"), np.array(indexes, dtype=np.int64)[perm])
+labelled(np.load(os.path.join(src, "train.npy")), 4, "train")
+labelled(np.load(os.path.join(src, "valid.npy")), 6, "valid")
+labelled(np.load(os.path.join(src, "test.npy")), 6, "test")
+def split(name):
+    return "[{data: [%s]}]" % ", ".join("{name: %s, format: numpy, path: %s-%s.npy}" % (f, name, f)
+                                         for f in ("seeds", "labels", "indexes"))
+open(os.path.join(d, "metadata.yaml"), "w").write("""dataset_name: cliques_labelled
+graph:
+  nodes: [{num: 32}]
+  edges: [{format: numpy, path: edges.npy}]
+tasks:
+  - name: link_prediction
+    train_set: %s
+    validation_set: %s
+    test_set: %s
+""" % (split("train"), split("valid"), split("test")))
+PY
+if [[ -f "$TMP/cliques_out/emb.npy" ]]; then
+  # (a) evaluation with fixed candidates: the trained cliques model, full neighbourhoods
+  sed -e "s#$TMP/cliques/metadata.yaml#$TMP/labelled/metadata.yaml#" \
+    -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_labelled.json#" "$TMP/cliques_eval.yaml" > "$TMP/lab_eval.yaml"
+  if train lab_eval; then
+    $PY - "$TMP/cliques_out/emb.npy" "$TMP/labelled" "$(metric lab_eval mrr)" "$(metric lab_eval HitRate_at_1)" <<'PY' \
+      && ok || bad "labelled test split: embed vs trainer MRR"
+import numpy as np, sys, os
+emb = np.load(sys.argv[1]).astype(np.float64); d = sys.argv[2]
+seeds, labels, idx = (np.load(os.path.join(d, "test-%s.npy" % f)) for f in ("seeds", "labels", "indexes"))
+rr = []
+for (a, p), l, g in zip(seeds, labels, idx):
+    if l != 1: continue
+    sp = emb[a] @ emb[p]
+    negs = [v for (_, v), ll, gg in zip(seeds, labels, idx) if gg == g and ll == 0 and v != p and v != a]
+    rr.append(1.0 / (1 + sum(emb[a] @ emb[v] > sp for v in negs)))
+mrr, h1 = float(np.mean(rr)), float(np.mean([r == 1.0 for r in rr]))
+print("labelled test: %d positives, MRR from cgnn embed %.4f, trainer %s; HitRate@1 %.4f, trainer %s"
+      % (len(rr), mrr, sys.argv[3], h1, sys.argv[4]))
+assert abs(mrr - float(sys.argv[3])) < 1e-3 and abs(h1 - float(sys.argv[4])) < 1e-3
+assert 0.3 < mrr < 1.0, mrr   # the same-clique hard negatives outrank some positives
+PY
+  else bad "labelled evaluation failed: $(cat "$TMP/lab_eval.err")"; fi
+  # (b) training with listed (hard) negatives beside random ones: learns, deterministic across
+  # sampler thread counts
+  for w in 0 2; do
+    sed -e "s#$TMP/cliques/metadata.yaml#$TMP/labelled/metadata.yaml#" -e "s#$TMP/cliques_out#$TMP/lab_w$w#g" \
+      -e 's/num_epochs: "30"/num_epochs: "10"/' -e "s/train_main_num_workers: \"1\"/train_main_num_workers: \"$w\"/" \
+      "$TMP/cliques.yaml" > "$TMP/lab_w$w.yaml"
+    train lab_w$w || bad "labelled training ($w sampler threads) failed: $(cat "$TMP/lab_w$w.err")"
+  done
+  cmp -s "$TMP/lab_w0/model.safetensors" "$TMP/lab_w2/model.safetensors" && ok \
+    || bad "labelled training: 0 vs 2 sampler threads give different weights"
+  lmrr=$(metric lab_w0 mrr)
+  echo "cliques trained with listed hard negatives: test MRR $lmrr (fixed candidates incl. 2 same-clique hard negatives)"
+  awk -v a="$lmrr" 'BEGIN{exit !(a >= 0.45)}' && ok || bad "labelled training MRR $lmrr < 0.45 (random order: ~0.31, cliques separated: ~0.61)"
+else bad "labelled pairs: no cliques embeddings to check against"; fi
+# (c) bad labelled data: exit 2 naming the field and row
+$PY - "$TMP/labelled" <<'PY'
+import numpy as np, os, sys, shutil
+d = sys.argv[1]
+for bad in ("badlabel", "badindex"):
+    b = d + "_" + bad; os.makedirs(b, exist_ok=True)
+    for f in os.listdir(d):
+        if f.endswith(".npy") or f == "metadata.yaml": shutil.copy(os.path.join(d, f), b)
+l = np.load(os.path.join(d, "test-labels.npy")); l[5] = 2
+np.save(os.path.join(d + "_badlabel", "test-labels.npy"), l)
+s = np.load(os.path.join(d, "test-seeds.npy")); i = np.load(os.path.join(d, "test-indexes.npy"))
+j = int(np.nonzero(i == i[0])[0][1]); s[j, 0] = (s[0, 0] + 1) % 32    # same index, another anchor
+np.save(os.path.join(d + "_badindex", "test-seeds.npy"), s)
+PY
+for b in badlabel badindex; do
+  sed -e "s#$TMP/cliques/metadata.yaml#$TMP/labelled_$b/metadata.yaml#" -e "s#$TMP/cliques_out#$TMP/$b#g" \
+    "$TMP/cliques.yaml" > "$TMP/$b.yaml"
+  train $b; rc=$?
+  want="labels: row"; [[ $b == badindex ]] && want="share index"
+  [[ $rc -eq 2 ]] && grep -q "test_set" "$TMP/$b.err" && grep -q "$want" "$TMP/$b.err" && [[ ! -e "$TMP/$b/model.safetensors" ]] \
+    && ok || bad "$b: exit $rc, $(cat "$TMP/$b.err")"
+done
+
 # ---- two MPI ranks with a sparse embedding table: replicas stay bitwise identical ----
 if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI"; then
   MPIRUN=(mpirun --oversubscribe --bind-to none)

@@ -140,6 +140,63 @@ TEST(rank_fast_vs_ref) {
     free(q), free(pos), free(neg), free(aid), free(pid), free(nid);
 }
 
+/* Listed negatives, D = 1, one random negative scoring 0. Query 0 (anchor 0, q 1, positive 10
+ * scoring 2) owns listed rows [0, 3) scoring {3, 2, 1} with ids {20, 21, 10}: 3 is above, the
+ * tie is not, and with accidental hits removed id 10 is skipped anyway -> rank 2. Query 1
+ * (anchor 1, q 2, positive 11 scoring 2) shares the same rows (a group listed once) but its
+ * scores are {6, 4, 2}: without removal 2 above -> rank 3; with removal still rank 3 (no id
+ * equals 11 or 1). Query 2 (no listed rows, len 0) -> rank 1. Random negative (score 0 or 0)
+ * never above. */
+TEST(rank_listed_hand) {
+    const float q[3] = {1, 2, 1}, pos[3] = {2, 1, 1}, neg[1] = {0}, listed_emb[3] = {3, 2, 1};
+    const int64_t anchor_ids[3] = {0, 1, 2}, pos_ids[3] = {10, 11, 12}, neg_ids[1] = {30};
+    const int64_t lids[3] = {20, 21, 10}, off[3] = {0, 0, 3}, len[3] = {3, 3, 0};
+    const lp_listed_negatives L = {listed_emb, lids, off, len};
+    for (int fast = 0; fast < 2; fast++) {
+        for (int rah = 0; rah < 2; rah++) {
+            lp_rank_sums s;
+            memset(&s, 0, sizeof s);
+            (fast ? lp_rank_accumulate_listed : lp_rank_accumulate_listed_ref)(&s, q, pos, neg, 3, 1, 1, anchor_ids,
+                                                                              pos_ids, neg_ids, rah, &L);
+            ASSERT_EQ(s.count, 3);
+            ASSERT_NEAR(s.rr_sum, 1.0 / 2 + 1.0 / 3 + 1.0, 1e-12);
+            ASSERT_EQ(s.hits[0], 1);
+        }
+    }
+}
+
+TEST(rank_listed_fast_vs_ref) {
+    const int64_t Q = 200, R = 37, H = 150, D = 8;
+    float *q = malloc((size_t)(Q * D) * 4), *pos = malloc((size_t)(Q * D) * 4), *neg = malloc((size_t)(R * D) * 4);
+    float *lemb = malloc((size_t)(H * D) * 4);
+    int64_t *aid = malloc((size_t)Q * 8), *pid = malloc((size_t)Q * 8), *nid = malloc((size_t)R * 8);
+    int64_t *lid = malloc((size_t)H * 8), *off = malloc((size_t)Q * 8), *len = malloc((size_t)Q * 8);
+    fill_int(q, Q * D, 11, -2, 2);
+    fill_int(pos, Q * D, 12, -2, 2);
+    fill_int(neg, R * D, 13, -2, 2);
+    fill_int(lemb, H * D, 14, -2, 2);
+    fill_ids(aid, Q, 15, 40);
+    fill_ids(pid, Q, 16, 40);
+    fill_ids(nid, R, 17, 40);
+    fill_ids(lid, H, 18, 40);
+    fill_ids(off, Q, 19, H);
+    for (int64_t i = 0; i < Q; i++) len[i] = (H - off[i]) < 20 ? H - off[i] : 20 - i % 7;
+    for (int rah = 0; rah < 2; rah++) {
+        const lp_listed_negatives L = {lemb, lid, off, len};
+        lp_rank_sums a, b, c;
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c);
+        lp_rank_accumulate_listed(&a, q, pos, neg, Q, R, D, aid, pid, nid, rah, &L);
+        lp_rank_accumulate_listed_ref(&b, q, pos, neg, Q, R, D, aid, pid, nid, rah, &L);
+        lp_rank_accumulate(&c, q, pos, neg, Q, R, D, aid, pid, nid, rah);
+        ASSERT(a.rr_sum == b.rr_sum);
+        ASSERT_EQ(a.count, Q);
+        for (int k = 0; k < LP_NUM_HIT_KS; k++) ASSERT_EQ(a.hits[k], b.hits[k]);
+        ASSERT(a.rr_sum < c.rr_sum); /* the listed negatives push ranks down */
+        ASSERT(a.hits[0] > 0);
+    }
+    free(q), free(pos), free(neg), free(lemb), free(aid), free(pid), free(nid), free(lid), free(off), free(len);
+}
+
 /* ---- full ranking ------------------------------------------------------------------------- */
 
 /* N = 6, D = 2. Anchor 0 = (1, 0) scores nodes 1..5 at 5, 4, 3, 3, 1 (nodes 3 and 4 tie).
@@ -349,6 +406,8 @@ int main(void) {
     RUN(rank_boundaries_and_nan);
     RUN(rank_metrics_names);
     RUN(rank_fast_vs_ref);
+    RUN(rank_listed_hand);
+    RUN(rank_listed_fast_vs_ref);
     RUN(full_hand);
     RUN(full_recall_not_capped);
     RUN(full_errors);

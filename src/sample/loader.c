@@ -11,8 +11,40 @@
 #include "util/timer.h"
 
 /* Seeds per batch the minibatches must hold. */
-static int64_t max_batch_seeds(const loader_config *cfg) {
-    return cfg->pairs ? 2 * cfg->batch_size + cfg->num_negatives : cfg->batch_size;
+int64_t loader_max_seeds(const loader *l) {
+    return l->cfg.pairs ? 2 * l->cfg.batch_size + l->max_listed + l->cfg.num_negatives : l->cfg.batch_size;
+}
+
+int64_t loader_max_negatives(const loader *l) { return l->cfg.pairs ? l->max_listed + l->cfg.num_negatives : 0; }
+
+/* Appends the listed negatives of the batch's groups (each group once, in order of first
+ * appearance) to out and sets mb->listed_off / listed_len per pair. Returns their count. The
+ * seen-group search is linear in the groups so far: at most batch_size^2 / 2 comparisons of
+ * int64, small next to sampling the batch. */
+static int64_t list_negatives(const loader *l, const int64_t *items, int64_t n, minibatch *mb, int64_t *out,
+                              int64_t *seen) {
+    int64_t H = 0, num_seen = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t g = l->pos_group[items[i]];
+        mb->listed_off[i] = H;
+        mb->listed_len[i] = 0;
+        if (g < 0) continue;
+        int64_t j = 0;
+        while (j < num_seen && seen[2 * j] != g) j++;
+        const int64_t len = l->group_ptr[g + 1] - l->group_ptr[g];
+        if (j < num_seen) {
+            mb->listed_off[i] = seen[2 * j + 1];
+        } else {
+            seen[2 * num_seen] = g;
+            seen[2 * num_seen + 1] = H;
+            num_seen++;
+            memcpy(out + H, l->group_nodes + l->group_ptr[g], (size_t)len * sizeof(int64_t));
+            mb->listed_off[i] = H;
+            H += len;
+        }
+        mb->listed_len[i] = len;
+    }
+    return H;
 }
 
 /* Builds batch b into slot `slot` with producer p's scratch. */
@@ -22,20 +54,26 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     int64_t *seeds = w->seeds_scratch;
     int64_t n = item_sampler_batch(&l->items, b, &items);
     const uint64_t key = item_sampler_batch_key(&l->items, b);
-    int64_t n_seeds = n, K = 0;
+    int64_t n_seeds = n, K = 0, H = 0;
     if (l->cfg.pairs) {
         for (int64_t i = 0; i < n; i++) {
-            mb->items[i] = items[i];
-            seeds[i] = w->pairs_scratch[2 * i] = l->seeds[2 * items[i]];
-            seeds[n + i] = w->pairs_scratch[2 * i + 1] = l->seeds[2 * items[i] + 1];
+            const int64_t row = l->pos_rows ? l->pos_rows[items[i]] : items[i];
+            mb->items[i] = row;
+            seeds[i] = w->pairs_scratch[2 * i] = l->seeds[2 * row];
+            seeds[n + i] = w->pairs_scratch[2 * i + 1] = l->seeds[2 * row + 1];
+        }
+        if (l->pos_rows) {
+            H = list_negatives(l, items, n, mb, seeds + 2 * n, w->group_seen);
+        } else {
+            for (int64_t i = 0; i < n; i++) mb->listed_off[i] = mb->listed_len[i] = 0;
         }
         /* negatives: one stream per (epoch key, batch position in the whole epoch), so they
          * differ between batches and ranks and never depend on threads */
         K = l->cfg.num_negatives;
         rng r;
         rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
-        for (int64_t k = 0; k < K; k++) seeds[2 * n + k] = (int64_t)rng_below(&r, (uint64_t)l->g->num_nodes);
-        n_seeds = 2 * n + K;
+        for (int64_t k = 0; k < K; k++) seeds[2 * n + H + k] = (int64_t)rng_below(&r, (uint64_t)l->g->num_nodes);
+        n_seeds = 2 * n + H + K;
         if (l->cfg.exclude_seed_edges) sampler_exclude_edges(&l->samplers[p], w->pairs_scratch, n);
     } else {
         for (int64_t i = 0; i < n; i++) {
@@ -48,6 +86,7 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     sampler_sample(&l->samplers[p], mb, seeds, n_seeds, key);
     mb->num_items = n;
     mb->num_negatives = K;
+    mb->num_listed = H;
     minibatch_build_transpose(mb);
     double t1 = timer_now();
     const int64_t stride = mb->feat_dim;
@@ -93,6 +132,113 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+typedef struct keyed_row {
+    int64_t key, row;
+} keyed_row;
+
+static int keyed_row_cmp(const void *a, const void *b) {
+    const keyed_row *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int cmp_desc(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Labelled pairs: splits rows into positive items and grouped listed negatives (loader.h).
+ * Sets l->pos_rows, pos_group, group_ptr, group_nodes, num_groups, max_listed; returns the number
+ * of positives, or -1 with *err (nothing left allocated). */
+static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64_t *labels, const int64_t *indexes,
+                                    int64_t num_rows, int64_t batch_size, cgnn_err *err) {
+    int64_t num_pos = 0, num_neg = 0;
+    for (int64_t r = 0; r < num_rows; r++) {
+        if (labels[r] != 0 && labels[r] != 1)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "labels: row %lld: value %lld (link-prediction labels are 1 for a positive pair, 0 "
+                           "for a listed negative)",
+                           (long long)r, (long long)labels[r]);
+        num_pos += labels[r] == 1;
+    }
+    num_neg = num_rows - num_pos;
+    keyed_row *neg = cgnn_malloc((size_t)(num_neg + 1) * sizeof(keyed_row));
+    int64_t k = 0;
+    for (int64_t r = 0; r < num_rows; r++)
+        if (labels[r] == 0) neg[k++] = (keyed_row){indexes ? indexes[r] : seeds[2 * r], r};
+    qsort(neg, (size_t)num_neg, sizeof(keyed_row), keyed_row_cmp);
+    int64_t G = 0;
+    for (int64_t j = 0; j < num_neg; j++) G += j == 0 || neg[j].key != neg[j - 1].key;
+    int64_t *keys = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
+    int64_t *anchor = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
+    int64_t *sizes = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
+    l->group_ptr = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
+    l->group_nodes = cgnn_malloc((size_t)(num_neg + 1) * sizeof(int64_t));
+    l->pos_rows = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
+    l->pos_group = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
+    l->num_groups = G;
+    int64_t g = -1;
+    for (int64_t j = 0; j < num_neg; j++) {
+        const int64_t r = neg[j].row;
+        if (j == 0 || neg[j].key != neg[j - 1].key) {
+            g++;
+            keys[g] = neg[j].key;
+            anchor[g] = seeds[2 * r];
+            l->group_ptr[g] = j;
+        } else if (seeds[2 * r] != anchor[g]) {
+            err_set(err, CGNN_ERR_INPUT,
+                    "indexes: rows %lld and %lld share index %lld but have different anchors (%lld, %lld)",
+                    (long long)neg[l->group_ptr[g]].row, (long long)r, (long long)keys[g], (long long)anchor[g],
+                    (long long)seeds[2 * r]);
+            goto fail;
+        }
+        l->group_nodes[j] = seeds[2 * r + 1];
+    }
+    l->group_ptr[G] = num_neg;
+    k = 0;
+    for (int64_t r = 0; r < num_rows; r++) {
+        if (labels[r] != 1) continue;
+        const int64_t key = indexes ? indexes[r] : seeds[2 * r];
+        int64_t lo = 0, hi = G; /* first group key >= key */
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (keys[mid] < key) lo = mid + 1;
+            else hi = mid;
+        }
+        const int64_t pg = lo < G && keys[lo] == key ? lo : -1;
+        if (pg >= 0 && anchor[pg] != seeds[2 * r]) {
+            err_set(err, CGNN_ERR_INPUT,
+                    "indexes: rows %lld and %lld share index %lld but have different anchors (%lld, %lld)",
+                    (long long)neg[l->group_ptr[pg]].row, (long long)r, (long long)key, (long long)anchor[pg],
+                    (long long)seeds[2 * r]);
+            goto fail;
+        }
+        l->pos_rows[k] = r;
+        l->pos_group[k++] = pg;
+    }
+    /* a batch lists at most batch_size distinct groups: bound by the largest ones */
+    for (int64_t j = 0; j < G; j++) sizes[j] = l->group_ptr[j + 1] - l->group_ptr[j];
+    qsort(sizes, (size_t)G, sizeof(int64_t), cmp_desc);
+    l->max_listed = 0;
+    for (int64_t j = 0; j < G && j < batch_size; j++) l->max_listed += sizes[j];
+    free(neg);
+    free(keys);
+    free(anchor);
+    free(sizes);
+    return num_pos;
+fail:
+    free(neg);
+    free(keys);
+    free(anchor);
+    free(sizes);
+    free(l->group_ptr);
+    free(l->group_nodes);
+    free(l->pos_rows);
+    free(l->pos_group);
+    l->group_ptr = l->group_nodes = l->pos_rows = l->pos_group = NULL;
+    return -1;
+}
+
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
@@ -105,13 +251,18 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->cfg = *cfg;
     l->seeds = seeds;
     l->labels = labels;
+    if (cfg->pairs && labels) {
+        const int64_t num_pos = setup_labelled_pairs(l, seeds, labels, cfg->indexes, num_items, cfg->batch_size, err);
+        if (num_pos < 0) return -1;
+        num_items = num_pos;
+    }
     item_sampler_init(&l->items, num_items, cfg->batch_size, cfg->shuffle, cfg->drop_last, cfg->seed,
                       cfg->rank, cfg->world_size, cfg->drop_uneven);
     const int producers = cfg->num_workers > 0 ? cfg->num_workers : 1;
     l->queue_depth = cfg->queue_depth > 0 ? cfg->queue_depth : cfg->num_workers + 1;
     if (l->queue_depth < 2) l->queue_depth = 2;
     minibatch_capacity cap;
-    sampler_capacity(g, &cfg->sampler, max_batch_seeds(cfg), (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols,
+    sampler_capacity(g, &cfg->sampler, loader_max_seeds(l), (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols,
                      &cap);
     l->slots = cgnn_calloc((size_t)l->queue_depth, sizeof(minibatch));
     l->state = cgnn_calloc((size_t)l->queue_depth, sizeof(loader_slot_state));
@@ -127,8 +278,9 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     for (int p = 0; p < producers; p++) {
         ws[p].l = l;
         ws[p].index = p;
-        ws[p].seeds_scratch = cgnn_malloc((size_t)(max_batch_seeds(cfg) + 1) * sizeof(int64_t));
+        ws[p].seeds_scratch = cgnn_malloc((size_t)(loader_max_seeds(l) + 1) * sizeof(int64_t));
         ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
+        ws[p].group_seen = l->pos_rows ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
     }
     if (cfg->trace && cfg->num_workers > 0)
         for (int p = 0; p < producers; p++) {
@@ -217,6 +369,7 @@ void loader_free(loader *l) {
         if (ws) {
             free(ws[p].seeds_scratch);
             free(ws[p].pairs_scratch);
+            free(ws[p].group_seen);
         }
     }
     for (int q = 0; q < l->queue_depth; q++) minibatch_free(&l->slots[q]);
@@ -226,6 +379,10 @@ void loader_free(loader *l) {
     free(l->slots);
     free(l->state);
     item_sampler_free(&l->items);
+    free(l->pos_rows);
+    free(l->pos_group);
+    free(l->group_ptr);
+    free(l->group_nodes);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     memset(l, 0, sizeof *l);

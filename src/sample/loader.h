@@ -39,6 +39,13 @@ typedef struct loader_config {
     int pairs;
     int64_t num_negatives;      /* random negatives per batch, uniform over all nodes */
     int exclude_seed_edges;     /* sampled neighbourhoods never contain a batch's own pair edges */
+    /* labelled pairs (GraphBolt `labels` + optional `indexes`): with pairs and labels != NULL,
+     * rows labelled 1 are the items (positive pairs) and rows labelled 0 are listed negatives.
+     * A row's group is indexes[row] when given, else its anchor; all rows of a group must share
+     * the anchor. A batch's seed list becomes [anchors | positives | listed | random], where
+     * `listed` holds the listed negatives of every group among the batch's positives, each group
+     * once, in order of first appearance; mb->listed_off/len give each pair its group's range. */
+    const int64_t *indexes;     /* (num_items) or NULL */
     /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane
      * trace_tid_base + worker index (a synchronous loader, num_workers 0, on lane 0: the
      * calling thread) */
@@ -55,6 +62,7 @@ typedef struct loader_worker {
     int index;               /* producer index: its sampler and scratch */
     int64_t *seeds_scratch;  /* (max seeds) seed node ids of the batch being built */
     int64_t *pairs_scratch;  /* (batch_size, 2) the batch's pairs (exclude_seed_edges) */
+    int64_t *group_seen;     /* (batch_size, 2) labelled pairs: (group, offset) already listed */
 } loader_worker;
 
 typedef struct loader {
@@ -62,6 +70,13 @@ typedef struct loader {
     loader_config cfg;
     const int64_t *seeds;       /* (num_items) or (num_items, 2) with cfg.pairs; borrowed */
     const int64_t *labels;      /* (num_items) or NULL, borrowed */
+    /* labelled pairs (see loader_config.indexes), all owned; pos_rows NULL otherwise */
+    int64_t *pos_rows;          /* (num_pos) split row of each item */
+    int64_t *pos_group;         /* (num_pos) group number of each item, -1: no listed negatives */
+    int64_t *group_ptr;         /* (num_groups + 1) ranges into group_nodes */
+    int64_t *group_nodes;       /* listed negative node ids, grouped, in row order within a group */
+    int64_t num_groups;
+    int64_t max_listed;         /* most listed negatives one batch can carry */
     item_sampler items;
     int queue_depth;
     minibatch *slots;           /* (queue_depth) */
@@ -80,10 +95,16 @@ typedef struct loader {
 } loader;
 
 /* Sets up the pipeline over the items seeds[0..num_items) (pairs: (num_items, 2); labels may be
- * NULL) and starts the workers (idle until loader_start_epoch). Returns 0, or -1 with *err.
- * Caller owns *l. */
+ * NULL) and starts the workers (idle until loader_start_epoch). Returns 0, or -1 with *err
+ * (CGNN_ERR_INPUT naming the field and row for bad labelled pairs: a label other than 0 / 1, or
+ * a group whose rows have different anchors). Caller owns *l. */
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err);
+
+/* Seeds one batch can hold (the minibatch capacity: anchors + positives + listed + random
+ * negatives for pairs), and the most negatives (listed + random) of one batch. */
+int64_t loader_max_seeds(const loader *l);
+int64_t loader_max_negatives(const loader *l);
 
 /* Begins producing `epoch`; max_batches > 0 limits the number of batches (0 = all). Any
  * unfinished previous epoch is abandoned first. */

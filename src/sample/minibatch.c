@@ -14,8 +14,10 @@ int minibatch_alloc(minibatch *mb, const minibatch_capacity *cap, cgnn_err *err)
     mb->items = malloc((size_t)(cap->max_items + 1) * sizeof(int64_t));
     mb->item_local = malloc((size_t)(cap->max_items + 1) * sizeof(int32_t));
     mb->labels = malloc((size_t)(cap->max_items + 1) * sizeof(int64_t));
+    mb->listed_off = malloc((size_t)(cap->max_items + 1) * sizeof(int64_t));
+    mb->listed_len = malloc((size_t)(cap->max_items + 1) * sizeof(int64_t));
     mb->input_nodes = malloc((size_t)(max_all + 1) * sizeof(int64_t));
-    ok = mb->items && mb->item_local && mb->labels && mb->input_nodes;
+    ok = mb->items && mb->item_local && mb->labels && mb->listed_off && mb->listed_len && mb->input_nodes;
     /* hop h produces block L-1-h; its dst are the nodes after h hops */
     for (int h = 0; h < L && ok; h++) {
         sampler_block *b = &mb->blocks[L - 1 - h];
@@ -45,6 +47,8 @@ void minibatch_free(minibatch *mb) {
     free(mb->items);
     free(mb->item_local);
     free(mb->labels);
+    free(mb->listed_off);
+    free(mb->listed_len);
     free(mb->input_nodes);
     free(mb->features);
     for (int l = 0; l < MINIBATCH_MAX_LAYERS; l++) {

@@ -49,9 +49,13 @@ typedef struct minibatch {
     int64_t num_items;       /* seed items of this batch (labelled nodes, or LP pairs) */
     int64_t *items;          /* (num_items) indices into the split (for labels etc.) */
     int32_t *item_local;     /* local output row of each seed: (num_items) for node items; for
-                                link-prediction pairs (2 * num_items + num_negatives):
-                                [anchors | positives | random negatives] */
+                                link-prediction pairs (2 * num_items + num_listed + num_negatives):
+                                [anchors | positives | listed negatives | random negatives] */
     int64_t num_negatives;   /* LP: random negative nodes of this batch (0 otherwise) */
+    int64_t num_listed;      /* LP with labelled pairs: the dataset's negatives (label 0) of the
+                                batch's groups, each group once (0 otherwise) */
+    int64_t *listed_off, *listed_len; /* (num_items) pair i's own listed negatives are
+                                listed-segment rows [listed_off[i], listed_off[i] + listed_len[i]) */
     int64_t *labels;         /* (num_items) or unused */
     int64_t num_seeds;       /* distinct seed nodes = blocks[L-1].num_dst */
     int64_t num_input_nodes; /* = blocks[0].num_src */

@@ -48,9 +48,10 @@ void head_free(task_head *h) {
 /* Retrieval loss over the batch's pairs: rows of out gathered into q / c, gradients scattered
  * back (+=: a node can be an anchor and a candidate at once). */
 static double lp_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s) {
-    const int64_t P = mb->num_items, K = mb->num_negatives, M = P + K, D = h->out_dim;
-    CGNN_CHECK(P <= h->max_pairs && K <= h->max_negatives);
-    const int32_t *rows = mb->item_local; /* [anchors (P) | positives (P) | negatives (K)] */
+    const int64_t P = mb->num_items, H = mb->num_listed, K = mb->num_negatives, M = P + H + K, D = h->out_dim;
+    CGNN_CHECK(P <= h->max_pairs && H + K <= h->max_negatives);
+    /* [anchors (P) | positives (P) | listed negatives (H) | random negatives (K)] */
+    const int32_t *rows = mb->item_local;
     for (int64_t i = 0; i < P; i++) {
         memcpy(h->q + i * D, out + (int64_t)rows[i] * D, (size_t)D * sizeof(float));
         h->query_ids[i] = mb->input_nodes[rows[i]];
@@ -77,8 +78,9 @@ static double lp_batch(task_head *h, const minibatch *mb, const float *out, floa
     if (s && P > 0) {
         lp_rank_sums r;
         memset(&r, 0, sizeof r);
-        lp_rank_accumulate(&r, h->q, h->c, h->c + P * D, P, K, D, h->query_ids, h->cand_ids, h->cand_ids + P,
-                           h->remove_accidental_hits);
+        const lp_listed_negatives listed = {h->c + P * D, h->cand_ids + P, mb->listed_off, mb->listed_len};
+        lp_rank_accumulate_listed(&r, h->q, h->c, h->c + (P + H) * D, P, K, D, h->query_ids, h->cand_ids,
+                                  h->cand_ids + P + H, h->remove_accidental_hits, H > 0 ? &listed : NULL);
         s->v[S_LOSS] += loss * (double)P;
         s->v[S_COUNT] += (double)P;
         s->v[S_RR] += r.rr_sum;

@@ -4,9 +4,10 @@
  *   node classification: softmax cross-entropy of each labelled seed's output row (logits);
  *                        metrics acc (argmax == label) and loss.
  *   link prediction:     GiGL's RetrievalLoss (nn/retrieval.h) over the batch's pairs: queries =
- *                        anchors' embeddings, candidates = [positives | random negatives];
- *                        metrics mrr and HitRate_at_{1,5,10,50,100} (each positive ranked against
- *                        the batch's random negatives, train/lp_eval.h) and loss.
+ *                        anchors' embeddings, candidates = [positives | listed (hard) negatives |
+ *                        random negatives]; metrics mrr and HitRate_at_{1,5,10,50,100} (each
+ *                        positive ranked against the batch's random negatives and its own listed
+ *                        negatives, train/lp_eval.h) and loss.
  *
  * Sums are kept per batch as plain totals (never averages), so ranks combine them with one
  * all-reduce of HEAD_NUM_SUMS doubles and every rank derives the same metrics.
@@ -43,7 +44,8 @@ typedef struct task_head {
     float *work;              /* retrieval_work_floats(P, P + K) */
 } task_head;
 
-/* Sizes the head for batches of up to max_pairs items and max_negatives random negatives (LP).
+/* Sizes the head for batches of up to max_pairs items and max_negatives negatives, listed +
+ * random (LP).
  * Caller owns *h (head_free). */
 int head_init(task_head *h, const task_config *cfg, int64_t out_dim, int64_t max_pairs, int64_t max_negatives,
               cgnn_err *err);

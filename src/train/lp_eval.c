@@ -57,10 +57,25 @@ static void check_rank_args(int64_t Q, int64_t R, int64_t D, const int64_t *anch
     CGNN_CHECK(!remove_accidental_hits || (anchor_ids && pos_ids && neg_ids));
 }
 
-void lp_rank_accumulate(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
-                        int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
-                        const int64_t *neg_ids, int remove_accidental_hits) {
+/* Query i's listed negatives scoring above ps, and how many were considered (not skipped). */
+static void listed_above(int64_t i, const float *qi, float ps, int64_t D, const int64_t *anchor_ids,
+                         const int64_t *pos_ids, int remove_accidental_hits, const lp_listed_negatives *listed,
+                         int64_t *above, int64_t *considered) {
+    if (!listed) return;
+    const int64_t off = listed->off[i], len = listed->len[i];
+    for (int64_t r = off; r < off + len; r++) {
+        if (neg_skipped(i, r, anchor_ids, pos_ids, listed->ids, remove_accidental_hits)) continue;
+        (*considered)++;
+        *above += dot_f(qi, listed->emb + r * D, D) > ps;
+    }
+}
+
+void lp_rank_accumulate_listed(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                               int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                               const int64_t *neg_ids, int remove_accidental_hits,
+                               const lp_listed_negatives *listed) {
     check_rank_args(Q, R, D, anchor_ids, pos_ids, neg_ids, remove_accidental_hits);
+    CGNN_CHECK(!listed || !remove_accidental_hits || listed->ids);
     if (Q == 0) return;
     CGNN_CHECK(Q <= INT_MAX && R <= INT_MAX && D <= INT_MAX);
     float *S = R > 0 ? cgnn_malloc((size_t)(Q * R) * sizeof(float)) : NULL; /* (Q, R) */
@@ -81,6 +96,7 @@ void lp_rank_accumulate(lp_rank_sums *s, const float *q, const float *pos, const
             considered++;
             above += si[r] > ps;
         }
+        listed_above(i, q + i * D, ps, D, anchor_ids, pos_ids, remove_accidental_hits, listed, &above, &considered);
         rank[i] = 1 + (ps != ps ? considered : above);
     }
     for (int64_t i = 0; i < Q; i++) add_rank(s, rank[i]); /* serial: deterministic sums */
@@ -88,9 +104,10 @@ void lp_rank_accumulate(lp_rank_sums *s, const float *q, const float *pos, const
     free(S);
 }
 
-void lp_rank_accumulate_ref(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
-                            int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
-                            const int64_t *neg_ids, int remove_accidental_hits) {
+void lp_rank_accumulate_listed_ref(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                                   int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                                   const int64_t *neg_ids, int remove_accidental_hits,
+                                   const lp_listed_negatives *listed) {
     check_rank_args(Q, R, D, anchor_ids, pos_ids, neg_ids, remove_accidental_hits);
     for (int64_t i = 0; i < Q; i++) {
         const float ps = dot_f(q + i * D, pos + i * D, D);
@@ -100,8 +117,30 @@ void lp_rank_accumulate_ref(lp_rank_sums *s, const float *q, const float *pos, c
             considered++;
             if (dot_f(q + i * D, neg + r * D, D) > ps) above++;
         }
+        if (listed) {
+            const int64_t off = listed->off[i], len = listed->len[i];
+            for (int64_t r = off; r < off + len; r++) {
+                if (remove_accidental_hits && (listed->ids[r] == pos_ids[i] || listed->ids[r] == anchor_ids[i]))
+                    continue;
+                considered++;
+                if (dot_f(q + i * D, listed->emb + r * D, D) > ps) above++;
+            }
+        }
         add_rank(s, 1 + (ps != ps ? considered : above));
     }
+}
+
+void lp_rank_accumulate(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                        int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                        const int64_t *neg_ids, int remove_accidental_hits) {
+    lp_rank_accumulate_listed(s, q, pos, neg, Q, R, D, anchor_ids, pos_ids, neg_ids, remove_accidental_hits, NULL);
+}
+
+void lp_rank_accumulate_ref(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                            int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                            const int64_t *neg_ids, int remove_accidental_hits) {
+    lp_rank_accumulate_listed_ref(s, q, pos, neg, Q, R, D, anchor_ids, pos_ids, neg_ids, remove_accidental_hits,
+                                  NULL);
 }
 
 void lp_rank_sums_add(lp_rank_sums *dst, const lp_rank_sums *src) {

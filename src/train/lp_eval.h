@@ -45,6 +45,28 @@ void lp_rank_accumulate_ref(lp_rank_sums *s, const float *q, const float *pos, c
                             int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
                             const int64_t *neg_ids, int remove_accidental_hits);
 
+/* Listed negatives (GraphBolt labelled pairs, sample/loader.h): query i is also ranked against
+ * its own negatives, rows [off[i], off[i] + len[i]) of emb (H, D), node ids ids (H). */
+typedef struct lp_listed_negatives {
+    const float *emb;
+    const int64_t *ids;
+    const int64_t *off, *len; /* (Q) */
+} lp_listed_negatives;
+
+/* lp_rank_accumulate with listed negatives: rank_i = 1 + #{scoring above pos_i} over the R shared
+ * negatives and query i's listed ones, with the same tie, NaN and accidental-hit rules (listed
+ * ids equal to pos_ids[i] or anchor_ids[i] are skipped with remove_accidental_hits). listed may
+ * be NULL (= lp_rank_accumulate). Listed scores are float dot products in dimension order in
+ * both versions. */
+void lp_rank_accumulate_listed(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                               int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                               const int64_t *neg_ids, int remove_accidental_hits,
+                               const lp_listed_negatives *listed);
+void lp_rank_accumulate_listed_ref(lp_rank_sums *s, const float *q, const float *pos, const float *neg, int64_t Q,
+                                   int64_t R, int64_t D, const int64_t *anchor_ids, const int64_t *pos_ids,
+                                   const int64_t *neg_ids, int remove_accidental_hits,
+                                   const lp_listed_negatives *listed);
+
 /* dst += src (sums from another worker). */
 void lp_rank_sums_add(lp_rank_sums *dst, const lp_rank_sums *src);
 /* Sums *s over every rank in place (all ranks must call it). */

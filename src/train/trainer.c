@@ -141,11 +141,18 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     lc.extra_cols = t->have_emb ? t->emb.dim : 0;
     if (t->cfg->task == TASK_LINK_PREDICTION) {
         lc.pairs = 1;
+        /* labelled pairs: training adds the listed (hard) negatives to the random ones; an
+         * evaluation split ranks each positive against its own listed negatives only (the
+         * dataset fixes the candidates, as GraphBolt's ogbl-citation2) */
         lc.num_negatives = split == DS_SPLIT_TRAIN ? t->a->random_negative_sample_batch_size
+                           : sp->labels            ? 0
                                                    : t->a->random_negative_sample_batch_size_for_evaluation;
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
+        lc.indexes = sp->indexes;
     }
-    return loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err);
+    if (loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err) != 0)
+        return err_prefix(err, "%s: task '%s' %s: ", t->ds.dir, t->task->name, ds_split_name(split));
+    return 0;
 }
 
 /* Writes the checkpoint: the model's params, plus "embedding.weight" = emb_weight when the model
@@ -261,13 +268,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     int64_t out_dim = a->out_channels;
     if (lp) {
         if (out_dim <= 0) out_dim = a->hidden_dim; /* the embedding size */
-        for (int s = 0; s < DS_SPLIT_COUNT; s++)
-            if (t->task->splits[s].present && t->task->splits[s].labels)
-                return err_set(err, CGNN_ERR_INPUT,
-                               "%s: task '%s' %s has labels: labelled link-prediction pairs (explicit "
-                               "negatives) are not supported; list the positive pairs only (negatives are "
-                               "drawn at random)",
-                               t->ds.dir, t->task->name, ds_split_name((ds_split_id)s));
     } else {
         if (out_dim <= 0) out_dim = t->task->num_classes;
         int64_t max_label = -1;
@@ -320,15 +320,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     sc.num_layers = a->num_layers;
     for (int h = 0; h < a->num_layers; h++) sc.fanouts[h] = a->fanouts[h];
     sc.replace = a->replace;
-    const int64_t max_negatives = lp ? (a->random_negative_sample_batch_size > a->random_negative_sample_batch_size_for_evaluation
-                                            ? a->random_negative_sample_batch_size
-                                            : a->random_negative_sample_batch_size_for_evaluation)
-                                     : 0;
-    minibatch_capacity cap; /* LP seeds: anchors + positives + negatives */
-    sampler_capacity(&t->g, &sc, lp ? 2 * a->batch_size + max_negatives : a->batch_size, mc.in_dim, &cap);
-    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
-    if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
     if (a->node_embedding_dim > 0) {
         embedding_optim kind = !strcmp(a->embedding_optim, "Adagrad") ? EMB_OPTIM_ADAGRAD
                                : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
@@ -338,17 +329,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
             return -1;
         t->have_emb = 1;
-        t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
         t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
     }
-    for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
-    if (d->size > 1) {
-        t->m.on_grads_ready = grads_ready;
-        t->m.on_grads_ready_ctx = t;
-    }
-    t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
-    t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
-
+    /* the loaders first: with labelled LP pairs, their listed negatives size the batches */
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
         t->have_train = 1;
@@ -361,6 +344,27 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
         t->have_test = 1;
     }
+    int64_t max_seeds = a->batch_size, max_negatives = 0;
+    loader *loaders[3] = {t->have_train ? &t->train : NULL, t->have_val ? &t->val : NULL, t->have_test ? &t->test : NULL};
+    for (int i = 0; i < 3; i++) {
+        if (!loaders[i]) continue;
+        if (loader_max_seeds(loaders[i]) > max_seeds) max_seeds = loader_max_seeds(loaders[i]);
+        if (loader_max_negatives(loaders[i]) > max_negatives) max_negatives = loader_max_negatives(loaders[i]);
+    }
+    minibatch_capacity cap; /* LP seeds: anchors + positives + listed + random negatives */
+    sampler_capacity(&t->g, &sc, max_seeds, mc.in_dim, &cap);
+    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
+    if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (t->have_emb)
+        t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
+    for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
+    if (d->size > 1) {
+        t->m.on_grads_ready = grads_ready;
+        t->m.on_grads_ready_ctx = t;
+    }
+    t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
+    t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
