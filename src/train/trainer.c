@@ -497,9 +497,12 @@ static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_
         vals[3 + i] = 1e3 * (now[i] - before[i]) / (double)n;
     }
     log_record(t, keys, tags, vals, NUM_STAGES + 3, 3);
-    log_debug("epoch %lld: %lld steps, per step: wait %.1f ms, forward %.1f, backward %.1f, all-reduce %.1f, "
-             "optimizer %.1f (sampler threads: sample %.1f ms, gather %.1f ms per batch)",
-             (long long)epoch, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[4], vals[5]);
+    /* one line per epoch of several steps (a one-step epoch's time is on its progress line, and
+     * the whole run's per-step summary is printed at the end) */
+    if (n >= 2)
+        log_info("epoch %lld: %lld steps, per step: waiting %.1f ms, forward %.1f, backward %.1f, all-reduce %.1f, "
+                 "optimizer %.1f (sampler threads: sample %.1f ms, gather %.1f ms per batch)",
+                 (long long)epoch + 1, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[4], vals[5]);
 }
 
 static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
