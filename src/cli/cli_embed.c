@@ -60,16 +60,6 @@ static void job_free(embed_job *j) {
     if (j->have_ds) dataset_close(&j->ds);
 }
 
-/* The collective end of a phase: 1 on every rank if any failed; rank 0's *err has the report. */
-static int phase_failed(const dist_ctx *d, int failed, cgnn_err *err) {
-    char report[sizeof err->msg];
-    int code = 0;
-    if (dist_check_errors(d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
-    if (d->size > 1 && d->rank == 0) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
-    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
-    return 1;
-}
-
 /* Opens the data and the checkpoint and checks them against each other. */
 static int job_setup(embed_job *j, const task_config *tc, const char *out_flag, const char *act_dir, int root,
                      cgnn_err *err) {
@@ -164,7 +154,7 @@ int cli_cmd_embed(int argc, char **argv) {
     if (!bad && rc.num_replicas > 0 && rc.num_replicas != d.size)
         bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
                       "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;
-    if (phase_failed(&d, bad, &err)) goto fail;
+    if (dist_phase_failed(&d, bad, &err)) goto fail;
     /* compute threads as `cgnn train` chooses them: never oversubscribed by default */
     int threads = rc.num_threads_per_replica > 0 ? rc.num_threads_per_replica
                   : (d.size == 1 && rc.num_workers > 0) ? rc.num_workers
@@ -177,7 +167,7 @@ int cli_cmd_embed(int argc, char **argv) {
     if (!root) dist_barrier(&d);
     bad = job_setup(j, tc, cli_flag_str(&EMBED_CMD, "out"), act_dir, root, &err) != 0;
     if (root) dist_barrier(&d);
-    if (phase_failed(&d, bad, &err)) goto fail;
+    if (dist_phase_failed(&d, bad, &err)) goto fail;
     int64_t in_dims[MINIBATCH_MAX_LAYERS], out_dims[MINIBATCH_MAX_LAYERS];
     for (int l = 0; l < j->m.cfg.num_layers; l++) model_layer_dims(&j->m, l, &in_dims[l], &out_dims[l]);
     log_info("%s, %d layers (%lld -> %lld -> %lld channels%s) on %s: %lld nodes, %lld edges; input: %lld feature + "
@@ -208,7 +198,7 @@ int cli_cmd_embed(int argc, char **argv) {
         slowest = (double)ms * 1e-3;
     }
     infer_result_free(&res);
-    if (phase_failed(&d, bad, &err)) goto fail;
+    if (dist_phase_failed(&d, bad, &err)) goto fail;
     if (root)
         printf("embeddings: %lld x %lld float32 -> %s (%.2f s, %.0f nodes/s)\n", (long long)shape[0],
                (long long)shape[1], j->out, slowest, slowest > 0 ? (double)shape[0] / slowest : 0.0);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 typedef struct dist_ctx {
     int rank, size;
     int local_rank, local_size; /* among the ranks on this machine (shared memory) */
@@ -53,6 +55,11 @@ void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, 
  * "rank R: MESSAGE" lines of the failed ranks (the first failure's code in *code). */
 int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *msg, char *report, size_t cap,
                       int *code);
+
+/* The collective end of a phase: every rank says whether it failed (its message in *err); if
+ * any did, every rank returns 1, rank 0's *err holds each failed rank's "rank R: MESSAGE" lines
+ * (with the first failure's code), and a rank that did not fail gets "another rank failed". */
+int dist_phase_failed(const dist_ctx *d, int failed, cgnn_err *err);
 
 /* Ends the whole job now with exit status code (MPI_Abort; exit() when serial). */
 _Noreturn void dist_abort(const dist_ctx *d, int code);

@@ -188,28 +188,18 @@ void infer_result_free(infer_result *res) {
 
 /* ---- the driver --------------------------------------------------------------------------- */
 
-/* The collective end of a phase (trainer.c's phase_failed): 1 on every rank if any failed. */
-static int phase_failed(const dist_ctx *d, int failed, cgnn_err *err) {
-    char report[sizeof err->msg];
-    int code = 0;
-    if (dist_check_errors(d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
-    if (d->size > 1 && d->rank == 0) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
-    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
-    return 1;
-}
-
 /* Layer l's store: rank 0 creates the file, then the others open it (a shared filesystem). */
 static int open_layer(infer_store *s, const dist_ctx *d, const char *dir, int l, int64_t rows, int64_t cols,
                       cgnn_err *err) {
     const int file = dir && *dir;
     int bad = (!file || d->rank == 0) && store_open(s, dir, l, rows, cols, 1, err) != 0;
-    if (!file || d->size == 1) return phase_failed(d, bad, err) ? -1 : 0;
-    if (phase_failed(d, bad, err)) {
+    if (!file || d->size == 1) return dist_phase_failed(d, bad, err) ? -1 : 0;
+    if (dist_phase_failed(d, bad, err)) {
         store_close(s);
         return -1;
     }
     bad = d->rank != 0 && store_open(s, dir, l, rows, cols, 0, err) != 0;
-    if (phase_failed(d, bad, err)) {
+    if (dist_phase_failed(d, bad, err)) {
         store_close(s); /* rank 0 deletes the file */
         return -1;
     }
@@ -360,7 +350,7 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
     int bad = infer_check_input(m, g, in, err) != 0;
     if (!bad && C < 1) bad = err_set(err, CGNN_ERR_INPUT, "chunk: %lld must be >= 1", (long long)C) != 0;
     if (!bad) bad = setup(&st, m, g, in, C, lo, hi, gather_slices, d, err) != 0;
-    if (phase_failed(d, bad, err)) goto done;
+    if (dist_phase_failed(d, bad, err)) goto done;
 
     for (int l = 0; l < L; l++) {
         const double tl = timer_now();

@@ -609,17 +609,6 @@ static int replicas_differ(trainer *t, cgnn_err *err) {
     return 0;
 }
 
-/* The collective end of a phase: every rank reports whether it failed; if any did, every rank
- * returns 1, and rank 0's *err holds each failed rank's message. */
-static int phase_failed(trainer *t, int failed, cgnn_err *err) {
-    char report[sizeof err->msg];
-    int code = 0;
-    if (dist_check_errors(t->d, failed, err->code, err->msg, report, sizeof report, &code) == 0) return 0;
-    if (t->d->size > 1 && is_root(t)) err_set(err, code ? code : CGNN_ERR_RUNTIME, "%s", report);
-    else if (!failed) err_set(err, code ? code : CGNN_ERR_RUNTIME, "another rank failed (rank 0 reports it)");
-    return 1;
-}
-
 int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
                 trainer_result *out, cgnn_err *err) {
     static const dist_ctx serial = {0, 1, 0, 1, 0};
@@ -648,7 +637,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (root && !bad) bad = outputs_remove_matching(cfg->tensorboard_logs_uri, "events.out.tfevents.*", err) != 0;
     if (!bad) bad = trainer_setup(&t, res, err) != 0;
     if (root) dist_barrier(t.d);
-    if (phase_failed(&t, bad, err)) goto done;
+    if (dist_phase_failed(t.d, bad, err)) goto done;
     if (root && cfg->tensorboard_logs_uri[0]) {
         bad = jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0;
         if (!bad) bad = tb_open(&t.tb, cfg->tensorboard_logs_uri, err) != 0;
@@ -656,7 +645,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb)
         bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
-    if (phase_failed(&t, bad, err)) goto done;
+    if (dist_phase_failed(t.d, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
     dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
     /* (the embedding table is initialised from the seed alone: identical on every rank) */
@@ -665,7 +654,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         if (root) log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
     } else {
         bad = train_loop(&t, out, err) != 0;
-        if (phase_failed(&t, bad, err)) goto done;
+        if (dist_phase_failed(t.d, bad, err)) goto done;
         if (t.have_best) {
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
             if (t.have_emb)
@@ -675,7 +664,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
                          t.best_score);
         }
         bad = root && save_checkpoint(&t, t.m.params, t.have_emb ? t.emb.weight : NULL, err) != 0;
-        if (phase_failed(&t, bad, err)) goto done;
+        if (dist_phase_failed(t.d, bad, err)) goto done;
         if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
     }
     if (!cfg->should_skip_model_evaluation && t.have_test) {
@@ -708,7 +697,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
             keys[1 + i] = kbuf[i], tags[1 + i] = tbuf[i], lv[1 + i] = mv[i];
         }
         log_record(&t, keys, tags, lv, nm + 1, 1);
-        if (phase_failed(&t, bad, err)) goto done;
+        if (dist_phase_failed(t.d, bad, err)) goto done;
     }
     /* stop the sampler threads (they report trace spans), then write the trace */
     if (t.have_train) loader_free(&t.train);
@@ -716,7 +705,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (t.have_test) loader_free(&t.test);
     t.have_train = t.have_val = t.have_test = 0;
     bad = trace_close(&t.trace, err) != 0;
-    if (phase_failed(&t, bad, err)) goto done;
+    if (dist_phase_failed(t.d, bad, err)) goto done;
     rc = 0;
 done:
     trainer_free(&t);
