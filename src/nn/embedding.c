@@ -82,8 +82,8 @@ struct embedding_scratch {
     int64_t bytes;        /* allocated above */
 };
 
-static void scratch_free(embedding_scratch *s) {
-    if (!s) return;
+/* The merge buffers scratch_reserve sizes (not the all-gather ones). */
+static void merge_buffers_free(embedding_scratch *s) {
     free(s->uniq);
     free(s->head);
     free(s->tail);
@@ -91,6 +91,11 @@ static void scratch_free(embedding_scratch *s) {
     free(s->merged);
     free(s->hkey);
     free(s->hval);
+}
+
+static void scratch_free(embedding_scratch *s) {
+    if (!s) return;
+    merge_buffers_free(s);
     free(s->all_ids);
     free(s->all_grads);
     free(s->send);
@@ -110,13 +115,7 @@ static void scratch_reserve(embedding_scratch *s, int64_t N, int64_t D) {
     if (cap < 64) cap = 64;
     s->bytes -= s->cap * (4 * (int64_t)sizeof(int64_t) + D * (int64_t)sizeof(float)) +
                 s->hcap * 2 * (int64_t)sizeof(int64_t);
-    free(s->uniq);
-    free(s->head);
-    free(s->tail);
-    free(s->next);
-    free(s->merged);
-    free(s->hkey);
-    free(s->hval);
+    merge_buffers_free(s);
     s->cap = cap;
     s->uniq = (int64_t *)cgnn_malloc((size_t)cap * sizeof(int64_t));
     s->head = (int64_t *)cgnn_malloc((size_t)cap * sizeof(int64_t));

@@ -147,8 +147,14 @@ static int cmp_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
+static void anchor_mismatch(cgnn_err *err, int64_t row_a, int64_t row_b, int64_t index, int64_t anchor_a,
+                            int64_t anchor_b) {
+    err_set(err, CGNN_ERR_INPUT, "indexes: rows %lld and %lld share index %lld but have different anchors (%lld, %lld)",
+            (long long)row_a, (long long)row_b, (long long)index, (long long)anchor_a, (long long)anchor_b);
+}
+
 /* Labelled pairs: splits rows into positive items and grouped listed negatives (loader.h).
- * Sets l->pos_rows, pos_group, group_ptr, group_nodes, num_groups, max_listed; returns the number
+ * Sets l->pos_rows, pos_group, group_ptr, group_nodes, max_listed; returns the number
  * of positives, or -1 with *err (nothing left allocated). */
 static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64_t *labels, const int64_t *indexes,
                                     int64_t num_rows, int64_t batch_size, cgnn_err *err) {
@@ -176,7 +182,6 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
     l->group_nodes = cgnn_malloc((size_t)(num_neg + 1) * sizeof(int64_t));
     l->pos_rows = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
     l->pos_group = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
-    l->num_groups = G;
     int64_t g = -1;
     for (int64_t j = 0; j < num_neg; j++) {
         const int64_t r = neg[j].row;
@@ -186,10 +191,7 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
             anchor[g] = seeds[2 * r];
             l->group_ptr[g] = j;
         } else if (seeds[2 * r] != anchor[g]) {
-            err_set(err, CGNN_ERR_INPUT,
-                    "indexes: rows %lld and %lld share index %lld but have different anchors (%lld, %lld)",
-                    (long long)neg[l->group_ptr[g]].row, (long long)r, (long long)keys[g], (long long)anchor[g],
-                    (long long)seeds[2 * r]);
+            anchor_mismatch(err, neg[l->group_ptr[g]].row, r, keys[g], anchor[g], seeds[2 * r]);
             goto fail;
         }
         l->group_nodes[j] = seeds[2 * r + 1];
@@ -207,10 +209,7 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
         }
         const int64_t pg = lo < G && keys[lo] == key ? lo : -1;
         if (pg >= 0 && anchor[pg] != seeds[2 * r]) {
-            err_set(err, CGNN_ERR_INPUT,
-                    "indexes: rows %lld and %lld share index %lld but have different anchors (%lld, %lld)",
-                    (long long)neg[l->group_ptr[pg]].row, (long long)r, (long long)key, (long long)anchor[pg],
-                    (long long)seeds[2 * r]);
+            anchor_mismatch(err, neg[l->group_ptr[pg]].row, r, key, anchor[pg], seeds[2 * r]);
             goto fail;
         }
         l->pos_rows[k] = r;

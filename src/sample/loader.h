@@ -73,9 +73,8 @@ typedef struct loader {
     /* labelled pairs (see loader_config.indexes), all owned; pos_rows NULL otherwise */
     int64_t *pos_rows;          /* (num_pos) split row of each item */
     int64_t *pos_group;         /* (num_pos) group number of each item, -1: no listed negatives */
-    int64_t *group_ptr;         /* (num_groups + 1) ranges into group_nodes */
+    int64_t *group_ptr;         /* (groups + 1) ranges into group_nodes */
     int64_t *group_nodes;       /* listed negative node ids, grouped, in row order within a group */
-    int64_t num_groups;
     int64_t max_listed;         /* most listed negatives one batch can carry */
     item_sampler items;
     int queue_depth;

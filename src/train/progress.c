@@ -29,26 +29,39 @@ static void fmt_time(char *buf, size_t cap, double s) {
     else snprintf(buf, cap, "%02ld:%02ld", t / 60, t % 60);
 }
 
-void progress_update(progress *p, double loss, double lr) {
+/* Counts one unit of work and decides whether to draw: returns 1 (tty: bar + ETA filled in,
+ * at most every 0.1 s and always at the end) or 2 (no tty: a plain line, every 10 s), else 0.
+ * *rate gets units per second since the phase started. */
+static int progress_tick(progress *p, double *rate, char bar[32], char eta[32]) {
     p->done++;
-    if (!p->enabled) return;
+    if (!p->enabled) return 0;
     double now = timer_now();
-    double el = now - p->epoch_start, rate = el > 0 ? (double)p->done / el : 0;
+    double el = now - p->epoch_start;
+    *rate = el > 0 ? (double)p->done / el : 0;
     if (p->tty) {
-        if (now - p->last_draw < 0.1 && p->done != p->total) return;
+        if (now - p->last_draw < 0.1 && p->done != p->total) return 0;
         p->last_draw = now;
-        char eta[32];
-        fmt_time(eta, sizeof eta, rate > 0 && p->total ? (double)(p->total - p->done) / rate : 0);
+        fmt_time(eta, 32, *rate > 0 && p->total ? (double)(p->total - p->done) / *rate : 0);
         int width = 24, fill = p->total ? (int)(width * p->done / p->total) : 0;
-        char bar[32];
         for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
         bar[width] = '\0';
+        return 1;
+    }
+    if (now - p->last_draw < 10.0) return 0;
+    p->last_draw = now;
+    return 2;
+}
+
+void progress_update(progress *p, double loss, double lr) {
+    double rate;
+    char bar[32], eta[32];
+    int how = progress_tick(p, &rate, bar, eta);
+    if (how == 1) {
         fprintf(stderr, "\r\033[Kepoch %lld/%lld [%s] %lld/%lld  %.1f batches/s  loss %.4f  lr %.3g  ETA %s",
                 (long long)p->epoch + 1, (long long)p->num_epochs, bar, (long long)p->done, (long long)p->total,
                 rate, loss, lr, eta);
         fflush(stderr);
-    } else if (now - p->last_draw >= 10.0) {
-        p->last_draw = now;
+    } else if (how == 2) {
         fprintf(stderr, "cgnn: epoch %lld batch %lld/%lld  %.1f batches/s  loss %.4f  lr %.3g\n",
                 (long long)p->epoch + 1, (long long)p->done, (long long)p->total, rate, loss, lr);
     }
@@ -71,24 +84,14 @@ void progress_end_epoch(progress *p, double train_loss, double val_loss, double 
 }
 
 void progress_step(progress *p, const char *what, const char *unit) {
-    p->done++;
-    if (!p->enabled) return;
-    double now = timer_now();
-    double el = now - p->epoch_start, rate = el > 0 ? (double)p->done / el : 0;
-    if (p->tty) {
-        if (now - p->last_draw < 0.1 && p->done != p->total) return;
-        p->last_draw = now;
-        char eta[32];
-        fmt_time(eta, sizeof eta, rate > 0 && p->total ? (double)(p->total - p->done) / rate : 0);
-        int width = 24, fill = p->total ? (int)(width * p->done / p->total) : 0;
-        char bar[32];
-        for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
-        bar[width] = '\0';
+    double rate;
+    char bar[32], eta[32];
+    int how = progress_tick(p, &rate, bar, eta);
+    if (how == 1) {
         fprintf(stderr, "\r\033[K%s %lld/%lld [%s] %lld/%lld  %.1f %s/s  ETA %s", what, (long long)p->epoch + 1,
                 (long long)p->num_epochs, bar, (long long)p->done, (long long)p->total, rate, unit, eta);
         fflush(stderr);
-    } else if (now - p->last_draw >= 10.0) {
-        p->last_draw = now;
+    } else if (how == 2) {
         fprintf(stderr, "cgnn: %s %lld/%lld  %lld/%lld %s  %.1f %s/s\n", what, (long long)p->epoch + 1,
                 (long long)p->num_epochs, (long long)p->done, (long long)p->total, unit, rate, unit);
     }
