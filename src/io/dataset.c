@@ -615,6 +615,11 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
             if (l < 0)
                 return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: label %lld is negative (%s)", lpath,
                                (long long)i, (long long)l, where);
+            if (kind == DS_TASK_LINK_PREDICTION && l > 1)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: row %lld: label %lld (%s: link-prediction labels are 1 for a positive pair, "
+                               "0 for a listed negative)",
+                               lpath, (long long)i, (long long)l, where);
             if (kind == DS_TASK_NODE_CLASSIFICATION && t->num_classes > 0 && l >= t->num_classes)
                 return err_set(err, CGNN_ERR_INPUT,
                                "%s: row %lld: label %lld out of range [0, %lld) (%s; num_classes is %lld)",

@@ -151,7 +151,7 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
         lc.indexes = sp->indexes;
     }
     if (loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err) != 0)
-        return err_prefix(err, "%s: task '%s' %s: ", t->ds.dir, t->task->name, ds_split_name(split));
+        return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
     return 0;
 }
 
