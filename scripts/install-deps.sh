@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages cgnn needs, only those missing; safe to rerun.
 #   scripts/install-deps.sh          build + run dependencies
-#   scripts/install-deps.sh --test   also python3-numpy / python3-torch (fixture and
-#                                    cross-check scripts in the test suite)
+#   scripts/install-deps.sh --test   also python3-numpy / python3-torch / python3-yaml (fixture and
+#                                    cross-check scripts in the test suite) and the --fuzz set
+#   scripts/install-deps.sh --fuzz   also clang 14 with libFuzzer and its OpenMP runtime
+#                                    (scripts/fuzz.sh; CI runs it from scripts/test.sh)
 set -euo pipefail
 
 pkgs=(gcc make libc6-dev cmake pkg-config libopenblas-openmp-dev libyaml-dev libmetis-dev
       libopenmpi-dev openmpi-bin zlib1g-dev)
-if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(python3 python3-numpy python3-torch)
-fi
+fuzz_pkgs=(clang-14 libclang-rt-14-dev libomp-14-dev)
+case "${1:-}" in
+  --test) pkgs+=(python3 python3-numpy python3-torch python3-yaml "${fuzz_pkgs[@]}") ;;
+  --fuzz) pkgs+=("${fuzz_pkgs[@]}") ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — the README's second command (and what CI runs): install what is missing, build
-# with warnings as errors, run the whole suite; then again under ASan + UBSan.
+# with warnings as errors, run the whole suite; then again under ASan + UBSan; then a short
+# fuzzing run of every parser of outside bytes (scripts/fuzz.sh, 20 s per target).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,4 +24,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # checks memory and UB on the same code paths
 export CGNN_TEST_SANITIZED=1
 (cd "$root/build-ci-san" && ctest --output-on-failure -j"$jobs")
-echo "== all tests passed (plain and sanitized)"
+unset CGNN_TEST_SANITIZED
+
+echo "== fuzz every parser of outside bytes (libFuzzer, 20 s per target; long run: scripts/fuzz.sh 3600)"
+bash scripts/fuzz.sh 20
+echo "== all tests passed (plain, sanitized, fuzzed)"

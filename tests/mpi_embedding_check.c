@@ -131,6 +131,56 @@ int main(int argc, char **argv) {
                     embedding_optim_name((embedding_optim)kind));
         failed |= !agree || !replay;
 
+        /* (d) sharded by part: the same steps on tables holding one part's rows each (as many
+         * parts as ranks, and fewer: ranks r and r + parts share part r % parts) give exactly
+         * the replicated table's rows */
+        for (int parts = P; parts >= 2; parts -= P - 2 > 0 ? P - 2 : 1) {
+            int64_t start[16];
+            for (int p = 0; p <= parts; p++) start[p] = p == parts ? R : (int64_t)R * p / parts + (p ? 7 : 0);
+            const embedding_shard sh = {.num_parts = parts, .part = d.rank % parts, .part_start = start};
+            const int64_t first = start[sh.part], rows = start[sh.part + 1] - first;
+            int64_t *keys = malloc((size_t)rows * sizeof(int64_t));
+            for (int64_t i = 0; i < rows; i++) keys[i] = first + i;
+            embedding_table sh_e;
+            if (embedding_init_keyed(&sh_e, rows, D, 5, keys, (embedding_optim)kind, 0.05, 0.9, 0.999, eps, &err) != 0) {
+                fprintf(stderr, "rank %d: %s\n", d.rank, err.msg);
+                dist_abort(&d, 1);
+            }
+            for (int s = 0; s < STEPS; s++) {
+                const int64_t n = rank_rows(d.rank, s, ids);
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t c = 0; c < F + D; c++)
+                        mat[i * (F + D) + c] = c >= F ? grad_value(d.rank, s, i, c - F) : NAN;
+                int with_batch = 0;
+                for (int r = 0; r < P; r++) with_batch += rank_rows(r, s, all_ids) > 0;
+                if (embedding_sparse_step_sharded(&sh_e, &d, &sh, ids, mat, n, F + D, F, 0.05 / (1 + s),
+                                                  (double)with_batch, &err) != 0) {
+                    fprintf(stderr, "rank %d sharded step %d: %s\n", d.rank, s, err.msg);
+                    failed = 1;
+                }
+            }
+            const size_t bytes = (size_t)(rows * D) * sizeof(float);
+            const size_t off = (size_t)(first * D);
+            const int same = sh_e.step == e.step && !memcmp(sh_e.weight, e.weight + off, bytes) &&
+                             (!e.m || !memcmp(sh_e.m, e.m + off, bytes)) && (!e.v || !memcmp(sh_e.v, e.v + off, bytes));
+            if (!same) {
+                fprintf(stderr, "rank %d: %s: sharded table (%d parts) != the replicated rows\n", d.rank,
+                        embedding_optim_name((embedding_optim)kind), parts);
+                failed = 1;
+            }
+            /* a bad id on the last rank: every rank fails alike */
+            const int64_t n = rank_rows(d.rank, 0, ids);
+            if (d.rank == P - 1) ids[n / 2] = R + 5;
+            if (embedding_sparse_step_sharded(&sh_e, &d, &sh, ids, mat, n, F + D, F, 0.1, (double)P, &err) != -1 ||
+                sh_e.step != e.step) {
+                fprintf(stderr, "rank %d: sharded bad id not refused\n", d.rank);
+                failed = 1;
+            }
+            embedding_free(&sh_e);
+            free(keys);
+            if (parts == 2) break;
+        }
+
         /* a bad id on the last rank only: every rank fails the same step, nothing changes */
         const int64_t n = rank_rows(d.rank, 0, ids);
         if (d.rank == P - 1) ids[n / 2] = R + 5;
@@ -148,7 +198,7 @@ int main(int argc, char **argv) {
     dist_allreduce_sum_i64(&d, &bad, 1);
     if (d.rank == 0)
         printf("mpi_embedding_check: %s (%d ranks, %d optimisers x %d steps: replicas bitwise equal and equal to "
-               "the single-process replay; a bad id fails every rank)\n",
+               "the single-process replay; sharded tables equal the replicated rows; a bad id fails every rank)\n",
                bad ? "FAILED" : "OK", P, EMB_OPTIM_COUNT, STEPS);
     free(ids);
     free(mat);

@@ -42,13 +42,37 @@ expect 2 "bad flag value" -- "$CGNN" info "$SRC/data/cora" --threads=two; contai
 
 # info on the bundled Cora (copied: the graph index cache is written next to it)
 cp -r "$SRC/data/cora" "$TMP/cora"
+rm -rf "$TMP/cora/preprocessed" # (another test may have cached the index in the source tree)
 expect 0 "info cora" -- "$CGNN" info "$TMP/cora"
 contains "nodes: 2708" "cora nodes"; contains "edges: 10556" "cora edges"
 contains "node/feat: (2708, 1433) uint8" "cora features"; contains "7 classes" "cora classes"
 contains "train_set: 140" "cora train split"; contains "graph index: built" "first info builds the index"
 expect 0 "info cora (cached)" -- "$CGNN" info "$TMP/cora"; contains "loaded from cache" "second info reuses the cache"
+# the cache is tied to the edge list's content, not the file's metadata
 touch "$TMP/cora/edges.npy"
-expect 0 "info cora (edges touched)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "changed source rebuilds"
+expect 0 "info cora (edges touched)" -- "$CGNN" info "$TMP/cora"; contains "loaded from cache" "touched, same content: reused"
+# same size and mtime, other content (two edges' sources swapped): a stale index must not be used
+stamp=$(stat -c %y "$TMP/cora/edges.npy")
+/usr/bin/python3 -c "
+import numpy as np, sys
+e = np.load(sys.argv[1]); e[0, 0], e[0, -1] = e[0, -1], e[0, 0]; assert e[0, 0] != e[0, -1]; np.save(sys.argv[1], e)" "$TMP/cora/edges.npy"
+touch -d "$stamp" "$TMP/cora/edges.npy"
+expect 0 "info cora (edges rewritten)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "changed content rebuilds"
+contains "the edge file changed" "rebuild says why"
+# a corrupted cache (body zeroed: structurally plausible) is rebuilt, never used
+cache="$TMP/cora/preprocessed/csc-0.bin"
+size=$(stat -c %s "$cache")
+dd if=/dev/zero of="$cache" bs=1 seek=$((size - 4096)) count=4096 conv=notrunc status=none
+expect 0 "info cora (cache zeroed)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "corrupt cache rebuilt"
+contains "checksum mismatch" "corrupt cache: why"
+# offsets corrupted (out of range): rebuilt, never a crash
+printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of="$cache" bs=1 seek=$((4096 + 8 * 100)) conv=notrunc status=none
+expect 0 "info cora (offsets corrupt)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "corrupt offsets rebuilt"
+contains "offsets decrease" "corrupt offsets: why"
+# a cache of another format (old version) or a FIFO in its place: rebuilt
+rm -f "$cache"; mkfifo "$cache"
+expect 0 "info cora (cache is a FIFO)" -- timeout 20 "$CGNN" info "$TMP/cora"; contains "graph index: built" "FIFO cache: rebuilt"
+rm -f "$cache"
 # a read-only dataset still works (no cache written)
 expect 0 "info read-only copy" -- "$CGNN" info "$SRC/data/cora"
 

@@ -203,6 +203,7 @@ TEST(minimal_defaults) {
     ASSERT_EQ(a->num_test_batches, 0);
     ASSERT(!strcmp(a->early_stop_criterion, "loss"));
     ASSERT_EQ(a->early_stop_patience, 0);
+    ASSERT_EQ(a->checkpoint_every_n_batches, 0);
     ASSERT_EQ(a->num_workers, 2);
     ASSERT_EQ(a->seed, 0);
     ASSERT_EQ(a->replace, 0);
@@ -325,6 +326,10 @@ TEST(epochs_and_batches) {
     p = write_yaml("zero.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_max_train_batches: '0'\n");
     if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
     ASSERT_EQ(c.args.num_epochs, 1);
+    /* the training-state checkpoint interval */
+    p = write_yaml("ckpt.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    checkpoint_every_n_batches: '25'\n");
+    if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.checkpoint_every_n_batches, 25);
     /* accuracy is stored as acc; LinearLR, CosineAnnealingLR, AdamW defaults */
     p = write_yaml("misc.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n"
                                         "    early_stop_criterion: accuracy\n"
@@ -350,7 +355,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 44);
+    ASSERT_EQ(n, 45);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
@@ -578,6 +583,10 @@ TEST(err_other_values) {
                       "profilerConfig", "profilerLogDir", NULL);
     EXPECT_TASK_ERROR("shared.yaml", NC_HEAD "  shouldSkipTrainng: false\n", "shouldSkipTrainng",
                       "did you mean 'shouldSkipTraining'?", NULL);
+    EXPECT_TASK_ERROR("ckpt.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    checkpoint_every_n_batches: '-1'\n",
+                      "checkpoint_every_n_batches", ">= 0", NULL);
+    EXPECT_TASK_ERROR("ckpt2.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    checkpoint_every_n_batches: '1.5'\n",
+                      "checkpoint_every_n_batches", "integer", NULL);
     EXPECT_TASK_ERROR("notmap.yaml", "- a\n- b\n", "expected a mapping", NULL, NULL);
     EXPECT_TASK_ERROR("emptydoc.yaml", "", "empty document", NULL, NULL);
 }

@@ -1,5 +1,8 @@
-/* test_csc.c — the in-neighbour index: parallel build == reference, any thread count. */
+/* test_csc.c — the in-neighbour index: parallel build == reference, any thread count; the
+ * cache under DATASET/preprocessed/ is reused only when its arrays are valid. */
+#include <ftw.h>
 #include <omp.h>
+#include <sys/stat.h>
 
 #include "test.h"
 #include "test_graph_util.h"
@@ -66,8 +69,132 @@ TEST(int64_edges_and_empty_graph) {
     csc_free(NULL);
 }
 
+/* csc_build_range on the edges of a destination range == the rows of the whole graph's index
+ * (same neighbours in the same order, global ids), for any thread count; edges outside the
+ * range are an input error naming the edge. */
+TEST(build_range_matches_whole_rows) {
+    int32_t *src, *dst;
+    int64_t n = 3000, e = test_random_graph(n, 6, 300, 5, &src, &dst);
+    ds_edges ed = test_edges(src, dst, e);
+    csc_graph whole, part;
+    cgnn_err err;
+    ASSERT_EQ(csc_build_ref(&whole, n, &ed, &err), 0);
+    const int64_t lo = 1000, hi = 2200;
+    int32_t *ps = malloc((size_t)e * sizeof *ps), *pd = malloc((size_t)e * sizeof *pd);
+    int64_t k = 0;
+    for (int64_t i = 0; i < e; i++)
+        if (dst[i] >= lo && dst[i] < hi) ps[k] = src[i], pd[k] = dst[i], k++;
+    ds_edges pe = test_edges(ps, pd, k);
+    int threads[] = {1, 2, 3};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        ASSERT_EQ(csc_build_range(&part, lo, hi - lo, n, &pe, threads[t], &err), 0);
+        ASSERT_EQ(part.num_nodes, hi - lo);
+        ASSERT_EQ(part.first_node, lo);
+        ASSERT_EQ(part.num_src_nodes, n);
+        ASSERT_EQ(part.num_edges, k);
+        for (int64_t r = 0; r < hi - lo; r++) {
+            ASSERT_EQ(csc_degree(&part, r), csc_degree(&whole, lo + r));
+            for (int64_t j = 0; j < csc_degree(&part, r); j++)
+                ASSERT_EQ(csc_index(&part, part.indptr[r] + j), csc_index(&whole, whole.indptr[lo + r] + j));
+        }
+        csc_free(&part);
+    }
+    /* the whole range is csc_build itself */
+    ASSERT_EQ(csc_build_range(&part, 0, n, n, &ed, 2, &err), 0);
+    ASSERT(same_graph(&part, &whole));
+    csc_free(&part);
+    /* an edge whose dst is outside the range, or whose src is outside [0, num_src) */
+    err_clear(&err);
+    ASSERT_EQ(csc_build_range(&part, lo + 1, hi - lo - 1, n, &pe, 2, &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    ASSERT_STR_CONTAINS(err.msg, "outside the index's range");
+    ASSERT_EQ(csc_build_range(&part, lo, hi - lo, 10, &pe, 2, &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "sources [0, 10)");
+    free(ps);
+    free(pd);
+    csc_free(&whole);
+    free(src);
+    free(dst);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Overwrites len bytes at offset off of path. */
+static int patch_file(const char *path, long off, const void *bytes, size_t len) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) return -1;
+    int ok = fseek(f, off, SEEK_SET) == 0 && fwrite(bytes, 1, len, f) == len;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* A cache whose header matches the edge file but whose arrays break the index contract (found
+ * by fuzz/fuzz_csc_cache.c: indptr not monotone, then ids out of range) must not be loaded: the
+ * index is rebuilt (same result as csc_build) and the cache rewritten. */
+TEST(corrupt_cache_rebuilt) {
+    char *dir = test_tmpdir();
+    int64_t edges[2][5] = {{0, 1, 2, 2, 3}, {1, 2, 0, 1, 1}};
+    char path[4200], cache[4200];
+    snprintf(path, sizeof path, "%s/edges.npy", dir);
+    cgnn_err err = {0};
+    int64_t shape[2] = {2, 5};
+    ASSERT_EQ(npy_write(path, NPY_DTYPE_INT64, 2, shape, edges, &err), 0);
+    static const char meta[] = "graph:\n  nodes: [{num: 4}]\n  edges: [{format: numpy, path: edges.npy}]\n";
+    ASSERT_EQ(test_write_file(dir, "metadata.yaml", meta, sizeof meta - 1), 0);
+    dataset ds;
+    ASSERT_EQ(dataset_open(&ds, dir, &err), 0);
+    snprintf(cache, sizeof cache, "%s/preprocessed/csc-0.bin", dir);
+    csc_graph ref, g;
+    ASSERT_EQ(csc_build(&ref, 4, &ds.edge_types[0].edges, 1, &err), 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0); /* builds and writes the cache */
+    ASSERT_EQ(g.from_cache, 0);
+    csc_free(&g);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 1);
+    ASSERT(same_graph(&g, &ref));
+    csc_free(&g);
+
+    /* indptr (after the 4096-byte header) = {0, 1, 4, 5, 5}: make indptr[2] = 0 < indptr[1] */
+    int64_t zero = 0;
+    ASSERT_EQ(patch_file(cache, 4096 + 2 * 8, &zero, 8), 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    ASSERT(same_graph(&g, &ref));
+    csc_free(&g);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0); /* the rebuilt cache was written */
+    ASSERT_EQ(g.from_cache, 1);
+    csc_free(&g);
+
+    /* indices (int32, after indptr) [3] = 99, not a node id */
+    int32_t far = 99;
+    ASSERT_EQ(patch_file(cache, 4096 + 5 * 8 + 3 * 4, &far, 4), 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    ASSERT(same_graph(&g, &ref));
+    csc_free(&g);
+
+    /* indptr[4] = E + 1: past the edge count */
+    int64_t past = 6;
+    ASSERT_EQ(patch_file(cache, 4096 + 4 * 8, &past, 8), 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    ASSERT(same_graph(&g, &ref));
+    csc_free(&g);
+
+    csc_free(&ref);
+    dataset_close(&ds);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
 int main(void) {
     RUN(build_matches_reference_any_threads);
     RUN(int64_edges_and_empty_graph);
+    RUN(build_range_matches_whole_rows);
+    RUN(corrupt_cache_rebuilt);
     return test_summary();
 }

@@ -452,6 +452,19 @@ TEST(csv_edges) {
     EXPECT_FAIL(dir, "@edges.csv:1: expected two integer columns");
     write_text(dir, "edges.csv", "0,1\n\n3,12\n");
     EXPECT_FAIL(dir, "@edges.csv:3: dst id 12 out of range [0, 10)");
+    /* Found with fuzz_metadata: a device was read as one endless line (/dev/zero: malloc past
+     * 2 GB) and a FIFO blocked in fopen; only regular files are read now. */
+    rm_tree(dir);
+    dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
+                    "    - format: csv\n      path: /dev/zero\n");
+    EXPECT_FAIL(dir, "/dev/zero: cannot read: it is a character device, not a regular file (graph.edges[0].path in");
+    rm_tree(dir);
+    dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
+                    "    - format: csv\n      path: edges.fifo\n");
+    char fifo[4200];
+    snprintf(fifo, sizeof fifo, "%s/edges.fifo", dir);
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    EXPECT_FAIL(dir, "@edges.fifo: cannot read: it is a FIFO, not a regular file");
     rm_tree(dir);
 }
 
@@ -732,6 +745,98 @@ TEST(facebook_lp) {
     dataset_close(&ds);
 }
 
+/* ---- one part of a partitioned graph (the partition: key) ----------------------------------- */
+
+/* The tiny dataset with `partition: {<fields>}` after dataset_name; without_features drops the
+ * feature_data block. Caller frees. */
+static char *make_tiny_part(const char *fields, int without_features) {
+    char *dir = make_tiny(NULL, NULL);
+    char line[512];
+    snprintf(line, sizeof line, "dataset_name: tiny\npartition: {%s}\n", fields);
+    char *meta = meta_with("dataset_name: tiny\n", line);
+    if (without_features) {
+        char *f = strstr(meta, "feature_data:"), *t = strstr(meta, "tasks:");
+        memmove(f, t, strlen(t) + 1);
+    }
+    write_text(dir, "metadata.yaml", meta);
+    free(meta);
+    return dir;
+}
+
+TEST(partition_key) {
+    const char *ok = "id: 0a1b2c, part: 0, num_parts: 1, node_start: 0, node_end: 10, graph: ../g.json";
+    char *dir = make_tiny_part(ok, 0);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    char want[4200];
+    snprintf(want, sizeof want, "%s/../g.json", dir);
+    int fields_ok = ds.partition.present == 1 && strcmp(ds.partition.id, "0a1b2c") == 0 && ds.partition.part == 0 &&
+                    ds.partition.num_parts == 1 && ds.partition.node_start == 0 && ds.partition.node_end == 10 &&
+                    strcmp(ds.partition.graph, want) == 0 && dataset_owned_nodes(&ds) == 10;
+    dataset_close(&ds);
+    rm_tree(dir);
+    ASSERT(fields_ok);
+
+    /* a whole dataset has no partition */
+    dir = make_tiny(NULL, NULL);
+    ASSERT_EQ(dataset_open(&ds, dir, &err), 0);
+    ASSERT_EQ(ds.partition.present, 0);
+    ASSERT_EQ(dataset_owned_nodes(&ds), 10);
+    dataset_close(&ds);
+    rm_tree(dir);
+
+    /* fewer owned nodes: the features have node_end - node_start rows (here 9 != 10) */
+    dir = make_tiny_part("id: ab, part: 1, num_parts: 2, node_start: 1, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@feat.npy", "has 10 rows, expected 9", "partition.node_end - partition.node_start");
+    rm_tree(dir);
+    /* every edge's dst is owned: edge 5 (5 -> 9) is not in [0, 9) */
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 2, node_start: 0, node_end: 9, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@edges.npy", "column 5: dst 9 is not a node of this part [0, 9)");
+    rm_tree(dir);
+    /* every seed is owned (no features, so the seeds are reached): train seed 0 is not in [1, 10) */
+    dir = make_tiny_part("id: ab, part: 1, num_parts: 2, node_start: 1, node_end: 10, graph: g.json", 1);
+    EXPECT_FAIL(dir, "@train-seeds.npy", "row 0: seed 0 is not a node of this part [1, 10)");
+    rm_tree(dir);
+    /* field checks */
+    dir = make_tiny_part("id: ab, part: 2, num_parts: 2, node_start: 0, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.part", "part 2 out of range [0, 2)");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: -1, num_parts: 2, node_start: 0, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "part -1 out of range");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 0, node_start: 0, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.num_parts", "must be in [1,");
+    rm_tree(dir);
+    dir = make_tiny_part("id: XYZ, part: 0, num_parts: 1, node_start: 0, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.id", "hex digits");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 11, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "node range [0, 11) is not within [0, 10)");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 1, node_start: 5, node_end: 4, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "node range [5, 4)");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 1, nodes_start: 0, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "did you mean 'node_start'");
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 10", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "missing key 'graph'");
+    rm_tree(dir);
+    /* the global splits cover every node */
+    dir = make_tiny_part("id: ab, part: global, num_parts: 2, node_start: 0, node_end: 10, graph: g.json", 0);
+    ASSERT_EQ(dataset_open(&ds, dir, &err), 0);
+    ASSERT_EQ(ds.partition.part, DS_PARTITION_GLOBAL);
+    dataset_close(&ds);
+    rm_tree(dir);
+    dir = make_tiny_part("id: ab, part: global, num_parts: 2, node_start: 1, node_end: 10, graph: g.json", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "global splits (part: global) cover every node");
+    rm_tree(dir);
+}
+
 int main(void) {
     RUN(cora);
     RUN(zeroed_close);
@@ -750,5 +855,6 @@ int main(void) {
     RUN(in_memory_false);
     RUN(fortran_order_files);
     RUN(facebook_lp);
+    RUN(partition_key);
     return test_summary();
 }

@@ -121,7 +121,7 @@ static void forward_sampled(model *m, const csc_graph *g, const float *x, const 
     neighbor_sampler s;
     cgnn_err err;
     CGNN_CHECK(minibatch_alloc(&mb, &cap, &err) == 0 && sampler_init(&s, g, &sc, &cap, &err) == 0);
-    sampler_sample(&s, &mb, seeds, n, 0);
+    ASSERT_EQ(sampler_sample(&s, &mb, seeds, n, 0, NULL), 0);
     for (int64_t j = 0; j < mb.num_input_nodes; j++)
         memcpy(mb.features + j * in, x + mb.input_nodes[j] * in, (size_t)in * sizeof(float));
     minibatch_build_transpose(&mb);

@@ -1,5 +1,6 @@
 /* test_loader.c — the prefetching pipeline and feature gathering: the same batches in the same
- * order whatever the number of sampler threads; gather == reference for every dtype. */
+ * order whatever the number of sampler threads (also when an epoch starts part way, as a resumed
+ * run does); gather == reference for every dtype. */
 #include "sample/gather.h"
 #include "sample/loader.h"
 #include "test.h"
@@ -71,6 +72,86 @@ TEST(gather_matches_reference_all_dtypes) {
     ASSERT_NEAR(gather_half_to_float(0x0001), 5.960464477539063e-08, 1e-15); /* subnormal */
     ASSERT(isinf(gather_half_to_float(0x7c00)));
     ASSERT(isnan(gather_half_to_float(0x7e00)));
+    free(ids);
+    free(a);
+    free(b);
+}
+
+/* Partitioned features: the parts are row ranges of one table here; fetching asks the owners'
+ * side (gather_rows_owned) in process. */
+typedef struct feat_parts {
+    int P;
+    int64_t start[5];
+    ds_feature part[4];
+    gather_part gp[4];
+    int short_reply; /* test hook: an owner answers one row short */
+} feat_parts;
+
+static int fetch_in_process(void *ctx, gather_remote_req *rq, cgnn_err *err) {
+    feat_parts *fp = ctx;
+    for (int p = 0; p < rq->num_parts; p++) {
+        if (rq->n[p] == 0) continue;
+        if (gather_rows_owned(&fp->part[p], &fp->gp[p], rq->ids[p], rq->n[p] - fp->short_reply, &rq->rows[p],
+                              &rq->rows_cap[p], &rq->rows_len[p], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+TEST(partitioned_gather_equals_whole_table) {
+    npy_dtype dts[] = {NPY_DTYPE_FLOAT32, NPY_DTYPE_FLOAT16, NPY_DTYPE_UINT8};
+    const int64_t rows = 1000, dim = 9, n = 700, stride = dim + 3;
+    int64_t *ids = malloc(n * sizeof(int64_t));
+    rng r;
+    rng_init(&r, 8);
+    for (int64_t i = 0; i < n; i++) ids[i] = (int64_t)rng_below(&r, rows);
+    float *a = calloc(n * stride, sizeof(float)), *b = calloc(n * stride, sizeof(float));
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        void *st;
+        ds_feature f = make_feature(dts[d], rows, dim, &st);
+        const size_t row_bytes = (size_t)dim * npy_dtype_size(dts[d]);
+        gather_rows_strided(a, stride, &f, ids, n, 1);
+        for (int P = 1; P <= 4; P++) {
+            feat_parts fp;
+            memset(&fp, 0, sizeof fp);
+            fp.P = P;
+            for (int p = 0; p <= P; p++) fp.start[p] = rows * p / P + (p > 0 && p < P ? 17 * p : 0);
+            for (int p = 0; p < P; p++) {
+                fp.part[p] = f;
+                fp.part[p].rows = fp.start[p + 1] - fp.start[p];
+                fp.part[p].array.data = (char *)f.array.data + (size_t)fp.start[p] * row_bytes;
+                fp.gp[p] = (gather_part){.num_parts = P, .part = p, .part_start = fp.start,
+                                         .fetch_remote = fetch_in_process, .ctx = &fp};
+            }
+            for (int me = 0; me < P; me++) {
+                gather_part_scratch sc;
+                cgnn_err err = {0};
+                ASSERT_EQ(gather_part_scratch_init(&sc, P, n, &err), 0);
+                memset(b, 0xff, n * stride * sizeof(float)); /* the extra columns must stay untouched */
+                ASSERT_EQ(gather_rows_part(b, stride, &fp.part[me], &fp.gp[me], &sc, ids, n, 2, &err), 0);
+                for (int64_t i = 0; i < n; i++) {
+                    ASSERT(memcmp(a + i * stride, b + i * stride, dim * sizeof(float)) == 0);
+                    uint32_t bits;
+                    memcpy(&bits, b + i * stride + dim, 4);
+                    ASSERT_EQ(bits, 0xffffffffu);
+                }
+                if (P > 1) { /* a short reply is an error, not a read past the buffer */
+                    fp.short_reply = 1;
+                    ASSERT_EQ(gather_rows_part(b, stride, &fp.part[me], &fp.gp[me], &sc, ids, n, 1, &err), -1);
+                    ASSERT(strstr(err.msg, "bytes of feature rows") != NULL);
+                    fp.short_reply = 0;
+                    int64_t foreign = fp.start[(me + 1) % P];
+                    void *out = NULL;
+                    size_t cap = 0, len = 0;
+                    ASSERT_EQ(gather_rows_owned(&fp.part[me], &fp.gp[me], &foreign, 1, &out, &cap, &len, &err), -1);
+                    ASSERT(strstr(err.msg, "is not owned by part") != NULL);
+                    free(out);
+                }
+                gather_part_scratch_free(&sc);
+            }
+        }
+        free(st);
+    }
     free(ids);
     free(a);
     free(b);
@@ -170,6 +251,19 @@ TEST(same_batches_with_0_1_4_workers) {
             ASSERT(batch_hash(mb) == ref[1].hash[b]);
             loader_release(&l, mb);
         }
+        ASSERT(loader_next(&l) == NULL);
+        /* resuming an epoch at batch 11 (an interrupted run): batches 11.. of the full epoch */
+        loader_start_epoch_at(&l, 1, 11, 0);
+        ASSERT_EQ(loader_num_batches(&l), 16);
+        for (int64_t b = 11; b < 16; b++) {
+            mb = loader_next(&l);
+            ASSERT(mb != NULL);
+            ASSERT_EQ(mb->batch_index, b);
+            ASSERT(batch_hash(mb) == ref[1].hash[b]);
+            loader_release(&l, mb);
+        }
+        ASSERT(loader_next(&l) == NULL);
+        loader_start_epoch_at(&l, 0, 16, 0); /* at the end: nothing */
         ASSERT(loader_next(&l) == NULL);
         loader_free(&l);
     }
@@ -323,6 +417,7 @@ TEST(labelled_pairs_list_each_group_once) {
 
 int main(void) {
     RUN(gather_matches_reference_all_dtypes);
+    RUN(partitioned_gather_equals_whole_table);
     RUN(same_batches_with_0_1_4_workers);
     RUN(labelled_pairs_list_each_group_once);
     return test_summary();

@@ -231,6 +231,13 @@ TEST(bad_files) {
     n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (4,), }", vals, 16, -1);
     ASSERT_EQ(expect_bad(dir, "corrupt3.npy", buf, n, "missing 'fortran_order'"), 0);
 
+    /* Found by fuzz_npy: 2^62 int64 elements are 2^65 bytes, which wrapped to 0 and matched
+     * an empty data section, so the array was accepted with 2^62 elements and no data. */
+    n = make_npy(buf, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (4611686018427387904, ), }", NULL, 0, -1);
+    ASSERT_EQ(expect_bad(dir, "wrap.npy", buf, n, "overflows"), 0);
+    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 1073741824, 4), }", NULL, 0, -1);
+    ASSERT_EQ(expect_bad(dir, "wrap2.npy", buf, n, "overflows"), 0);
+
     n = make_npy(buf, 7, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", vals, 16, -1);
     ASSERT_EQ(expect_bad(dir, "version7.npy", buf, n, "unsupported .npy format version 7"), 0);
 

@@ -109,7 +109,7 @@ static void run_config(fixture *f, const int64_t *fanouts, int L, int replace, i
         if (trial == 0) seeds[n - 1] = 0; /* node 0 is a hub (see test_random_graph) */
         if (trial == 1 && n > 2) seeds[1] = seeds[0]; /* a duplicated seed */
         uint64_t key = rng_key(5, (uint64_t)trial);
-        sampler_sample(&s, &mb, seeds, n, key);
+        ASSERT_EQ(sampler_sample(&s, &mb, seeds, n, key, NULL), 0);
         int rc = check_batch(&f->g, &cfg, &mb, seeds, n);
         if (rc) {
             fprintf(stderr, "check_batch failed with code %d (L=%d replace=%d trial=%d)\n", rc, L, replace, trial);
@@ -121,7 +121,7 @@ static void run_config(fixture *f, const int64_t *fanouts, int L, int replace, i
             *failed = 1;
         }
         /* same key, same batch (the hash table was cleared properly) */
-        sampler_sample(&s, &mb_ref, seeds, n, key);
+        ASSERT_EQ(sampler_sample(&s, &mb_ref, seeds, n, key, NULL), 0);
         if (!same_batch(&mb, &mb_ref)) {
             fprintf(stderr, "resampling with the same key differs\n");
             *failed = 1;
@@ -174,7 +174,7 @@ TEST(excluded_seed_edges_never_sampled) {
     }
     const uint64_t key = 77;
     sampler_exclude_edges(&s, pairs, 16);
-    sampler_sample(&s, &mb, seeds, 32, key);
+    ASSERT_EQ(sampler_sample(&s, &mb, seeds, 32, key, NULL), 0);
     sampler_sample_ref_excluding(&f.g, &cfg, &mb_ref, seeds, 32, key, pairs, 16);
     ASSERT(same_batch(&mb, &mb_ref));
     int64_t excluded_hits = 0, kept = 0, plain_edges = 0;
@@ -191,7 +191,7 @@ TEST(excluded_seed_edges_never_sampled) {
     }
     ASSERT_EQ(excluded_hits, 0);
     /* the exclusion lasts one call: sampling again without it brings the edges back */
-    sampler_sample(&s, &mb_plain, seeds, 32, key);
+    ASSERT_EQ(sampler_sample(&s, &mb_plain, seeds, 32, key, NULL), 0);
     for (int l = 0; l < 2; l++) plain_edges += mb_plain.blocks[l].num_edges;
     /* hop 0 takes all in-neighbours: each pair's edge is there without the exclusion */
     ASSERT(plain_edges >= kept + 16);
@@ -216,7 +216,7 @@ TEST(fanout_minus_one_returns_all_neighbours) {
     ASSERT_EQ(sampler_init(&s, &f.g, &cfg, &cap, &err), 0);
     int64_t seeds[500];
     for (int i = 0; i < 500; i++) seeds[i] = i;
-    sampler_sample(&s, &mb, seeds, 500, 1);
+    ASSERT_EQ(sampler_sample(&s, &mb, seeds, 500, 1, NULL), 0);
     ASSERT_EQ(mb.blocks[0].num_edges, f.e); /* every edge of the graph, once */
     for (int64_t v = 0; v < 500; v++) {
         const sampler_block *b = &mb.blocks[0];
@@ -251,7 +251,7 @@ static double chi_square(int64_t deg, int64_t fanout, int replace, int trials) {
     int64_t *count = calloc((size_t)deg + 1, sizeof(int64_t));
     int64_t seed = 0;
     for (int t = 0; t < trials; t++) {
-        sampler_sample(&s, &mb, &seed, 1, rng_key(777, (uint64_t)t));
+        CGNN_CHECK(sampler_sample(&s, &mb, &seed, 1, rng_key(777, (uint64_t)t), NULL) == 0);
         for (int64_t k = 0; k < mb.blocks[0].num_edges; k++) count[mb.input_nodes[mb.blocks[0].indices[k]]]++;
     }
     double expect = (double)trials * (double)fanout / (double)deg, chi = 0;
@@ -371,7 +371,7 @@ TEST(transpose_lists_every_edge_once) {
     ASSERT_EQ(sampler_init(&s, &f.g, &cfg, &cap, &err), 0);
     int64_t seeds[50];
     for (int i = 0; i < 50; i++) seeds[i] = i * 29;
-    sampler_sample(&s, &mb, seeds, 50, 3);
+    ASSERT_EQ(sampler_sample(&s, &mb, seeds, 50, 3, NULL), 0);
     minibatch_build_transpose(&mb);
     for (int l = 0; l < 2; l++) {
         const sampler_block *b = &mb.blocks[l];

@@ -196,6 +196,24 @@ TEST(malformed_yaml) {
                                  "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n",
                                  "too many nodes"),
               0);
+    /* a small document of aliases to one long scalar: the budget counts bytes, not nodes
+     * (66 KB of text would expand to ~130 MB) */
+    {
+        const size_t big = 64 * 1024, refs = 2000;
+        char *text = malloc(big + refs * 4 + 64);
+        size_t n = (size_t)sprintf(text, "s: &s ");
+        memset(text + n, 'x', big);
+        n += big;
+        n += (size_t)sprintf(text + n, "\nl: [");
+        for (size_t i = 0; i < refs; i++) n += (size_t)sprintf(text + n, "%s*s", i ? "," : "");
+        n += (size_t)sprintf(text + n, "]\n");
+        yamldoc doc;
+        cgnn_err err = {0};
+        ASSERT_EQ(yamldoc_parse(&doc, text, n, "bomb.yaml", &err), -1);
+        ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+        ASSERT_STR_CONTAINS(err.msg, "too many nodes or bytes");
+        free(text);
+    }
     /* deep nesting fails cleanly */
     char deep[2100];
     memset(deep, '[', 1000);
@@ -255,7 +273,7 @@ TEST(aliases_empty_and_load) {
     yamldoc_free(&d);
 
     ASSERT_EQ(yamldoc_load(&d, dir, &err), -1);
-    ASSERT_STR_CONTAINS(err.msg, "cannot open: Is a directory");
+    ASSERT_STR_CONTAINS(err.msg, "it is a directory, not a regular file");
     rmdir(dir);
     free(dir);
 }

@@ -38,7 +38,7 @@ static sample_stats run_sampling(neighbor_sampler *samplers, minibatch *mbs, int
         int t = omp_get_thread_num();
         int64_t off = ((int64_t)b * B) % (num_seeds > B ? num_seeds - B + 1 : 1);
         int64_t n = num_seeds < B ? num_seeds : B;
-        sampler_sample(&samplers[t], &mbs[t], seed_list + off, n, key);
+        CGNN_CHECK(sampler_sample(&samplers[t], &mbs[t], seed_list + off, n, key, NULL) == 0);
         edges += mbs[t].num_sampled_edges;
         nodes += mbs[t].num_input_nodes;
         seeds += n;
@@ -134,8 +134,9 @@ int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err) {
     /* ---- 2. feature gathering ---- */
     if (feat) {
         /* one batch's input nodes, gathered repeatedly */
-        sampler_sample(&samplers[0], &mbs[0], seed_list, num_seeds < o->batch_size ? num_seeds : o->batch_size,
-                       rng_key(o->seed, 999));
+        CGNN_CHECK(sampler_sample(&samplers[0], &mbs[0], seed_list,
+                                  num_seeds < o->batch_size ? num_seeds : o->batch_size, rng_key(o->seed, 999),
+                                  NULL) == 0);
         const int64_t n = mbs[0].num_input_nodes;
         const double row_bytes = (double)feat->dim * sizeof(float);
         gather_out = malloc((size_t)n * (size_t)feat->dim * sizeof(float) + 1);

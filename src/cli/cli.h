@@ -33,8 +33,10 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, i
               int *npos, int *want_help, cgnn_err *err);
 
 /* Typed flag values; absent flags leave *out unchanged and return 0.
- * Malformed values fail with "--name: expected ..." (CGNN_ERR_INPUT). */
-int cli_flag_int(const cli_command *cmd, const char *name, int64_t *out, cgnn_err *err);
+ * Malformed values fail with "--name: expected ..." (CGNN_ERR_INPUT). Every integer flag has a
+ * range [lo, hi] (a value outside it is an error naming the flag), so no flag can size a
+ * buffer past what the arithmetic holds. */
+int cli_flag_int(const cli_command *cmd, const char *name, int64_t lo, int64_t hi, int64_t *out, cgnn_err *err);
 int cli_flag_double(const cli_command *cmd, const char *name, double *out, cgnn_err *err);
 int cli_flag_bool(const cli_command *cmd, const char *name, int *out, cgnn_err *err);
 const char *cli_flag_str(const cli_command *cmd, const char *name); /* NULL if absent */
@@ -47,6 +49,21 @@ void cli_print_help(const cli_command *cmd);
 /* Prints "cgnn: error: MSG" to stderr and returns err->code (CGNN_ERR_RUNTIME if unset). */
 int cli_fail(const cgnn_err *err);
 
+/* Output directories written through a staging directory (generate, partition).
+ * cli_out_dir_check: dir must be absent or an empty directory, or (force) any directory; *exists
+ * says whether it is there. Returns 0, or -1 with *err (CGNN_ERR_INPUT) naming flag, dir and
+ * what is in the way.
+ * cli_out_dir_replace: moves the finished staging directory to dir; an existing dir is moved
+ * aside first and removed only once the new one is in place (put back if the move fails).
+ * Returns 0, or -1 with *err (CGNN_ERR_RUNTIME). */
+int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists, cgnn_err *err);
+int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err);
+
+/* Prints a partition book's summary (graph, parts, edge cut, balance, run time and memory) to
+ * stdout: `cgnn info OUT` and the end of `cgnn partition`. */
+struct partbook;
+void cli_print_partbook(const struct partbook *pb);
+
 /* Subcommands: each returns the process exit status. argv[0] is the first argument after
  * the command name. */
 int cli_cmd_train(int argc, char **argv);
@@ -55,5 +72,6 @@ int cli_cmd_generate(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_rank(int argc, char **argv);
 int cli_cmd_embed(int argc, char **argv);
+int cli_cmd_partition(int argc, char **argv);
 
 #endif

@@ -84,11 +84,14 @@ static const cli_flag *get(const cli_command *cmd, const char *name) {
     return f;
 }
 
-int cli_flag_int(const cli_command *cmd, const char *name, int64_t *out, cgnn_err *err) {
+int cli_flag_int(const cli_command *cmd, const char *name, int64_t lo, int64_t hi, int64_t *out, cgnn_err *err) {
     const cli_flag *f = get(cmd, name);
     if (!f->value) return 0;
-    if (yamldoc_parse_int(f->value, out) != 0)
-        return err_set(err, CGNN_ERR_INPUT, "--%s: expected an integer, got '%s'", name, f->value);
+    int64_t v;
+    if (yamldoc_parse_int(f->value, &v) != 0 || v < lo || v > hi)
+        return err_set(err, CGNN_ERR_INPUT, "--%s: expected an integer in [%lld, %lld], got '%s'", name, (long long)lo,
+                       (long long)hi, f->value);
+    *out = v;
     return 0;
 }
 

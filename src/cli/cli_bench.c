@@ -1,4 +1,5 @@
 /* cli_bench.c — `cgnn bench sample ...` and `cgnn bench train ...`. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,19 +52,19 @@ static int bench_sample_main(int argc, char **argv) {
         return cli_fail(&err);
     }
     v = o.batch_size;
-    if (cli_flag_int(&SAMPLE_CMD, "batch", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&SAMPLE_CMD, "batch", 1, 1 << 24, &v, &err) != 0) return cli_fail(&err);
     o.batch_size = v;
     v = 0;
-    if (cli_flag_int(&SAMPLE_CMD, "threads", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&SAMPLE_CMD, "threads", 0, 4096, &v, &err) != 0) return cli_fail(&err);
     o.threads = (int)v;
     v = o.batches;
-    if (cli_flag_int(&SAMPLE_CMD, "batches", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&SAMPLE_CMD, "batches", 1, 1 << 20, &v, &err) != 0) return cli_fail(&err);
     o.batches = (int)v;
     v = o.reps;
-    if (cli_flag_int(&SAMPLE_CMD, "reps", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&SAMPLE_CMD, "reps", 1, 10000, &v, &err) != 0) return cli_fail(&err);
     o.reps = (int)v;
     v = 0;
-    if (cli_flag_int(&SAMPLE_CMD, "seed", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&SAMPLE_CMD, "seed", 0, INT64_MAX, &v, &err) != 0) return cli_fail(&err);
     o.seed = (uint64_t)v;
     if (cli_flag_bool(&SAMPLE_CMD, "replace", &o.replace, &err) != 0) return cli_fail(&err);
     if (o.batch_size < 1 || o.batches < 1 || o.reps < 1 || o.threads < 0) {
@@ -137,7 +138,7 @@ static int bench_train_main(int argc, char **argv) {
         return cli_fail(&err);
     }
     int64_t v = o.num_layers;
-    if (cli_flag_int(&TRAIN_CMD, "layers", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&TRAIN_CMD, "layers", 1, MINIBATCH_MAX_LAYERS, &v, &err) != 0) return cli_fail(&err);
     if (v != o.num_layers) {
         err_set(&err, CGNN_ERR_INPUT, "--layers: %lld layers need %lld fanouts, --fanouts gives %d", (long long)v,
                 (long long)v, o.num_layers);
@@ -153,7 +154,7 @@ static int bench_train_main(int argc, char **argv) {
                 {"warmup", NULL, &o.warmup, 0}, {"gather_threads", NULL, &o.gather_threads, 1}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         v = ints[i].dst64 ? *ints[i].dst64 : *ints[i].dst;
-        if (cli_flag_int(&TRAIN_CMD, ints[i].flag, &v, &err) != 0) return cli_fail(&err);
+        if (cli_flag_int(&TRAIN_CMD, ints[i].flag, ints[i].min, 1 << 30, &v, &err) != 0) return cli_fail(&err);
         if (v < ints[i].min || v > (1 << 30)) {
             err_set(&err, CGNN_ERR_INPUT, "--%s: %lld is out of range [%lld, %d]", ints[i].flag, (long long)v,
                     (long long)ints[i].min, 1 << 30);
@@ -163,7 +164,7 @@ static int bench_train_main(int argc, char **argv) {
         else *ints[i].dst = (int)v;
     }
     v = 0;
-    if (cli_flag_int(&TRAIN_CMD, "seed", &v, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&TRAIN_CMD, "seed", 0, INT64_MAX, &v, &err) != 0) return cli_fail(&err);
     o.seed = (uint64_t)v;
     if (cli_flag_double(&TRAIN_CMD, "dropout", &o.dropout, &err) != 0) return cli_fail(&err);
     if (!(o.dropout >= 0.0 && o.dropout < 1.0)) {

@@ -15,11 +15,13 @@
 #include "graph/csc.h"
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "io/outguard.h"
 #include "io/safetensors.h"
 #include "nn/infer.h"
 #include "train/config.h"
 #include "train/outputs.h"
 #include "train/progress.h"
+#include "util/cleanup.h"
 #include "util/log.h"
 
 static cli_flag EMBED_FLAGS[] = {
@@ -51,9 +53,11 @@ typedef struct embed_job {
     infer_input in;
     char out[4200];
     int have_ds, have_g, have_ckpt, have_m;
+    outguard guard;      /* rank 0: inputs, and the lock on the output */
 } embed_job;
 
 static void job_free(embed_job *j) {
+    outguard_free(&j->guard);
     if (j->have_m) model_free(&j->m);
     if (j->have_ckpt) safetensors_free(&j->ckpt);
     if (j->have_g) csc_free(&j->g);
@@ -61,8 +65,8 @@ static void job_free(embed_job *j) {
 }
 
 /* Opens the data and the checkpoint and checks them against each other. */
-static int job_setup(embed_job *j, const task_config *tc, const char *out_flag, const char *act_dir, int root,
-                     cgnn_err *err) {
+static int job_setup(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
+                     const char *act_dir, int root, cgnn_err *err) {
     const char *ck = tc->trained_model_uri;
     if (!ck[0] || access(ck, F_OK) != 0)
         return err_set(err, CGNN_ERR_INPUT,
@@ -99,6 +103,20 @@ static int job_setup(embed_job *j, const task_config *tc, const char *out_flag, 
         const char *slash = strrchr(ck, '/');
         snprintf(j->out, sizeof j->out, "%.*sembeddings.npy", slash ? (int)(slash - ck + 1) : 0, ck);
     }
+    if (root) { /* never over an input, another output, or another job's output */
+        outguard_add_input(&j->guard, tc->file, "the task config");
+        outguard_add_input(&j->guard, res_file, "the resource config");
+        outguard_add_dataset(&j->guard, &j->ds);
+        outguard_add_input(&j->guard, ck, "the checkpoint (trainedModelUri)");
+        static const char *const own[] = {"layer_*.f32", NULL};
+        const char *const also[] = {j->out, NULL};
+        if (outguard_check_file(&j->guard, j->out, "embed --out", err) != 0 ||
+            outguard_check_dir(&j->guard, act_dir, own, also, "embed --activations_dir", err) != 0 ||
+            outguard_lock(&j->guard, j->out, "embed --out", "cgnn embed", err) != 0 ||
+            (act_dir && *act_dir && outguard_lock(&j->guard, act_dir, "embed --activations_dir", "cgnn embed", err) != 0))
+            return -1;
+        cleanup_stale_tmp(j->out);
+    }
     if (root && outputs_make_parent(j->out, 0, err) != 0) return -1;
     if (root && act_dir && *act_dir && outputs_make_parent(act_dir, 1, err) != 0) return -1;
     return 0;
@@ -134,7 +152,7 @@ int cli_cmd_embed(int argc, char **argv) {
     }
     int quiet = 0;
     int64_t chunk = INFER_DEFAULT_CHUNK;
-    if (cli_flag_bool(&EMBED_CMD, "quiet", &quiet, &err) != 0 || cli_flag_int(&EMBED_CMD, "batch", &chunk, &err) != 0)
+    if (cli_flag_bool(&EMBED_CMD, "quiet", &quiet, &err) != 0 || cli_flag_int(&EMBED_CMD, "batch", 1, 1 << 30, &chunk, &err) != 0)
         return cli_fail(&err);
     if (chunk < 1) {
         err_set(&err, CGNN_ERR_INPUT, "--batch: %lld must be >= 1", (long long)chunk);
@@ -165,9 +183,18 @@ int cli_cmd_embed(int argc, char **argv) {
 
     /* rank 0 first: it builds and caches the graph index, then the others load it */
     if (!root) dist_barrier(&d);
-    bad = job_setup(j, tc, cli_flag_str(&EMBED_CMD, "out"), act_dir, root, &err) != 0;
+    outguard_init(&j->guard);
+    bad = job_setup(j, tc, rc.file, cli_flag_str(&EMBED_CMD, "out"), act_dir, root, &err) != 0;
     if (root) dist_barrier(&d);
     if (dist_phase_failed(&d, bad, &err)) goto fail;
+    { /* every rank embeds the same graph with the same model, in the same chunks */
+        const char *names[] = {"the dataset's node count", "the dataset's edges (CRC-32 of the ids)",
+                               "the model's layers", "the model's input channels", "the model's hidden channels",
+                               "the model's output channels", "--batch"};
+        const int64_t vals[] = {j->g.num_nodes, (int64_t)j->g.edges_crc, j->m.cfg.num_layers, j->m.cfg.in_dim,
+                                j->m.cfg.hidden_dim, j->m.cfg.out_dim, chunk};
+        if (dist_check_agreement(&d, names, vals, (int)(sizeof vals / sizeof vals[0]), &err) != 0) goto fail;
+    }
     int64_t in_dims[MINIBATCH_MAX_LAYERS], out_dims[MINIBATCH_MAX_LAYERS];
     for (int l = 0; l < j->m.cfg.num_layers; l++) model_layer_dims(&j->m, l, &in_dims[l], &out_dims[l]);
     log_info("%s, %d layers (%lld -> %lld -> %lld channels%s) on %s: %lld nodes, %lld edges; input: %lld feature + "

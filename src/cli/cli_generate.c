@@ -1,14 +1,25 @@
 /* cli_generate.c — `cgnn generate`: write a synthetic graph dataset (see graph/generate.h).
  *
  * A preset (small, the default, or products) gives every parameter; flags override it.
+ * The dataset is written into a staging directory next to DIR ("DIR.tmp.<pid>", removed on
+ * failure or on a signal) and renamed into place at the end, so a failed or interrupted run
+ * never leaves a half-made dataset. An existing non-empty DIR (another dataset, say) is never
+ * overwritten unless --force is given; with --force it is replaced only once the new one is
+ * complete.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "graph/generate.h"
 #include "io/npy.h"
+#include "util/cleanup.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -30,6 +41,7 @@ static cli_flag GENERATE_FLAGS[] = {
     {"lp_test_frac", "F", "fraction of edges held out for link-prediction test", NULL},
     {"threads", "T", "OpenMP threads (0 = all cores; never changes the output)", NULL},
     {"name", "NAME", "dataset_name written to metadata.yaml", NULL},
+    {"force", NULL, "replace DIR if it exists and is not empty (by default that is an error)", NULL},
 };
 
 static const cli_command GENERATE_CMD = {
@@ -44,7 +56,7 @@ static const cli_command GENERATE_CMD = {
 /* Reads an int flag into *out, checking [lo, hi]. */
 static int flag_int_range(const char *name, int64_t lo, int64_t hi, int64_t *out, cgnn_err *err) {
     int64_t v = *out;
-    if (cli_flag_int(&GENERATE_CMD, name, &v, err) != 0) return -1;
+    if (cli_flag_int(&GENERATE_CMD, name, lo, hi, &v, err) != 0) return -1;
     if (v < lo || v > hi)
         return err_set(err, CGNN_ERR_INPUT, "--%s: expected an integer in [%lld, %lld], got %lld", name,
                        (long long)lo, (long long)hi, (long long)v);
@@ -65,7 +77,7 @@ static int params_from_flags(generate_params *p, cgnn_err *err) {
 
     int64_t nodes = p->num_nodes, classes = p->num_classes, feat_dim = p->feat_dim;
     int64_t seed = (int64_t)p->seed, threads = p->num_threads;
-    if (flag_int_range("nodes", 2, INT64_MAX, &nodes, err) != 0) return -1;
+    if (flag_int_range("nodes", 2, (int64_t)1 << 40, &nodes, err) != 0) return -1;
     if (flag_int_range("classes", 1, INT_MAX, &classes, err) != 0) return -1;
     if (flag_int_range("feat_dim", 1, INT_MAX, &feat_dim, err) != 0) return -1;
     if (flag_int_range("seed", 0, INT64_MAX, &seed, err) != 0) return -1;
@@ -107,12 +119,35 @@ int cli_cmd_generate(int argc, char **argv) {
     generate_params p;
     if (params_from_flags(&p, &err) != 0) return cli_fail(&err);
 
+    int force = 0;
+    if (cli_flag_bool(&GENERATE_CMD, "force", &force, &err) != 0) return cli_fail(&err);
+    char outdir[4096];
+    size_t olen = strlen(out);
+    while (olen > 1 && out[olen - 1] == '/') olen--;
+    if (olen >= sizeof outdir - 32) {
+        err_set(&err, CGNN_ERR_INPUT, "--out: path too long");
+        return cli_fail(&err);
+    }
+    snprintf(outdir, sizeof outdir, "%.*s", (int)olen, out);
+    int exists = 0;
+    if (cli_out_dir_check("--out", outdir, force, &exists, &err) != 0) return cli_fail(&err);
+    cleanup_stale_tmp(outdir); /* a staging directory of a run that was killed */
+
     double t0 = timer_now();
-    if (generate_dataset(out, &p, &err) != 0) return cli_fail(&err);
+    char staging[4200];
+    snprintf(staging, sizeof staging, "%s.tmp.%ld", outdir, (long)getpid());
+    const int staging_h = cleanup_add(staging, 1);
+    if (generate_dataset(staging, &p, &err) != 0 || cli_out_dir_replace(outdir, staging, exists, &err) != 0) {
+        cleanup_remove_tree(staging);
+        cleanup_forget(staging_h);
+        return cli_fail(&err);
+    }
+    cleanup_forget(staging_h);
+    out = outdir;
     double secs = timer_now() - t0;
 
     /* The edge count comes from the file itself (the header only; nothing is read). */
-    char path[4096];
+    char path[4200];
     long long edges = -1;
     snprintf(path, sizeof path, "%s/edges.npy", out);
     npy_array a;

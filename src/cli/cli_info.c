@@ -1,8 +1,15 @@
-/* cli_info.c — `cgnn info DATASET`: what is in a dataset, checked. */
+/* cli_info.c — `cgnn info DATASET`: what is in a dataset, checked. Also a partitioned graph
+ * (`cgnn info OUT` or the partition JSON: parts, edge cut, balance, the run's time and memory)
+ * and one part of it (its node range and local index). */
+#include <dirent.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "graph/csc.h"
+#include "graph/partbook.h"
 #include "io/dataset.h"
 #include "util/timer.h"
 
@@ -12,10 +19,65 @@ static cli_flag INFO_FLAGS[] = {
 static const cli_command INFO_CMD = {
     "info", "cgnn info DATASET_DIR [--threads N]",
     "Opens and validates a GraphBolt on-disk dataset and prints nodes, edges, in-degree\n"
-    "statistics, features, tasks and split sizes. Builds (and caches) the graph index.",
+    "statistics, features, tasks and split sizes. Builds (and caches) the graph index.\n"
+    "Given the output of cgnn partition (its directory or its JSON), prints the partition:\n"
+    "parts, edge cut, balance, time and peak memory of the run.",
     INFO_FLAGS, 1};
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+void cli_print_partbook(const partbook *pb) {
+    const partbook_stats *s = &pb->stats;
+    printf("partition: %s, %d part%s (%s, seed %lld), id %s\n", pb->graph_name, pb->num_parts,
+           pb->num_parts == 1 ? "" : "s", pb->part_method, (long long)pb->seed, pb->partition_id);
+    printf("  %s\n", pb->json_path);
+    printf("nodes: %lld, edges: %lld, max in-degree: %lld\n", (long long)pb->num_nodes, (long long)pb->num_edges,
+           (long long)pb->max_in_degree);
+    for (int p = 0; p < pb->num_parts; p++) {
+        printf("  part %d: nodes [%lld, %lld) %lld, edges %lld", p, (long long)pb->node_map[p],
+               (long long)pb->node_map[p + 1], (long long)(pb->node_map[p + 1] - pb->node_map[p]),
+               (long long)(pb->edge_map[p + 1] - pb->edge_map[p]));
+        for (int k = 0; s->present && k < s->num_seedsets; k++)
+            printf(", %s/%s %lld", s->seeds[k].task, s->seeds[k].split, (long long)s->seeds[k].per_part[p]);
+        printf("\n");
+    }
+    if (!s->present) return;
+    printf("edge cut: %lld of %lld edges (%.2f%%)\n", (long long)s->edge_cut, (long long)pb->num_edges,
+           100.0 * s->edge_cut_fraction);
+    printf("balance (max/mean): nodes %.3f, edges %.3f", s->node_balance, s->edge_balance);
+    for (int k = 0; k < s->num_seedsets; k++) printf(", %s/%s %.3f", s->seeds[k].task, s->seeds[k].split, s->seeds[k].balance);
+    printf("\n");
+    if (s->metis_sym_adjacency)
+        printf("metis: %lld symmetrised adjacency entries, %lld constraints, objective (undirected cut) %lld\n",
+               (long long)s->metis_sym_adjacency, (long long)s->metis_constraints, (long long)s->metis_objective);
+    if (s->have_run)
+        printf("run: %.2f s (assignment %.2f s, writing %.2f s), peak RSS %.1f MiB (%.1f with the dataset loaded, "
+               "%.1f after the assignment), %d threads\n",
+               s->run_seconds, s->run_seconds_assign, s->run_seconds_write, mib((double)s->run_peak_rss_bytes),
+               mib((double)s->run_peak_rss_loaded), mib((double)s->run_peak_rss_assigned), s->run_threads);
+}
+
+/* 1 if path is the output of cgnn partition: a .json file, or a directory without
+ * metadata.yaml holding a .json file. */
+static int is_partition(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    size_t n = strlen(path);
+    if (!S_ISDIR(st.st_mode)) return n > 5 && strcmp(path + n - 5, ".json") == 0;
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/metadata.yaml", path);
+    if (access(meta, F_OK) == 0) return 0;
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        found = k > 5 && strcmp(e->d_name + k - 5, ".json") == 0;
+    }
+    closedir(d);
+    return found;
+}
 
 int cli_cmd_info(int argc, char **argv) {
     cgnn_err err = {0};
@@ -31,10 +93,28 @@ int cli_cmd_info(int argc, char **argv) {
         return cli_fail(&err);
     }
     int64_t threads = 0;
-    if (cli_flag_int(&INFO_CMD, "threads", &threads, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&INFO_CMD, "threads", 0, 4096, &threads, &err) != 0) return cli_fail(&err);
+    if (is_partition(pos[0])) {
+        partbook pb;
+        if (partbook_read_json(&pb, pos[0], &err) != 0) return cli_fail(&err);
+        cli_print_partbook(&pb);
+        const int rc = partbook_verify(&pb, (int)threads, &err);
+        if (rc == 0)
+            printf("checked: the %d part%s, the global splits and the id maps agree with the JSON\n", pb.num_parts,
+                   pb.num_parts == 1 ? "" : "s");
+        partbook_close(&pb);
+        return rc ? cli_fail(&err) : 0;
+    }
     dataset ds;
     if (dataset_open(&ds, pos[0], &err) != 0) return cli_fail(&err);
     printf("dataset: %s (%s)\n", ds.name[0] ? ds.name : "(unnamed)", ds.dir);
+    const ds_partition *pt = &ds.partition;
+    if (pt->present && pt->part == DS_PARTITION_GLOBAL)
+        printf("partition: the global splits of %d parts (id %s; %s)\n", pt->num_parts, pt->id, pt->graph);
+    else if (pt->present)
+        printf("partition: part %d of %d (id %s; %s), owns nodes [%lld, %lld) (%lld): new ids\n", pt->part,
+               pt->num_parts, pt->id, pt->graph, (long long)pt->node_start, (long long)pt->node_end,
+               (long long)(pt->node_end - pt->node_start));
     for (int t = 0; t < ds.num_node_types; t++)
         printf("nodes: %lld%s%s\n", (long long)ds.node_types[t].num_nodes,
                ds.num_node_types > 1 ? "  type " : "", ds.num_node_types > 1 ? ds.node_types[t].name : "");
@@ -42,7 +122,10 @@ int cli_cmd_info(int argc, char **argv) {
         const ds_edge_type *e = &ds.edge_types[et];
         double t0 = timer_now();
         csc_graph g;
-        if (csc_open_cached(&g, &ds, et, (int)threads, &err) != 0) {
+        /* a part: the index of its own nodes (never cached) */
+        if (pt->present ? csc_build_range(&g, pt->node_start, pt->node_end - pt->node_start,
+                                          ds.node_types[0].num_nodes, &e->edges, (int)threads, &err) != 0
+                        : csc_open_cached(&g, &ds, et, (int)threads, &err) != 0) {
             dataset_close(&ds);
             return cli_fail(&err);
         }
@@ -51,8 +134,8 @@ int cli_cmd_info(int argc, char **argv) {
         csc_degree_summary(&g, &st);
         printf("edges: %lld (%s, %s ids)\n", (long long)e->edges.num_edges, e->path,
                npy_dtype_name(e->edges.id_dtype));
-        printf("in-degree: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without in-edges\n",
-               (long long)st.min, (long long)st.median, st.mean, (long long)st.p99, (long long)st.max,
+        printf("in-degree%s: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without in-edges\n",
+               pt->present ? " (the part's nodes)" : "", (long long)st.min, (long long)st.median, st.mean, (long long)st.p99, (long long)st.max,
                (long long)st.num_isolated);
         printf("graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
                dt, g.index_bytes * 8,

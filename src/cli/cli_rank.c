@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "io/outguard.h"
 #include "train/lp_eval.h"
 #include "train/outputs.h"
 #include "util/timer.h"
@@ -97,7 +98,7 @@ int cli_cmd_rank(int argc, char **argv) {
         return cli_fail(&err);
     }
     int64_t K = 20;
-    if (cli_flag_int(&RANK_CMD, "k", &K, &err) != 0) return cli_fail(&err);
+    if (cli_flag_int(&RANK_CMD, "k", 1, 1 << 20, &K, &err) != 0) return cli_fail(&err);
     if (K < 1 || K > INT_MAX) {
         err_set(&err, CGNN_ERR_INPUT, "--k: expected an integer >= 1, got %lld", (long long)K);
         return cli_fail(&err);
@@ -112,6 +113,14 @@ int cli_cmd_rank(int argc, char **argv) {
 
     dataset ds;
     if (dataset_open(&ds, dir, &err) != 0) return cli_fail(&err);
+    if (ds.partition.present) { /* its seeds are in the partition's new ids, the embeddings in original ids */
+        err_set(&err, CGNN_ERR_INPUT,
+                "--dataset %s: is a part of a partitioned graph (%s), whose node ids are renumbered; rank against "
+                "the original dataset",
+                dir, ds.partition.graph);
+        dataset_close(&ds);
+        return cli_fail(&err);
+    }
     npy_array emb;
     memset(&emb, 0, sizeof emb);
     int64_t *owned[3] = {NULL, NULL, NULL};
@@ -119,6 +128,15 @@ int cli_cmd_rank(int argc, char **argv) {
     const int64_t *rank_pairs, *train_pairs, *excl_pairs = NULL;
     double recall = 0.0, ndcg = 0.0, t0, dt;
     int rc = 0;
+    outguard guard;
+    outguard_init(&guard);
+    if (out) { /* the metrics file is never an input, and one job writes it at a time */
+        outguard_add_dataset(&guard, &ds);
+        outguard_add_input(&guard, emb_path, "the embeddings (--embeddings)");
+        if (outguard_check_file(&guard, out, "rank --out", &err) != 0 ||
+            outguard_lock(&guard, out, "rank --out", "cgnn rank", &err) != 0)
+            goto fail;
+    }
     const ds_task *task = find_lp_task(&ds, cli_flag_str(&RANK_CMD, "task"), &err);
     if (!task) goto fail;
     if (!task->splits[split].present) {
@@ -174,5 +192,6 @@ done:
     for (int i = 0; i < 3; i++) free(owned[i]);
     npy_close(&emb);
     dataset_close(&ds);
+    outguard_free(&guard);
     return rc;
 }

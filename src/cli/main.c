@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/cleanup.h"
 #include "util/err.h"
 
 static const struct {
@@ -15,6 +16,7 @@ static const struct {
     {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification, link prediction)"},
     {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
+    {"partition", cli_cmd_partition, "cut a dataset into parts (METIS or random) in DGL's partition layout"},
     {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings"},
     {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)"},
     {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + gathering), `cgnn bench train` (training step)"},
@@ -46,6 +48,7 @@ static void default_passive_openmp(char **argv) {
 
 int main(int argc, char **argv) {
     default_passive_openmp(argv);
+    cleanup_start(); /* before any thread: SIGINT/SIGTERM/SIGHUP remove partial outputs */
     if (argc < 2) {
         print_usage(stderr);
         return CGNN_ERR_INPUT;

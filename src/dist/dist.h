@@ -17,10 +17,19 @@ typedef struct dist_ctx {
     int rank, size;
     int local_rank, local_size; /* among the ranks on this machine (shared memory) */
     int initialized_here; /* dist_init called MPI_Init (so dist_finalize calls MPI_Finalize) */
+    int thread_multiple;  /* any thread may call MPI (MPI_THREAD_MULTIPLE): dist_rpc may start */
 } dist_ctx;
 
-/* Initialises the world (MPI_Init_thread with FUNNELED if not yet initialised). */
+/* Initialises the world (MPI_Init_thread with FUNNELED if not yet initialised): only the main
+ * thread calls MPI. Same as dist_init_threads(d, argc, argv, 0, NULL). */
 void dist_init(dist_ctx *d, int *argc, char ***argv);
+/* Initialises the world; with multiple != 0 asks for MPI_THREAD_MULTIPLE, which dist_rpc (a
+ * service thread and client threads calling MPI beside the main thread) needs. Returns 0; or,
+ * when multiple was asked and the MPI library (or whoever initialised MPI before us) does not
+ * provide it, -1 with *err naming the level it got (MPI is then initialised: call
+ * dist_finalize). A world of one (serial build, or no launcher) always succeeds: no thread
+ * calls MPI there. Collectives (everything below) stay on the main thread either way. */
+int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err);
 void dist_finalize(dist_ctx *d);
 
 /* In-place sum over ranks of n floats / doubles / int64s. */
@@ -50,6 +59,17 @@ int64_t dist_allgather_counts(const dist_ctx *d, int64_t n_mine, int64_t *counts
 void dist_allgatherv_f32(const dist_ctx *d, const float *send, float *recv, const int64_t *counts);
 void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, const int64_t *counts);
 
+/* Personalised exchange: send_counts[r] = rows this rank sends to rank r; on return
+ * recv_counts[r] = rows rank r sends to this one (MPI_Alltoall of the counts). */
+void dist_alltoall_counts(const dist_ctx *d, const int64_t *send_counts, int64_t *recv_counts);
+/* Every rank sends send_counts[r] rows of row_bytes bytes to rank r (the rows for rank r
+ * contiguous in send, ranks in order) and receives, into recv in source-rank order,
+ * recv_counts[r] rows from rank r (from dist_alltoall_counts; recv holds their total). Rows are
+ * moved as one derived datatype, so a row count per rank below 2^31 suffices. A world of one
+ * copies. */
+void dist_alltoallv_rows(const dist_ctx *d, const void *send, const int64_t *send_counts, void *recv,
+                         const int64_t *recv_counts, size_t row_bytes);
+
 /* Collective error check: every rank passes whether it failed and its message. Returns the
  * number of failed ranks (the same on every rank). On rank 0, `report` (cap bytes) receives
  * "rank R: MESSAGE" lines of the failed ranks (the first failure's code in *code). */
@@ -60,6 +80,13 @@ int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *ms
  * any did, every rank returns 1, rank 0's *err holds each failed rank's "rank R: MESSAGE" lines
  * (with the first failure's code), and a rank that did not fail gets "another rank failed". */
 int dist_phase_failed(const dist_ctx *d, int failed, cgnn_err *err);
+
+/* Start-of-job agreement check: every rank passes the same n named values (its config, dataset
+ * and model shape). If any value differs between ranks, every rank returns -1 with *err
+ * (CGNN_ERR_INPUT) naming the first differing field, and the ranks and values on both sides
+ * ("trainerArgs.hidden_dim: rank 0 has 256, rank 1 has 128"); otherwise 0. Run it before any
+ * collective whose size depends on these values. */
+int dist_check_agreement(const dist_ctx *d, const char *const *names, const int64_t *vals, int n, cgnn_err *err);
 
 /* Ends the whole job now with exit status code (MPI_Abort; exit() when serial). */
 _Noreturn void dist_abort(const dist_ctx *d, int code);

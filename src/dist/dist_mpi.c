@@ -11,22 +11,37 @@ static int launched_by_mpi(void) {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE") || getenv("PMI_RANK");
 }
 
-void dist_init(dist_ctx *d, int *argc, char ***argv) {
+static const char *thread_level_name(int level) {
+    return level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+           : level == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                                            : "an unknown thread level";
+}
+
+void dist_init(dist_ctx *d, int *argc, char ***argv) { (void)dist_init_threads(d, argc, argv, 0, NULL); }
+
+int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err) {
     int inited = 0;
     MPI_Initialized(&inited);
     d->initialized_here = 0;
+    d->thread_multiple = 0;
     if (!inited && !launched_by_mpi()) {
         /* plain `cgnn train`: a world of one, without starting MPI at all (no singleton
          * runtime, no MPI threads; every dist_* call short-circuits on size == 1) */
         d->rank = d->local_rank = 0;
         d->size = d->local_size = 1;
-        return;
+        d->thread_multiple = 1; /* no thread ever calls MPI: any thread may "call" */
+        return 0;
     }
+    int provided = MPI_THREAD_SINGLE;
     if (!inited) {
-        int provided;
-        MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Init_thread(argc, argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, &provided);
         d->initialized_here = 1;
+    } else {
+        MPI_Query_thread(&provided);
     }
+    d->thread_multiple = provided >= MPI_THREAD_MULTIPLE;
     MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
     MPI_Comm local;
@@ -36,6 +51,13 @@ void dist_init(dist_ctx *d, int *argc, char ***argv) {
     MPI_Comm_free(&local);
     /* errors are handled by cgnn (collective checks), not by MPI's default abort */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    if (multiple && !d->thread_multiple)
+        return err_set(err, CGNN_ERR_RUNTIME,
+                       "the MPI library gives %s, but serving remote requests (dist_rpc) needs "
+                       "MPI_THREAD_MULTIPLE: use an OpenMPI built with thread support (ompi_info | grep "
+                       "'MPI_THREAD_MULTIPLE: yes')",
+                       thread_level_name(provided));
+    return 0;
 }
 
 void dist_finalize(dist_ctx *d) {
@@ -189,4 +211,44 @@ void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, 
         return;
     }
     allgatherv_chunked(d, send, recv, counts, MPI_INT64_T, sizeof(int64_t));
+}
+
+void dist_alltoall_counts(const dist_ctx *d, const int64_t *send_counts, int64_t *recv_counts) {
+    if (d->size == 1) {
+        recv_counts[0] = send_counts[0];
+        return;
+    }
+    MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, MPI_COMM_WORLD);
+}
+
+void dist_alltoallv_rows(const dist_ctx *d, const void *send, const int64_t *send_counts, void *recv,
+                         const int64_t *recv_counts, size_t row_bytes) {
+    const int P = d->size;
+    if (P == 1) {
+        memcpy(recv, send, (size_t)send_counts[0] * row_bytes);
+        return;
+    }
+    CGNN_CHECK(row_bytes > 0 && row_bytes <= INT32_MAX);
+    MPI_Datatype row;
+    MPI_Type_contiguous((int)row_bytes, MPI_BYTE, &row);
+    MPI_Type_commit(&row);
+    int *sc = malloc(4 * (size_t)P * sizeof(int));
+    CGNN_CHECK(sc != NULL);
+    int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
+    int64_t so = 0, ro = 0;
+    for (int r = 0; r < P; r++) {
+        /* displacements count rows: the totals of one step (a batch's rows) stay far below 2^31 */
+        CGNN_CHECK(send_counts[r] >= 0 && recv_counts[r] >= 0 && so + send_counts[r] <= INT32_MAX &&
+                   ro + recv_counts[r] <= INT32_MAX);
+        sc[r] = (int)send_counts[r];
+        sd[r] = (int)so;
+        rc[r] = (int)recv_counts[r];
+        rd[r] = (int)ro;
+        so += send_counts[r];
+        ro += recv_counts[r];
+    }
+    static char none[1]; /* a valid address for empty buffers */
+    MPI_Alltoallv(so > 0 ? send : none, sc, sd, row, ro > 0 ? recv : none, rc, rd, row, MPI_COMM_WORLD);
+    MPI_Type_free(&row);
+    free(sc);
 }

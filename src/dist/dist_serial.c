@@ -5,14 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-void dist_init(dist_ctx *d, int *argc, char ***argv) {
-    (void)argc;
-    (void)argv;
+void dist_init(dist_ctx *d, int *argc, char ***argv) { (void)dist_init_threads(d, argc, argv, 0, NULL); }
+int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err) {
+    (void)argc, (void)argv, (void)multiple, (void)err;
     d->rank = 0;
     d->size = 1;
     d->local_rank = 0;
     d->local_size = 1;
     d->initialized_here = 0;
+    d->thread_multiple = 1; /* no MPI: a world of one, any thread may call */
+    return 0;
 }
 void dist_finalize(dist_ctx *d) { (void)d; }
 void dist_allreduce_sum_f32(const dist_ctx *d, float *buf, size_t n) { (void)d, (void)buf, (void)n; }
@@ -51,4 +53,16 @@ void dist_allgatherv_f32(const dist_ctx *d, const float *send, float *recv, cons
 void dist_allgatherv_i64(const dist_ctx *d, const int64_t *send, int64_t *recv, const int64_t *counts) {
     (void)d;
     memcpy(recv, send, (size_t)counts[0] * sizeof(int64_t));
+}
+
+void dist_alltoall_counts(const dist_ctx *d, const int64_t *send_counts, int64_t *recv_counts) {
+    (void)d;
+    recv_counts[0] = send_counts[0];
+}
+
+void dist_alltoallv_rows(const dist_ctx *d, const void *send, const int64_t *send_counts, void *recv,
+                         const int64_t *recv_counts, size_t row_bytes) {
+    (void)d;
+    (void)recv_counts;
+    if (send_counts[0] > 0) memcpy(recv, send, (size_t)send_counts[0] * row_bytes);
 }

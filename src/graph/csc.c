@@ -22,24 +22,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
+#include "util/checked.h"
+#include "util/crc.h"
+#include "util/cleanup.h"
 #include "util/log.h"
 
 static inline int64_t edge_id(const void *ids, npy_dtype dt, int64_t i) {
     return dt == NPY_DTYPE_INT32 ? (int64_t)((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
 }
 
-static int alloc_arrays(csc_graph *g, int64_t num_nodes, int64_t num_edges, cgnn_err *err) {
+/* Allocates the arrays of an index of num_dst rows over source ids [0, num_src). */
+static int alloc_arrays(csc_graph *g, int64_t first_node, int64_t num_dst, int64_t num_src, int64_t num_edges,
+                        cgnn_err *err) {
     memset(g, 0, sizeof *g);
-    g->num_nodes = num_nodes;
+    g->num_nodes = num_dst;
     g->num_edges = num_edges;
-    g->index_bytes = num_nodes <= INT32_MAX ? 4 : 8;
-    g->owned_indptr = malloc((size_t)(num_nodes + 1) * sizeof(int64_t));
+    g->first_node = first_node;
+    g->num_src_nodes = num_src;
+    g->index_bytes = num_src <= INT32_MAX ? 4 : 8;
+    g->owned_indptr = malloc((size_t)(num_dst + 1) * sizeof(int64_t));
     g->owned_indices = malloc((size_t)(num_edges ? num_edges : 1) * (size_t)g->index_bytes);
     if (!g->owned_indptr || !g->owned_indices) {
         csc_free(g);
         return err_set(err, CGNN_ERR_RUNTIME,
                        "out of memory building the graph index (%lld nodes, %lld edges)",
-                       (long long)num_nodes, (long long)num_edges);
+                       (long long)num_dst, (long long)num_edges);
     }
     g->indptr = g->owned_indptr;
     g->indices = g->owned_indices;
@@ -48,7 +56,7 @@ static int alloc_arrays(csc_graph *g, int64_t num_nodes, int64_t num_edges, cgnn
 
 int csc_build_ref(csc_graph *g, int64_t num_nodes, const ds_edges *edges, cgnn_err *err) {
     const int64_t E = edges->num_edges;
-    if (alloc_arrays(g, num_nodes, E, err) != 0) return -1;
+    if (alloc_arrays(g, 0, num_nodes, num_nodes, E, err) != 0) return -1;
     int64_t *indptr = g->owned_indptr;
     memset(indptr, 0, (size_t)(num_nodes + 1) * sizeof(int64_t));
     for (int64_t e = 0; e < E; e++) indptr[edge_id(edges->dst, edges->id_dtype, e) + 1]++;
@@ -66,9 +74,11 @@ int csc_build_ref(csc_graph *g, int64_t num_nodes, const ds_edges *edges, cgnn_e
     return 0;
 }
 
-int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthreads, cgnn_err *err) {
-    const int64_t E = edges->num_edges, N = num_nodes;
-    if (alloc_arrays(g, N, E, err) != 0) return -1;
+/* The counting sort of rows [first, first + N) (see the top of the file); ids already checked. */
+static int build(csc_graph *g, int64_t first, int64_t N, int64_t num_src, const ds_edges *edges, int nthreads,
+                 cgnn_err *err) {
+    const int64_t E = edges->num_edges;
+    if (alloc_arrays(g, first, N, num_src, E, err) != 0) return -1;
     int T = nthreads > 0 ? nthreads : omp_get_max_threads();
     const double hist_cap = (double)(E * 8 > (256LL << 20) ? E * 8 : (256LL << 20));
     while (T > 1 && (double)T * (double)N * 8.0 > hist_cap) T--;
@@ -91,10 +101,10 @@ int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthrea
         int64_t *h = hist + (size_t)t * (size_t)N;
         if (dt == NPY_DTYPE_INT32) {
             const int32_t *d32 = dst;
-            for (int64_t e = lo; e < hi; e++) h[d32[e]]++;
+            for (int64_t e = lo; e < hi; e++) h[d32[e] - first]++;
         } else {
             const int64_t *d64 = dst;
-            for (int64_t e = lo; e < hi; e++) h[d64[e]]++;
+            for (int64_t e = lo; e < hi; e++) h[d64[e] - first]++;
         }
 #pragma omp barrier
         /* degrees, per node over threads */
@@ -121,7 +131,7 @@ int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthrea
         }
         /* implicit barrier at the end of omp for */
         for (int64_t e = lo; e < hi; e++) {
-            int64_t s = edge_id(src, dt, e), d = edge_id(dst, dt, e);
+            int64_t s = edge_id(src, dt, e), d = edge_id(dst, dt, e) - first;
             int64_t p = h[d]++;
             if (wide) ((int64_t *)indices)[p] = s;
             else ((int32_t *)indices)[p] = (int32_t)s;
@@ -129,6 +139,41 @@ int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthrea
     }
     free(hist);
     return 0;
+}
+
+int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthreads, cgnn_err *err) {
+    return build(g, 0, num_nodes, num_nodes, edges, nthreads, err);
+}
+
+/* Index of the first edge whose dst is outside [lo, hi) or whose src is outside [0, ns), or e. */
+#define FIRST_OUTSIDE(T)                                                                       \
+    static int64_t first_outside_##T(const T *src, const T *dst, int64_t e, int64_t lo, int64_t hi, \
+                                     int64_t ns) {                                             \
+        int64_t first = e;                                                                     \
+        _Pragma("omp parallel for schedule(static) reduction(min : first)")                    \
+        for (int64_t i = 0; i < e; i++)                                                        \
+            if ((dst[i] < lo || dst[i] >= hi || src[i] < 0 || src[i] >= ns) && i < first) first = i; \
+        return first;                                                                          \
+    }
+FIRST_OUTSIDE(int32_t)
+FIRST_OUTSIDE(int64_t)
+
+int csc_build_range(csc_graph *g, int64_t first_node, int64_t num_dst, int64_t num_src, const ds_edges *edges,
+                    int nthreads, cgnn_err *err) {
+    memset(g, 0, sizeof *g);
+    CGNN_CHECK(first_node >= 0 && num_dst >= 0 && num_src >= 0);
+    const int64_t E = edges->num_edges, hi = first_node + num_dst;
+    const int64_t bad = edges->id_dtype == NPY_DTYPE_INT32
+                            ? first_outside_int32_t(edges->src, edges->dst, E, first_node, hi, num_src)
+                            : first_outside_int64_t(edges->src, edges->dst, E, first_node, hi, num_src);
+    if (bad < E)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "edge %lld (%lld -> %lld) is outside the index's range: destinations [%lld, %lld), sources "
+                       "[0, %lld)",
+                       (long long)bad, (long long)edge_id(edges->src, edges->id_dtype, bad),
+                       (long long)edge_id(edges->dst, edges->id_dtype, bad), (long long)first_node, (long long)hi,
+                       (long long)num_src);
+    return build(g, first_node, num_dst, num_src, edges, nthreads, err);
 }
 
 void csc_free(csc_graph *g) {
@@ -141,8 +186,14 @@ void csc_free(csc_graph *g) {
 
 /* ---- cache ------------------------------------------------------------------ */
 
+/* The cache is tied to the edge list's content, not to the file's metadata: the header holds
+ * CRC-32s of the src and dst id arrays as loaded (zlib's crc32, computed in parallel chunks and
+ * joined with crc32_combine, so the value does not depend on the threads), and a CRC-32 of the
+ * cache body. Loading recomputes all three and also checks the structure (indptr starts at 0,
+ * never decreases, ends at E; every id is in [0, N)), so a stale, truncated, corrupted or
+ * crafted cache is rebuilt with a log line, never used. */
 #define CSC_CACHE_MAGIC "CGNNCSC\x01"
-#define CSC_CACHE_VERSION 1u
+#define CSC_CACHE_VERSION 2u
 #define CSC_HEADER_BYTES 4096 /* keeps indptr page-aligned in the mapping */
 
 typedef struct csc_cache_header {
@@ -150,65 +201,102 @@ typedef struct csc_cache_header {
     uint32_t version;
     uint32_t index_bytes;
     int64_t num_nodes, num_edges;
-    /* fingerprint of the source edge file */
-    int64_t src_size, src_mtime_sec, src_mtime_nsec;
-    uint32_t src_id_dtype, reserved;
-    char src_path[3072];
+    uint32_t src_id_dtype;      /* dtype of the edge ids the index was built from */
+    uint32_t edges_src_crc;     /* CRC-32 of the src ids (E ids of src_id_dtype) */
+    uint32_t edges_dst_crc;     /* CRC-32 of the dst ids */
+    uint32_t body_crc;          /* CRC-32 of indptr then indices, as stored after the header */
 } csc_cache_header;
 _Static_assert(sizeof(csc_cache_header) <= CSC_HEADER_BYTES, "cache header");
 
-static int fingerprint(csc_cache_header *h, const dataset *ds, int etype, const csc_graph *g_or_null,
-                       cgnn_err *err) {
+static void fingerprint(csc_cache_header *h, const dataset *ds, int etype) {
     const ds_edge_type *et = &ds->edge_types[etype];
-    struct stat st;
-    if (stat(et->path, &st) != 0)
-        return err_set(err, CGNN_ERR_INPUT, "%s: cannot stat: %s", et->path, strerror(errno));
+    const size_t id_bytes = npy_dtype_size(et->edges.id_dtype) * (size_t)et->edges.num_edges;
     memset(h, 0, sizeof *h);
     memcpy(h->magic, CSC_CACHE_MAGIC, 8);
     h->version = CSC_CACHE_VERSION;
     h->num_nodes = ds->node_types[et->dst_type].num_nodes;
     h->num_edges = et->edges.num_edges;
     h->index_bytes = h->num_nodes <= INT32_MAX ? 4 : 8;
-    h->src_size = (int64_t)st.st_size;
-    h->src_mtime_sec = (int64_t)st.st_mtim.tv_sec;
-    h->src_mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
     h->src_id_dtype = (uint32_t)et->edges.id_dtype;
-    char *abs = realpath(et->path, NULL);
-    snprintf(h->src_path, sizeof h->src_path, "%.3000s", abs ? abs : et->path);
-    free(abs);
-    (void)g_or_null;
-    return 0;
+    h->edges_src_crc = crc_parallel(0, et->edges.src, id_bytes);
+    h->edges_dst_crc = crc_parallel(0, et->edges.dst, id_bytes);
+}
+
+static uint32_t body_crc(const csc_graph *g) {
+    uint32_t c = crc_parallel(0, g->indptr, (size_t)(g->num_nodes + 1) * 8);
+    return crc_parallel(c, g->indices, (size_t)g->num_edges * (size_t)g->index_bytes);
 }
 
 static void cache_path(char *out, size_t cap, const dataset *ds, int etype) {
     snprintf(out, cap, "%s/preprocessed/csc-%d.bin", ds->dir, etype);
 }
 
-/* Maps the cache file if it exists and matches `want`; returns 1 if loaded, 0 if not. */
+/* NULL if g is a well-formed index of N nodes and E edges, else what is wrong. */
+static const char *check_structure(const csc_graph *g) {
+    const int64_t N = g->num_nodes, E = g->num_edges;
+    const int64_t *ip = g->indptr;
+    if (ip[0] != 0 || ip[N] != E) return "offsets do not run from 0 to the edge count";
+    int64_t bad_off = 0, bad_id = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad_off)
+    for (int64_t v = 0; v < N; v++) bad_off += ip[v + 1] < ip[v];
+    if (bad_off) return "offsets decrease";
+    if (g->index_bytes == 4) {
+        const int32_t *ix = g->indices;
+#pragma omp parallel for schedule(static) reduction(+ : bad_id)
+        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= N;
+    } else {
+        const int64_t *ix = g->indices;
+#pragma omp parallel for schedule(static) reduction(+ : bad_id)
+        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= N;
+    }
+    return bad_id ? "node ids out of range" : NULL;
+}
+
+/* Maps the cache file if it exists, matches `want` and passes every check; returns 1 if loaded,
+ * 0 if not (a log line says why when a cache file was there but not used). */
 static int try_load_cache(csc_graph *g, const char *path, const csc_cache_header *want) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
     struct stat st;
-    csc_cache_header h;
-    int ok = fstat(fd, &st) == 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-             memcmp(&h, want, sizeof h) == 0;
-    size_t need = CSC_HEADER_BYTES + (size_t)(want->num_nodes + 1) * 8 +
-                  (size_t)want->num_edges * want->index_bytes;
-    if (!ok || (size_t)st.st_size != need) {
-        close(fd);
+    int fd = file_open_regular(path, &st, NULL);
+    if (fd < 0) {
+        if (errno != ENOENT && access(path, F_OK) == 0) log_info("%s: not a regular file; rebuilding the graph index", path);
         return 0;
     }
-    void *base = mmap(NULL, need, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+    csc_cache_header h;
+    const char *why = NULL;
+    size_t need = 0;
+    if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) why = "truncated header";
+    else if (memcmp(h.magic, want->magic, 8) != 0 || h.version != want->version) why = "another format version";
+    else if (h.num_nodes != want->num_nodes || h.num_edges != want->num_edges || h.index_bytes != want->index_bytes ||
+             h.src_id_dtype != want->src_id_dtype || h.edges_src_crc != want->edges_src_crc ||
+             h.edges_dst_crc != want->edges_dst_crc)
+        why = "built from another edge list (the edge file changed)";
+    else if (ck_mul3_size(want->num_nodes + 1, 8, 1, &need) != 0 ||
+             ck_add_size(need, (size_t)want->num_edges * want->index_bytes, &need) != 0 ||
+             ck_add_size(need, CSC_HEADER_BYTES, &need) != 0 || (size_t)st.st_size != need)
+        why = "wrong size";
+    void *base = MAP_FAILED;
+    if (!why && (base = mmap(NULL, need, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0)) == MAP_FAILED) why = "cannot map";
     close(fd);
-    if (base == MAP_FAILED) return 0;
-    memset(g, 0, sizeof *g);
-    g->num_nodes = want->num_nodes;
-    g->num_edges = want->num_edges;
-    g->index_bytes = (int)want->index_bytes;
-    g->map_base = base;
-    g->map_len = need;
-    g->indptr = (const int64_t *)((const char *)base + CSC_HEADER_BYTES);
-    g->indices = (const char *)base + CSC_HEADER_BYTES + (size_t)(want->num_nodes + 1) * 8;
+    if (!why) {
+        memset(g, 0, sizeof *g);
+        g->num_nodes = want->num_nodes;
+        g->num_edges = want->num_edges;
+        g->num_src_nodes = want->num_nodes;
+        g->index_bytes = (int)want->index_bytes;
+        g->map_base = base;
+        g->map_len = need;
+        g->indptr = (const int64_t *)((const char *)base + CSC_HEADER_BYTES);
+        g->indices = (const char *)base + CSC_HEADER_BYTES + (size_t)(want->num_nodes + 1) * 8;
+        if ((why = check_structure(g)) == NULL && body_crc(g) != h.body_crc) why = "checksum mismatch (corrupted)";
+        if (why) {
+            munmap(base, need);
+            memset(g, 0, sizeof *g);
+        }
+    }
+    if (why) {
+        log_info("%s: cached graph index not used (%s); rebuilding it", path, why);
+        return 0;
+    }
     g->from_cache = 1;
     return 1;
 }
@@ -236,14 +324,17 @@ static void write_cache(const char *path, const csc_cache_header *h, const csc_g
         log_info("note: not caching the graph index (%s: %s)", pre, strerror(errno));
         return;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    const int cleanup_h = cleanup_tmp_path(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
+        cleanup_forget(cleanup_h);
         log_info("note: not caching the graph index (%s: %s)", tmp, strerror(errno));
         return;
     }
     char *hdr = cgnn_calloc(1, CSC_HEADER_BYTES);
-    memcpy(hdr, h, sizeof *h);
+    csc_cache_header full = *h;
+    full.body_crc = body_crc(g);
+    memcpy(hdr, &full, sizeof full);
     int rc = write_all(fd, hdr, CSC_HEADER_BYTES);
     free(hdr);
     if (rc == 0) rc = write_all(fd, g->indptr, (size_t)(g->num_nodes + 1) * 8);
@@ -253,17 +344,30 @@ static void write_cache(const char *path, const csc_cache_header *h, const csc_g
         log_info("note: not caching the graph index (%s: %s)", path, strerror(errno));
         unlink(tmp);
     }
+    cleanup_forget(cleanup_h);
 }
 
 int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cgnn_err *err) {
     CGNN_CHECK(etype >= 0 && etype < ds->num_edge_types);
+    memset(g, 0, sizeof *g);
+    if (ds->partition.present)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: is %s of a partitioned graph (%s): its node ids and features are not those of a whole "
+                       "graph; name the partition (%s) instead, or use the original dataset",
+                       ds->dir, ds->partition.part < 0 ? "the global splits" : "one part", ds->partition.graph,
+                       ds->partition.graph);
     csc_cache_header want;
-    if (fingerprint(&want, ds, etype, NULL, err) != 0) return -1;
+    fingerprint(&want, ds, etype);
     char path[4200];
     cache_path(path, sizeof path, ds, etype);
-    if (try_load_cache(g, path, &want)) return 0;
+    const uint64_t crc = (uint64_t)want.edges_src_crc << 32 | want.edges_dst_crc;
+    if (try_load_cache(g, path, &want)) {
+        g->edges_crc = crc;
+        return 0;
+    }
     const ds_edge_type *et = &ds->edge_types[etype];
     if (csc_build(g, want.num_nodes, &et->edges, nthreads, err) != 0) return -1;
+    g->edges_crc = crc;
     write_cache(path, &want, g, ds->dir);
     return 0;
 }

@@ -6,11 +6,15 @@
  * sampler's random reads), 64-bit otherwise.
  *
  * csc_build builds it from an edge list in O(E) with a parallel counting sort that is stable
- * (the result is identical for any thread count). csc_open_cached reuses the index cached under
- * DATASET/preprocessed/ when the edge file is unchanged (same path, size, mtime and format
- * version), else builds it and writes the cache atomically (skipped with a note when the
- * dataset directory is read-only). A cached index is memory-mapped, shared by every process
- * on the machine.
+ * (the result is identical for any thread count). csc_build_range builds the index of a range
+ * of destinations only (one part of a partitioned graph, graph/partbook.h): row i holds the
+ * in-neighbours of node first_node + i, and the neighbour ids stay global.
+ * csc_open_cached reuses the index cached under DATASET/preprocessed/ when it was built from
+ * the same edge list (CRC-32s of the loaded src and dst ids, not the file's size or mtime) and
+ * passes its checks (structure: offsets from 0 to E, never decreasing, ids in range; a CRC-32
+ * of the body), else builds it and writes the cache atomically (skipped with a note when the
+ * dataset directory is read-only); a cache that fails a check is rebuilt with a log line,
+ * never used. A cached index is memory-mapped, shared by every process on the machine.
  */
 #ifndef CGNN_CSC_H
 #define CGNN_CSC_H
@@ -21,9 +25,11 @@
 #include "util/err.h"
 
 typedef struct csc_graph {
-    int64_t num_nodes;      /* N destination (and source) nodes */
+    int64_t num_nodes;      /* N destination rows (for a whole graph: its N nodes) */
     int64_t num_edges;      /* E */
-    int index_bytes;        /* 4 (int32 ids) or 8 (int64 ids) */
+    int64_t first_node;     /* row i is node first_node + i; 0 for a whole graph */
+    int64_t num_src_nodes;  /* source ids are in [0, num_src_nodes); = num_nodes for a whole graph */
+    int index_bytes;        /* 4 (int32 ids) or 8 (int64 ids), from num_src_nodes */
     const int64_t *indptr;  /* (N + 1) */
     const void *indices;    /* (E) source ids, int32 or int64 per index_bytes */
     /* ownership: either a mapping of the cache file or two malloc'd arrays */
@@ -32,6 +38,8 @@ typedef struct csc_graph {
     int64_t *owned_indptr;
     void *owned_indices;
     int from_cache;         /* 1 if loaded from the preprocessed cache */
+    uint64_t edges_crc;     /* CRC-32s of the src and dst ids it was built from (src << 32 | dst);
+                               set by csc_open_cached: an identity of the edge list's content */
 } csc_graph;
 
 /* Builds the index of `edges` over num_nodes nodes (ids already validated in range).
@@ -39,14 +47,25 @@ typedef struct csc_graph {
  * The caller owns *g (csc_free). */
 int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthreads, cgnn_err *err);
 
+/* Builds the index of the destinations [first_node, first_node + num_dst) from `edges`, every
+ * one of which must have its dst in that range and its src in [0, num_src) (else -1 with *err,
+ * CGNN_ERR_INPUT, naming the first edge that does not): row i = the in-edges of node
+ * first_node + i, sources as global ids, in edge-list order (stable, like csc_build; the same
+ * output for any nthreads). g->num_nodes = num_dst, g->first_node = first_node,
+ * g->num_src_nodes = num_src. Never cached. The caller owns *g (csc_free). */
+int csc_build_range(csc_graph *g, int64_t first_node, int64_t num_dst, int64_t num_src, const ds_edges *edges,
+                    int nthreads, cgnn_err *err);
+
 /* Opens the index for edge type `etype` of ds: from DATASET/preprocessed/csc-<etype>.bin when
- * it is current, else built (and cached when the directory is writable). */
+ * it is current, else built (and cached when the directory is writable). A part of a
+ * partitioned graph (ds->partition.present) is refused with CGNN_ERR_INPUT: its features and
+ * ids are not those of a whole graph; open it with partbook_open (graph/partbook.h). */
 int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cgnn_err *err);
 
 /* Releases *g; NULL-safe and safe on a zeroed graph. */
 void csc_free(csc_graph *g);
 
-/* In-degree of v. */
+/* In-degree of row v (node first_node + v). */
 static inline int64_t csc_degree(const csc_graph *g, int64_t v) { return g->indptr[v + 1] - g->indptr[v]; }
 
 /* The i-th in-neighbour id (absolute position i in indices). */

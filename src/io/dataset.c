@@ -13,10 +13,14 @@
 #include "io/dataset.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/file.h"
 
 #include "io/yamldoc.h"
 #include "util/log.h"
@@ -123,17 +127,23 @@ static int get_format(const yamldoc *doc, const yamldoc_node *map, int allow_csv
                    doc->file, v->path, v->line, fmt, allow_csv ? "numpy or csv" : "numpy");
 }
 
-/* Resolves map.path against the dataset directory into out[cap]. */
-static int get_path(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, char *out,
-                    size_t cap, cgnn_err *err) {
+/* Resolves map[key] (a path) against the dataset directory into out[cap]. */
+static int get_path_key(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, const char *key, char *out,
+                        size_t cap, cgnn_err *err) {
     const char *p = NULL;
-    if (yamldoc_get_string(doc, map, "path", 1, &p, err) != 0) return -1;
-    const yamldoc_node *v = yamldoc_get(map, "path");
+    if (yamldoc_get_string(doc, map, key, 1, &p, err) != 0) return -1;
+    const yamldoc_node *v = yamldoc_get(map, key);
     if (!*p) return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): empty path", doc->file, v->path, v->line);
     int n = p[0] == '/' ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", ds->dir, p);
     if (n < 0 || (size_t)n >= cap)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): path too long", doc->file, v->path, v->line);
     return 0;
+}
+
+/* Resolves map.path against the dataset directory into out[cap]. */
+static int get_path(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, char *out,
+                    size_t cap, cgnn_err *err) {
+    return get_path_key(ds, doc, map, "path", out, cap, err);
 }
 
 /* Opens the .npy named by map.path (either memory order); on failure the file's message gets
@@ -258,10 +268,13 @@ static int csv_int(const char **p, int64_t *out) {
 /* Reads headerless "src,dst" lines into an owned int64 (2, E) buffer, checking ids as it goes
  * (so a bad id is reported with its line). */
 static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta, cgnn_err *err) {
-    FILE *f = fopen(et->path, "r");
-    if (!f)
-        return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s (graph.edges[0].path in %s)",
-                       et->path, strerror(errno), meta);
+    int fd = file_open_regular(et->path, NULL, err);
+    if (fd < 0) return err_append(err, " (graph.edges[0].path in %s)", meta);
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot open: %s", et->path, strerror(errno));
+    }
     int64_t *src = NULL, *dst = NULL, n = 0, cap = 0, lineno = 0;
     char *line = NULL;
     size_t line_cap = 0;
@@ -312,8 +325,11 @@ static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta,
         dst[n] = ids[1];
         n++;
     }
-    if (!rc && ferror(f))
-        rc = err_set(err, CGNN_ERR_INPUT, "%s: read error: %s", et->path, strerror(errno));
+    /* getline returns -1 at the end of the file but also when it cannot grow its buffer: only
+     * the end of the file ends the edge list */
+    if (!rc && (ferror(f) || !feof(f)))
+        rc = err_set(err, errno == ENOMEM ? CGNN_ERR_RUNTIME : CGNN_ERR_INPUT, "%s:%lld: read error: %s", et->path,
+                     (long long)lineno + 1, strerror(errno ? errno : EIO));
     fclose(f);
     free(line);
     if (!rc) {
@@ -395,7 +411,133 @@ static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     return check_edge_ids(et, num_nodes, err);
 }
 
+/* ---- partition -------------------------------------------------------------- */
+
+/* Index of the first edge whose dst is outside [lo, hi), or e if none (min-reduction: the
+ * answer does not depend on the threads). */
+#define FIRST_DST_OUTSIDE(T)                                                                   \
+    static int64_t first_dst_outside_##T(const T *dst, int64_t e, int64_t lo, int64_t hi) {    \
+        int64_t first = e;                                                                     \
+        _Pragma("omp parallel for schedule(static) reduction(min : first)")                    \
+        for (int64_t i = 0; i < e; i++)                                                        \
+            if ((dst[i] < lo || dst[i] >= hi) && i < first) first = i;                         \
+        return first;                                                                          \
+    }
+FIRST_DST_OUTSIDE(int32_t)
+FIRST_DST_OUTSIDE(int64_t)
+
+/* The optional top-level `partition:` key (see dataset.h): checked field by field, then every
+ * edge's dst must be an owned node (a part holds the in-edges of its nodes). */
+static int load_partition(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    static const char *const KEYS[] = {"id", "part", "num_parts", "node_start", "node_end", "graph", NULL};
+    const yamldoc_node *m = NULL;
+    if (get_child(doc, doc->root, "partition", YAMLDOC_MAPPING, 0, &m, err) != 0) return -1;
+    if (!m) return 0;
+    if (yamldoc_check_keys(doc, m, KEYS, err) != 0) return -1;
+    ds_partition *pt = &ds->partition;
+    const int64_t n = ds->node_types[0].num_nodes;
+
+    const char *id = NULL;
+    if (yamldoc_get_string(doc, m, "id", 1, &id, err) != 0) return -1;
+    const yamldoc_node *v = yamldoc_get(m, "id");
+    size_t idlen = strlen(id);
+    int hex = idlen > 0 && idlen < DS_PARTITION_ID_MAX;
+    for (size_t i = 0; hex && i < idlen; i++) hex = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!hex)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): expected 1 to %d lowercase hex digits, got '%.80s'",
+                       doc->file, v->path, v->line, DS_PARTITION_ID_MAX - 1, id);
+    memcpy(pt->id, id, idlen + 1);
+
+    int64_t num_parts = 0, start = 0, end = 0, part = 0;
+    if (yamldoc_get_int(doc, m, "num_parts", 1, &num_parts, err) != 0) return -1;
+    v = yamldoc_get(m, "num_parts");
+    if (num_parts < 1 || num_parts > DS_PARTITION_MAX_PARTS)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): must be in [1, %d], got %lld", doc->file, v->path,
+                       v->line, DS_PARTITION_MAX_PARTS, (long long)num_parts);
+    v = yamldoc_get(m, "part");
+    if (v && v->kind == YAMLDOC_SCALAR && strcmp(v->scalar, "global") == 0) {
+        part = DS_PARTITION_GLOBAL;
+    } else {
+        if (yamldoc_get_int(doc, m, "part", 1, &part, err) != 0) return -1;
+        v = yamldoc_get(m, "part");
+        if (part < 0 || part >= num_parts)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): part %lld out of range [0, %lld) (num_parts)",
+                           doc->file, v->path, v->line, (long long)part, (long long)num_parts);
+    }
+    if (yamldoc_get_int(doc, m, "node_start", 1, &start, err) != 0) return -1;
+    if (yamldoc_get_int(doc, m, "node_end", 1, &end, err) != 0) return -1;
+    v = yamldoc_get(m, "node_end");
+    if (start < 0 || start > end || end > n)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): node range [%lld, %lld) is not within [0, %lld) (graph.nodes[0].num)",
+                       doc->file, m->path, m->line, (long long)start, (long long)end, (long long)n);
+    if (part == DS_PARTITION_GLOBAL && (start != 0 || end != n))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): the global splits (part: global) cover every node: expected [0, %lld), got "
+                       "[%lld, %lld)",
+                       doc->file, m->path, m->line, (long long)n, (long long)start, (long long)end);
+    if (get_path_key(ds, doc, m, "graph", pt->graph, sizeof pt->graph, err) != 0) return -1;
+    pt->part = (int)part;
+    pt->num_parts = (int)num_parts;
+    pt->node_start = start;
+    pt->node_end = end;
+    pt->present = 1;
+
+    const ds_edge_type *et = &ds->edge_types[0];
+    const ds_edges *e = &et->edges;
+    int64_t bad = e->id_dtype == NPY_DTYPE_INT32 ? first_dst_outside_int32_t(e->dst, e->num_edges, start, end)
+                                                 : first_dst_outside_int64_t(e->dst, e->num_edges, start, end);
+    if (bad < e->num_edges)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: column %lld: dst %lld is not a node of this part [%lld, %lld) (a part holds the in-edges "
+                       "of its nodes; partition in %s)",
+                       et->path, (long long)bad, (long long)edge_id(e->dst, e->id_dtype, bad), (long long)start,
+                       (long long)end, doc->file);
+    return 0;
+}
+
 /* ---- features --------------------------------------------------------------- */
+
+/* Index of the first non-finite element of the float array a (NaN or +-Inf), or a->count if
+ * none: an OpenMP min-reduction, so the answer does not depend on the threads. float16 is
+ * checked on its bits (exponent all ones). Element k of a Fortran-order (rows, dim) array is
+ * (k % rows, k / rows). */
+#define FIRST_NONFINITE(NAME, T, BAD)                                                          \
+    static int64_t NAME(const T *x, int64_t n) {                                               \
+        int64_t first = n;                                                                     \
+        _Pragma("omp parallel for schedule(static) reduction(min : first)")                    \
+        for (int64_t i = 0; i < n; i++)                                                        \
+            if (BAD(x[i]) && i < first) first = i;                                             \
+        return first;                                                                          \
+    }
+#define F16_BAD(h) (((h) & 0x7c00u) == 0x7c00u)
+#define FLT_BAD(v) (!isfinite(v))
+FIRST_NONFINITE(first_nonfinite_f16, uint16_t, F16_BAD)
+FIRST_NONFINITE(first_nonfinite_f32, float, FLT_BAD)
+FIRST_NONFINITE(first_nonfinite_f64, double, FLT_BAD)
+
+/* Rejects NaN / Inf in a float feature array, naming the file, row and column: a non-finite
+ * input would pass through ReLU as 0 and train a silently wrong model. One pass over the data
+ * at open (memory bandwidth; see the README for what it costs). Integer dtypes are finite. */
+static int check_finite(const npy_array *a, int64_t dim, const char *field, cgnn_err *err) {
+    int64_t bad;
+    switch (a->dtype) {
+    case NPY_DTYPE_FLOAT16: bad = first_nonfinite_f16(a->data, a->count); break;
+    case NPY_DTYPE_FLOAT32: bad = first_nonfinite_f32(a->data, a->count); break;
+    case NPY_DTYPE_FLOAT64: bad = first_nonfinite_f64(a->data, a->count); break;
+    default: return 0;
+    }
+    if (bad == a->count) return 0;
+    const int64_t rows = a->shape[0];
+    const int64_t row = a->fortran_order ? bad % rows : bad / dim, col = a->fortran_order ? bad / rows : bad % dim;
+    double v = a->dtype == NPY_DTYPE_FLOAT32   ? (double)((const float *)a->data)[bad]
+               : a->dtype == NPY_DTYPE_FLOAT64 ? ((const double *)a->data)[bad]
+               : ((((const uint16_t *)a->data)[bad] & 0x3ffu) ? NAN
+                  : (((const uint16_t *)a->data)[bad] & 0x8000u) ? -INFINITY : INFINITY);
+    return err_set(err, CGNN_ERR_INPUT,
+                   "%s: row %lld, column %lld: feature value is %s (%s); features must be finite", a->path,
+                   (long long)row, (long long)col, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf", field);
+}
 
 static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int index,
                         cgnn_err *err) {
@@ -445,13 +587,17 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
                        a->path, entry->path, shape_str(a, sh, sizeof sh));
     f->rows = a->shape[0];
     f->dim = a->ndim == 2 ? a->shape[1] : 1;
-    int64_t want = f->domain == DS_DOMAIN_NODE ? ds->node_types[0].num_nodes
-                                               : ds->edge_types[0].edges.num_edges;
+    int64_t want = f->domain == DS_DOMAIN_NODE ? dataset_owned_nodes(ds) : ds->edge_types[0].edges.num_edges;
     if (f->rows != want)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: has %lld rows, expected %lld (%s)", a->path,
                        entry->path, (long long)f->rows, (long long)want,
-                       f->domain == DS_DOMAIN_NODE ? "graph.nodes[0].num"
-                                                   : "the number of edges in graph.edges[0]");
+                       f->domain == DS_DOMAIN_EDGE  ? "the number of edges in graph.edges[0]"
+                       : ds->partition.present ? "the part's nodes: partition.node_end - partition.node_start"
+                                               : "graph.nodes[0].num");
+    if (f->dim == 0 || (a->ndim == 2 && a->shape[1] == 0))
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: has 0 columns per row (shape %s); a feature needs at least one",
+                       a->path, entry->path, shape_str(a, sh, sizeof sh));
+    if (check_finite(a, f->dim, entry->path, err) != 0) return -1;
     if (a->fortran_order) {
         /* Rows must be contiguous for gathering: one C-order copy in this process (a mapped
          * file would be shared through the page cache instead). */
@@ -520,6 +666,42 @@ static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_
                      a.path, what, entry->path, (long long)a.shape[0], (long long)m, seeds_path);
     if (!rc) *out = to_int64(&a);
     npy_close(&a);
+    return rc;
+}
+
+typedef struct index_row {
+    int64_t index, row;
+} index_row;
+
+static int index_row_cmp(const void *a, const void *b) {
+    const index_row *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* GraphBolt `indexes` group the rows of one query: every row of a group (positives and listed
+ * negatives alike) must have the same anchor (seeds[:, 0]). Names the first two rows that
+ * disagree. */
+static int check_index_groups(const ds_split *sp, const char *ipath, const char *where, cgnn_err *err) {
+    const int64_t m = sp->num_items;
+    index_row *ir = cgnn_malloc((size_t)(m + 1) * sizeof *ir);
+    for (int64_t i = 0; i < m; i++) ir[i] = (index_row){sp->indexes[i], i};
+    qsort(ir, (size_t)m, sizeof *ir, index_row_cmp);
+    int rc = 0;
+    for (int64_t i = 1, start = 0; i < m && rc == 0; i++) {
+        if (ir[i].index != ir[i - 1].index) {
+            start = i; /* the group's first row (lowest row number) is its reference */
+            continue;
+        }
+        const int64_t ra = ir[start].row, rb = ir[i].row;
+        if (sp->seeds[2 * ra] != sp->seeds[2 * rb])
+            rc = err_set(err, CGNN_ERR_INPUT,
+                         "%s: rows %lld and %lld share index %lld but have different anchors (%lld in row %lld, %lld "
+                         "in row %lld of %s) (%s: a group lists the candidates of one anchor)",
+                         ipath, (long long)ra, (long long)rb, (long long)ir[i].index, (long long)sp->seeds[2 * ra],
+                         (long long)ra, (long long)sp->seeds[2 * rb], (long long)rb, sp->seeds_path, where);
+    }
+    free(ir);
     return rc;
 }
 
@@ -593,6 +775,17 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
             return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: seed %lld out of range [0, %lld) (%s)",
                            sp->seeds_path, (long long)(i / sp->seed_width), (long long)sp->seeds[i],
                            (long long)n, where);
+    if (ds->partition.present) { /* a part's seeds (a pair's anchor) are its own nodes */
+        const int64_t lo = ds->partition.node_start, hi = ds->partition.node_end;
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            const int64_t anchor = sp->seeds[i * sp->seed_width];
+            if (anchor < lo || anchor >= hi)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: row %lld: %s %lld is not a node of this part [%lld, %lld) (%s; partition in %s)",
+                               sp->seeds_path, (long long)i, sp->seed_width == 2 ? "anchor" : "seed", (long long)anchor,
+                               (long long)lo, (long long)hi, where, doc->file);
+        }
+    }
 
     ds_task_kind kind = sp->seed_width == 1 ? DS_TASK_NODE_CLASSIFICATION : DS_TASK_LINK_PREDICTION;
     if (t->kind != DS_TASK_OTHER && t->kind != kind)
@@ -606,9 +799,9 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     t->kind = kind;
 
     if (parts[SPLIT_LABELS]) {
-        char lpath[4096];
+        const char *lpath = sp->labels_path;
         if (load_split_ints(ds, doc, parts[SPLIT_LABELS], "labels", sp->num_items, sp->seeds_path,
-                            &sp->labels, lpath, err) != 0)
+                            &sp->labels, sp->labels_path, err) != 0)
             return -1;
         for (int64_t i = 0; i < sp->num_items; i++) {
             int64_t l = sp->labels[i];
@@ -632,14 +825,15 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                        doc->file, data->path, data->line);
     }
     if (parts[SPLIT_INDEXES]) {
-        char ipath[4096];
+        const char *ipath = sp->indexes_path;
         if (load_split_ints(ds, doc, parts[SPLIT_INDEXES], "indexes", sp->num_items,
-                            sp->seeds_path, &sp->indexes, ipath, err) != 0)
+                            sp->seeds_path, &sp->indexes, sp->indexes_path, err) != 0)
             return -1;
         for (int64_t i = 0; i < sp->num_items; i++)
             if (sp->indexes[i] < 0)
                 return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: index %lld is negative (%s)",
                                ipath, (long long)i, (long long)sp->indexes[i], where);
+        if (kind == DS_TASK_LINK_PREDICTION && check_index_groups(sp, ipath, where, err) != 0) return -1;
     }
     sp->present = 1;
     return 0;
@@ -678,10 +872,10 @@ static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, 
     t->num_classes = 0;
     if (yamldoc_get_int(doc, node, "num_classes", 0, &t->num_classes, err) != 0) return -1;
     const yamldoc_node *ncv = yamldoc_get(node, "num_classes");
-    if (ncv && !node_is_null(ncv) && t->num_classes <= 0) {
+    if (ncv && !node_is_null(ncv) && (t->num_classes <= 0 || t->num_classes > DATASET_MAX_CLASSES)) {
         const yamldoc_node *v = ncv;
-        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): num_classes must be positive, got %lld",
-                       doc->file, v->path, v->line, (long long)t->num_classes);
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): num_classes must be in [1, %lld], got %lld",
+                       doc->file, v->path, v->line, (long long)DATASET_MAX_CLASSES, (long long)t->num_classes);
     }
     t->kind = DS_TASK_OTHER; /* until a split says */
     int any = 0;
@@ -712,7 +906,7 @@ static int load_tasks(dataset *ds, const yamldoc *doc, cgnn_err *err) {
 /* ---- open / close ----------------------------------------------------------- */
 
 static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
-    static const char *const TOP_KEYS[] = {"dataset_name", "graph", "feature_data", "tasks", NULL};
+    static const char *const TOP_KEYS[] = {"dataset_name", "graph", "feature_data", "tasks", "partition", NULL};
     if (yamldoc_expect_kind(doc, doc->root, YAMLDOC_MAPPING, err) != 0) return -1;
     if (yamldoc_check_keys(doc, doc->root, TOP_KEYS, err) != 0) return -1;
     if (reject_types(doc, yamldoc_get(doc->root, "graph"), err) != 0) return -1;
@@ -730,6 +924,7 @@ static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
         snprintf(ds->name, sizeof ds->name, "%.*s", DATASET_NAME_MAX - 1, base);
     }
     if (load_graph(ds, doc, err) != 0) return -1;
+    if (load_partition(ds, doc, err) != 0) return -1;
     if (load_features(ds, doc, err) != 0) return -1;
     return load_tasks(ds, doc, err);
 }
@@ -808,6 +1003,11 @@ int dataset_find_node_type(const dataset *ds, const char *name) {
     for (int i = 0; i < ds->num_node_types; i++)
         if (strcmp(ds->node_types[i].name, name) == 0) return i;
     return -1;
+}
+
+int64_t dataset_owned_nodes(const dataset *ds) {
+    if (ds->partition.present) return ds->partition.node_end - ds->partition.node_start;
+    return ds->num_node_types ? ds->node_types[0].num_nodes : 0;
 }
 
 int64_t dataset_total_nodes(const dataset *ds) {

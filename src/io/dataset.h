@@ -12,6 +12,15 @@
  *
  * Split seeds and labels are small next to features and edges; they are converted to int64
  * arrays owned by the dataset so that consumers need not care about their on-disk dtype.
+ *
+ * One part of a partitioned graph (`cgnn partition`, graph/partition.h) is a dataset with a
+ * top-level `partition:` key (ds_partition): ids are the partition's global new ids, the
+ * node count is the whole graph's, and the part owns the nodes [node_start, node_end). Then
+ * node features have node_end - node_start rows (row i = node node_start + i), every edge's
+ * dst and every split seed (a pair's anchor) is an owned node, and all of it is validated as
+ * strictly as a whole dataset. `part: global` marks the partition's global splits (the whole
+ * range, no features). Such datasets are read through graph/partbook.h; csc_open_cached
+ * refuses them.
  */
 #ifndef CGNN_DATASET_H
 #define CGNN_DATASET_H
@@ -22,6 +31,9 @@
 #include "util/err.h"
 
 #define DATASET_NAME_MAX 128
+/* num_classes above this is refused (naming metadata.yaml) rather than sizing a classifier
+ * layer of that width: 2^24 classes x 256 channels is already 16 GiB of weights. */
+#define DATASET_MAX_CLASSES ((int64_t)1 << 24)
 
 typedef struct ds_node_type {
     char name[DATASET_NAME_MAX]; /* "_default" for homogeneous graphs */
@@ -77,6 +89,8 @@ typedef struct ds_split {
     int64_t *labels;      /* (num_items) or NULL, owned */
     int64_t *indexes;     /* (num_items) or NULL (GraphBolt `indexes` for LP eval), owned */
     char seeds_path[4096];
+    char labels_path[4096];   /* "" without labels */
+    char indexes_path[4096];  /* "" without indexes */
 } ds_split;
 
 typedef struct ds_task {
@@ -86,9 +100,23 @@ typedef struct ds_task {
     ds_split splits[DS_SPLIT_COUNT];
 } ds_task;
 
+/* The `partition:` key of one part of a partitioned graph (see the top of the file). */
+#define DS_PARTITION_ID_MAX 65   /* up to 64 lowercase hex digits + NUL */
+#define DS_PARTITION_MAX_PARTS (1 << 20)
+#define DS_PARTITION_GLOBAL (-1) /* part: global */
+typedef struct ds_partition {
+    int present;                  /* 0: a whole dataset (nothing below is set) */
+    char id[DS_PARTITION_ID_MAX]; /* the partitioning run's id (hex) */
+    int part;                     /* 0 .. num_parts-1, or DS_PARTITION_GLOBAL */
+    int num_parts;                /* 1 .. DS_PARTITION_MAX_PARTS */
+    int64_t node_start, node_end; /* owned new ids [node_start, node_end); global: [0, N) */
+    char graph[4096];             /* the partition JSON, resolved against the dataset directory */
+} ds_partition;
+
 typedef struct dataset {
     char dir[4096];       /* directory holding metadata.yaml */
     char name[DATASET_NAME_MAX];
+    ds_partition partition;
     int num_node_types;
     ds_node_type *node_types;
     int num_edge_types;
@@ -111,6 +139,9 @@ void dataset_close(dataset *ds);
 const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int type, const char *name);
 const ds_task *dataset_find_task(const dataset *ds, const char *name);
 int dataset_find_node_type(const dataset *ds, const char *name);
+
+/* Rows of node features / owned nodes: node_end - node_start for a part, else the node count. */
+int64_t dataset_owned_nodes(const dataset *ds);
 
 /* Total number of nodes over all node types. */
 int64_t dataset_total_nodes(const dataset *ds);

@@ -16,6 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
+#include "util/checked.h"
+#include "util/cleanup.h"
+
 static const struct {
     const char *name;
     const char *descr; /* without the byte-order character */
@@ -169,13 +173,9 @@ static int npy_open_impl(npy_array *a, const char *path, int populate, int allow
                          cgnn_err *err) {
     memset(a, 0, sizeof *a);
     snprintf(a->path, sizeof a->path, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(err, CGNN_ERR_INPUT, "%s: not a regular file", path);
-    }
+    int fd = file_open_regular(path, &st, err);
+    if (fd < 0) return -1;
     size_t file_len = (size_t)st.st_size;
     unsigned char pre[12];
     ssize_t got = pread(fd, pre, sizeof pre, 0);
@@ -230,7 +230,12 @@ static int npy_open_impl(npy_array *a, const char *path, int populate, int allow
         for (int d = 0; d < a->ndim; d++) big += a->shape[d] > 1;
         if (big <= 1) a->fortran_order = 0;
     }
-    size_t need = (size_t)count * npy_dtype_size(a->dtype);
+    size_t need;
+    if (ck_mul_size((size_t)count, npy_dtype_size(a->dtype), &need) != 0) {
+        err_set(err, CGNN_ERR_INPUT, "%s: header: shape of %lld elements of %s overflows the address space", path,
+                (long long)count, npy_dtype_name(a->dtype));
+        goto fail;
+    }
     size_t have = file_len - hstart - hlen;
     if (have < need) {
         err_set(err, CGNN_ERR_INPUT,
@@ -313,19 +318,24 @@ int npy_writer_open(npy_writer *w, const char *path, npy_dtype dtype, int ndim,
     memset(w, 0, sizeof *w);
     CGNN_CHECK(ndim >= 0 && ndim <= NPY_MAX_DIMS);
     snprintf(w->path, sizeof w->path, "%s", path);
-    snprintf(w->tmp_path, sizeof w->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    w->cleanup = cleanup_tmp_path(w->tmp_path, sizeof w->tmp_path, path);
     FILE *fp = fopen(w->tmp_path, "wb");
-    if (!fp) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", w->tmp_path, strerror(errno));
+    if (!fp) {
+        int e = errno;
+        cleanup_forget(w->cleanup);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", w->tmp_path, strerror(e));
+    }
     char hdr[640];
     size_t hl = format_header(hdr, sizeof hdr, dtype, ndim, shape);
     if (fwrite(hdr, 1, hl, fp) != hl) {
         fclose(fp);
         unlink(w->tmp_path);
+        cleanup_forget(w->cleanup);
         return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", w->tmp_path, strerror(errno));
     }
     size_t count = 1;
-    for (int d = 0; d < ndim; d++) count *= (size_t)shape[d];
-    w->expect_bytes = count * npy_dtype_size(dtype);
+    for (int d = 0; d < ndim; d++) CGNN_CHECK(shape[d] >= 0 && ck_mul_size(count, (size_t)shape[d], &count) == 0);
+    CGNN_CHECK(ck_mul_size(count, npy_dtype_size(dtype), &w->expect_bytes) == 0);
     w->fp = fp;
     return 0;
 }
@@ -339,21 +349,17 @@ int npy_writer_append(npy_writer *w, const void *bytes, size_t n, cgnn_err *err)
 
 int npy_writer_close(npy_writer *w, int abort_write, cgnn_err *err) {
     if (!w->fp) return 0;
-    int rc = fclose((FILE *)w->fp);
+    FILE *fp = (FILE *)w->fp;
     w->fp = NULL;
-    if (abort_write) {
-        unlink(w->tmp_path);
-        return 0;
-    }
-    if (rc != 0) {
-        unlink(w->tmp_path);
-        return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", w->tmp_path, strerror(errno));
-    }
-    CGNN_CHECK(w->written_bytes == w->expect_bytes);
-    if (rename(w->tmp_path, w->path) != 0) {
-        unlink(w->tmp_path);
-        return err_set(err, CGNN_ERR_RUNTIME, "%s: rename failed: %s", w->path, strerror(errno));
-    }
+    int ok = !abort_write && fflush(fp) == 0 && !ferror(fp);
+    int e = ok ? 0 : errno;
+    if (fclose(fp) != 0 && ok) ok = 0, e = errno;
+    if (ok && w->written_bytes != w->expect_bytes) ok = 0, e = EIO;
+    if (ok && rename(w->tmp_path, w->path) != 0) ok = 0, e = errno;
+    if (!ok) unlink(w->tmp_path);
+    cleanup_forget(w->cleanup);
+    if (abort_write) return 0;
+    if (!ok) return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", w->path, strerror(e ? e : EIO));
     return 0;
 }
 

@@ -78,6 +78,7 @@ typedef struct npy_writer {
     char path[4096];
     char tmp_path[4200];
     size_t expect_bytes, written_bytes;
+    int cleanup; /* util/cleanup handle of tmp_path (removed on a signal) */
 } npy_writer;
 
 int npy_writer_open(npy_writer *w, const char *path, npy_dtype dtype, int ndim,

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "io/durable.h"
 #include "util/err.h"
 
 typedef struct st_tensor {
@@ -22,6 +23,11 @@ typedef struct st_tensor {
  * in the given order. Returns 0, or -1 with *err (CGNN_ERR_RUNTIME, naming the path). */
 int safetensors_write(const char *path, const st_tensor *tensors, int n, const char *const *meta,
                       int n_meta, cgnn_err *err);
+/* The same file image streamed into an open durable file (io/durable.h) that the caller
+ * commits (or aborts, after an error): for writers that need the durable file's options.
+ * Returns 0, or -1 with *err (CGNN_ERR_RUNTIME naming the path). */
+int safetensors_write_to(durable_file *out, const st_tensor *tensors, int n, const char *const *meta, int n_meta,
+                         cgnn_err *err);
 
 /* A read checkpoint: tensors point into `blob` (owned). */
 typedef struct st_file {

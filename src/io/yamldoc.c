@@ -4,8 +4,10 @@
  * mappings that are still open, and every new node is attached to its parent as soon as it
  * starts, so on any error freeing the root frees everything built so far.
  * Aliases are expanded by deep copy (each copy gets the path of the place the alias appears),
- * bounded by a node budget and a depth limit so that hostile inputs ("billion laughs", deep
- * nesting) fail with a message instead of exhausting memory or the stack.
+ * bounded by a node budget, a byte budget (every node, path, key and scalar copy is charged,
+ * so a few KB of aliases to long scalars cannot expand to gigabytes) and a depth limit, so
+ * that hostile inputs ("billion laughs", deep nesting) fail with a message instead of
+ * exhausting memory or the stack.
  */
 #include "io/yamldoc.h"
 
@@ -20,8 +22,12 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "io/file.h"
+
 #define YAMLDOC_MAX_DEPTH 256        /* nesting levels of sequences/mappings */
 #define YAMLDOC_MAX_NODES (1L << 20) /* nodes in one document, alias copies included */
+#define YAMLDOC_MAX_BYTES (64L << 20) /* bytes of nodes, paths, keys and scalars, copies included */
+#define YAMLDOC_MAX_FILE_BYTES (16L << 20) /* a config or metadata.yaml larger than this is not one */
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -105,6 +111,7 @@ typedef struct yamldoc_builder {
     yb_anchor *anchors;
     int num_anchors, cap_anchors;
     long num_nodes;
+    size_t num_bytes; /* charged against YAMLDOC_MAX_BYTES */
 } yamldoc_builder;
 
 static int builder_error(const yamldoc_builder *b, const yaml_mark_t *mark, cgnn_err *err,
@@ -113,9 +120,17 @@ static int builder_error(const yamldoc_builder *b, const yaml_mark_t *mark, cgnn
                    mark->column + 1, what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
 }
 
-/* A new node, counted against the budget; takes over path. NULL when the budget is spent. */
-static yamldoc_node *builder_node(yamldoc_builder *b, yaml_kind kind, int line, char *path) {
-    if (++b->num_nodes > YAMLDOC_MAX_NODES) {
+/* Charges `bytes` of tree memory against the byte budget; -1 when it is spent. */
+static int builder_charge(yamldoc_builder *b, size_t bytes) {
+    b->num_bytes += bytes;
+    return b->num_bytes > (size_t)YAMLDOC_MAX_BYTES ? -1 : 0;
+}
+
+/* A new node holding a scalar of scalar_len bytes (0 for collections), counted against the
+ * node and byte budgets; takes over path. NULL when a budget is spent. */
+static yamldoc_node *builder_node(yamldoc_builder *b, yaml_kind kind, int line, char *path, size_t scalar_len) {
+    if (++b->num_nodes > YAMLDOC_MAX_NODES ||
+        builder_charge(b, sizeof(yamldoc_node) + strlen(path) + 1 + scalar_len + 1) != 0) {
         free(path);
         return NULL;
     }
@@ -168,7 +183,7 @@ static yamldoc_node *builder_copy(yamldoc_builder *b, const yamldoc_node *src, c
         free(path);
         return NULL;
     }
-    yamldoc_node *n = builder_node(b, src->kind, src->line, path);
+    yamldoc_node *n = builder_node(b, src->kind, src->line, path, src->scalar ? strlen(src->scalar) : 0);
     if (!n) return NULL;
     n->quoted = src->quoted;
     if (src->scalar) n->scalar = xstrdup(src->scalar);
@@ -177,7 +192,8 @@ static yamldoc_node *builder_copy(yamldoc_builder *b, const yamldoc_node *src, c
         char *cpath = src->kind == YAMLDOC_MAPPING ? path_key(n->path, src->keys[i])
                                                    : path_index(n->path, i);
         yamldoc_node *c = builder_copy(b, src->items[i], cpath, depth + 1);
-        if (!c) {
+        if (!c || (src->kind == YAMLDOC_MAPPING && builder_charge(b, strlen(src->keys[i]) + 1) != 0)) {
+            node_free(c);
             node_free(n);
             return NULL;
         }
@@ -234,8 +250,8 @@ static int builder_event(yamldoc_builder *b, const yaml_event_t *ev, int *num_do
         if (strlen(text) != ev->data.scalar.length)
             return builder_error(b, mark, err, "NUL character in a scalar", NULL);
         if (builder_wants_key(b)) return builder_set_key(b, xstrdup(text), mark, err);
-        yamldoc_node *n = builder_node(b, YAMLDOC_SCALAR, line, builder_value_path(b));
-        if (!n) return builder_error(b, mark, err, "too many nodes (alias expansion?)", NULL);
+        yamldoc_node *n = builder_node(b, YAMLDOC_SCALAR, line, builder_value_path(b), strlen(text));
+        if (!n) return builder_error(b, mark, err, "document too large (alias expansion?)", NULL);
         n->scalar = xstrdup(text);
         n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
         builder_attach(b, n);
@@ -250,8 +266,8 @@ static int builder_event(yamldoc_builder *b, const yaml_event_t *ev, int *num_do
         if (b->depth >= YAMLDOC_MAX_DEPTH)
             return builder_error(b, mark, err, "nesting too deep", NULL);
         yamldoc_node *n = builder_node(b, is_seq ? YAMLDOC_SEQUENCE : YAMLDOC_MAPPING, line,
-                                       builder_value_path(b));
-        if (!n) return builder_error(b, mark, err, "too many nodes (alias expansion?)", NULL);
+                                       builder_value_path(b), 0);
+        if (!n) return builder_error(b, mark, err, "document too large (alias expansion?)", NULL);
         builder_attach(b, n);
         const yaml_char_t *anchor = is_seq ? ev->data.sequence_start.anchor : ev->data.mapping_start.anchor;
         yb_frame *f = &b->stack[b->depth++];
@@ -275,11 +291,13 @@ static int builder_event(yamldoc_builder *b, const yaml_event_t *ev, int *num_do
         if (builder_wants_key(b)) {
             if (a->node->kind != YAMLDOC_SCALAR)
                 return builder_error(b, mark, err, "complex mapping keys are not supported", NULL);
+            if (builder_charge(b, strlen(a->node->scalar) + 1) != 0)
+                return builder_error(b, mark, err, "alias expands to too many bytes", name);
             return builder_set_key(b, xstrdup(a->node->scalar), mark, err);
         }
         yamldoc_node *n = builder_copy(b, a->node, builder_value_path(b), b->depth);
         if (!n)
-            return builder_error(b, mark, err, "alias expands to too many nodes or too deep", name);
+            return builder_error(b, mark, err, "alias expands to too many nodes or bytes, or too deep", name);
         builder_attach(b, n);
         return 0;
     }
@@ -356,19 +374,14 @@ int yamldoc_parse(yamldoc *doc, const char *text, size_t len, const char *file, 
 int yamldoc_load(yamldoc *doc, const char *path, cgnn_err *err) {
     memset(doc, 0, sizeof *doc);
     snprintf(doc->file, sizeof doc->file, "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     int e = 0;
-    if (fstat(fd, &st) != 0)
-        e = errno;
-    else if (S_ISDIR(st.st_mode))
-        e = EISDIR;
-    else if (!S_ISREG(st.st_mode))
-        e = EINVAL;
-    if (e) {
+    int fd = file_open_regular(path, &st, err);
+    if (fd < 0) return -1;
+    if (st.st_size > YAMLDOC_MAX_FILE_BYTES) {
         close(fd);
-        return err_set(err, CGNN_ERR_INPUT, "%s: cannot open: %s", path, strerror(e));
+        return err_set(err, CGNN_ERR_INPUT, "%s: file of %lld bytes is too large for a YAML config (limit %lld)", path,
+                       (long long)st.st_size, (long long)YAMLDOC_MAX_FILE_BYTES);
     }
     size_t cap = (size_t)st.st_size + 1, len = 0;
     char *text = cgnn_malloc(cap);
@@ -387,6 +400,12 @@ int yamldoc_load(yamldoc *doc, const char *path, cgnn_err *err) {
         }
         if (got == 0) break;
         len += (size_t)got;
+        if (len > (size_t)YAMLDOC_MAX_FILE_BYTES) { /* grew while being read */
+            close(fd);
+            free(text);
+            return err_set(err, CGNN_ERR_INPUT, "%s: file is too large for a YAML config (limit %lld bytes)", path,
+                           (long long)YAMLDOC_MAX_FILE_BYTES);
+        }
     }
     close(fd);
     text[len] = '\0';

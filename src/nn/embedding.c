@@ -80,6 +80,12 @@ struct embedding_scratch {
     int64_t *counts;      /* (nranks) rows per rank */
     int64_t *fcounts;     /* (nranks) floats per rank */
     int64_t bytes;        /* allocated above */
+    /* sharded steps: rows routed to their owners (grown with realloc, never shrunk) */
+    int64_t scap, rcap;   /* rows the send / receive id buffers hold */
+    int64_t sgcap, rgcap; /* rows the send / receive gradient buffers hold */
+    int64_t *send_ids, *recv_ids; /* (scap) / (rcap) */
+    float *send_grads, *recv_grads; /* (scap, D) / (rcap, D) */
+    int64_t *scounts, *rcounts, *sfill; /* (nranks) rows to / from each rank, fill cursors */
 };
 
 /* The merge buffers scratch_reserve sizes (not the all-gather ones). */
@@ -101,6 +107,13 @@ static void scratch_free(embedding_scratch *s) {
     free(s->send);
     free(s->counts);
     free(s->fcounts);
+    free(s->send_ids);
+    free(s->recv_ids);
+    free(s->send_grads);
+    free(s->recv_grads);
+    free(s->scounts);
+    free(s->rcounts);
+    free(s->sfill);
     free(s);
 }
 
@@ -184,6 +197,11 @@ static void init_row(float *w, int64_t D, uint64_t seed, int64_t r) {
 
 int embedding_init(embedding_table *e, int64_t num_rows, int64_t dim, uint64_t seed, embedding_optim kind,
                    double lr, double beta1, double beta2, double eps, cgnn_err *err) {
+    return embedding_init_keyed(e, num_rows, dim, seed, NULL, kind, lr, beta1, beta2, eps, err);
+}
+
+int embedding_init_keyed(embedding_table *e, int64_t num_rows, int64_t dim, uint64_t seed, const int64_t *key_ids,
+                         embedding_optim kind, double lr, double beta1, double beta2, double eps, cgnn_err *err) {
     memset(e, 0, sizeof *e);
     if (kind < 0 || kind >= EMB_OPTIM_COUNT)
         return err_set(err, CGNN_ERR_INPUT, "embedding: unknown optimiser kind %d", (int)kind);
@@ -235,7 +253,7 @@ int embedding_init(embedding_table *e, int64_t num_rows, int64_t dim, uint64_t s
         }
     }
 #pragma omp parallel for schedule(static) if (num_rows * dim >= EMB_PAR_MIN)
-    for (int64_t r = 0; r < num_rows; r++) init_row(e->weight + r * dim, dim, seed, r);
+    for (int64_t r = 0; r < num_rows; r++) init_row(e->weight + r * dim, dim, seed, key_ids ? key_ids[r] : r);
     return 0;
 }
 
@@ -463,6 +481,9 @@ static void merge_rows(embedding_scratch *s, const float *grads, int64_t gstride
 
 /* ---- one step ------------------------------------------------------------------------ */
 
+static int merge_and_apply(embedding_table *e, const int64_t *all_ids, const float *all_grads, int64_t N,
+                           int64_t gstride, int64_t gcol, double lr, double divisor, cgnn_err *err);
+
 int embedding_sparse_step(embedding_table *e, const dist_ctx *d, const int64_t *ids, const float *grads, int64_t n,
                           int64_t stride, int64_t col, double lr, double divisor, cgnn_err *err) {
     CGNN_CHECK(e && e->weight && e->scratch);
@@ -497,6 +518,15 @@ int embedding_sparse_step(embedding_table *e, const dist_ctx *d, const int64_t *
         gstride = D;
         gcol = 0;
     }
+    return merge_and_apply(e, all_ids, all_grads, N, gstride, gcol, lr, divisor, err);
+}
+
+/* Steps 2 to 4 on the gathered rows (table rows ids[0..N), gradient row i at
+ * grads + i*gstride + gcol). */
+static int merge_and_apply(embedding_table *e, const int64_t *all_ids, const float *all_grads, int64_t N,
+                           int64_t gstride, int64_t gcol, double lr, double divisor, cgnn_err *err) {
+    embedding_scratch *s = e->scratch;
+    const int64_t D = e->dim;
     /* 2. distinct ids (and the range check, before anything changes) */
     scratch_reserve(s, N, D);
     int64_t bad = -1;
@@ -516,4 +546,106 @@ int embedding_sparse_step(embedding_table *e, const dist_ctx *d, const int64_t *
         apply_rows(e, s->uniq, s->merged, U, D, 0, &k);
     }
     return 0;
+}
+
+/* ---- sharded by part ------------------------------------------------------------------ */
+
+/* Grows *p (rows of `row` bytes) to hold n rows; cap in rows. Failure is fatal (cgnn_malloc's
+ * reason: a rank returning here would strand the others in the next collective). */
+static void *grow_rows(void *p, int64_t *cap, int64_t n, size_t row) {
+    if (n <= *cap && p) return p;
+    int64_t c = *cap + *cap / 2;
+    if (c < n) c = n;
+    if (c < 64) c = 64;
+    void *q = realloc(p, (size_t)c * row);
+    CGNN_CHECK(q != NULL);
+    *cap = c;
+    return q;
+}
+
+static int shard_owner(const embedding_shard *sh, int64_t v) {
+    int lo = 0, hi = sh->num_parts;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (sh->part_start[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int embedding_sparse_step_sharded(embedding_table *e, const dist_ctx *d, const embedding_shard *sh,
+                                  const int64_t *ids, const float *grads, int64_t n, int64_t stride, int64_t col,
+                                  double lr, double divisor, cgnn_err *err) {
+    CGNN_CHECK(e && e->weight && e->scratch && d && sh);
+    const int64_t D = e->dim, total = sh->part_start[sh->num_parts], first = sh->part_start[sh->part];
+    CGNN_CHECK(n >= 0 && (n == 0 || (ids && grads && col >= 0 && stride >= col + D)));
+    CGNN_CHECK(divisor > 0.0 && isfinite(divisor) && lr >= 0.0 && isfinite(lr));
+    CGNN_CHECK(e->num_rows == sh->part_start[sh->part + 1] - first);
+    embedding_scratch *s = e->scratch;
+    const int W = d->size, P = sh->num_parts;
+    /* every rank learns whether any rank holds an id outside the graph (then nothing changes) */
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++)
+        if (ids[i] < 0 || ids[i] >= total) bad = i;
+    int64_t any_bad = bad >= 0;
+    dist_allreduce_max_i64(d, &any_bad, 1);
+    if (any_bad)
+        return bad >= 0 ? err_set(err, CGNN_ERR_INPUT, "embedding: row id %lld (row %lld of the step's %lld) is outside [0, %lld)",
+                                  (long long)ids[bad], (long long)bad, (long long)n, (long long)total)
+                        : err_set(err, CGNN_ERR_INPUT, "embedding: another rank sent a row id outside [0, %lld)",
+                                  (long long)total);
+    if (W > s->nranks) {
+        free(s->counts);
+        free(s->fcounts);
+        s->counts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->fcounts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->nranks = W;
+        free(s->scounts);
+        free(s->rcounts);
+        free(s->sfill);
+        s->scounts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->rcounts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->sfill = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+    } else if (!s->scounts) {
+        s->scounts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->rcounts = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+        s->sfill = (int64_t *)cgnn_malloc((size_t)W * sizeof(int64_t));
+    }
+    /* 1. route: row i goes to every rank holding its part (rank r holds part r % P), in input
+     * order, so each receiver sees every sender's rows for it in the order the replicated
+     * all-gather would list them */
+    for (int r = 0; r < W; r++) s->scounts[r] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int o = shard_owner(sh, ids[i]);
+        for (int r = o; r < W; r += P) s->scounts[r]++;
+    }
+    int64_t S = 0;
+    for (int r = 0; r < W; r++) {
+        s->sfill[r] = S;
+        S += s->scounts[r];
+    }
+    s->send_ids = grow_rows(s->send_ids, &s->scap, S, sizeof(int64_t));
+    s->send_grads = grow_rows(s->send_grads, &s->sgcap, S, (size_t)D * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        const int o = shard_owner(sh, ids[i]);
+        for (int r = o; r < W; r += P) {
+            const int64_t at = s->sfill[r]++;
+            s->send_ids[at] = ids[i];
+            memcpy(s->send_grads + at * D, grads + i * stride + col, (size_t)D * sizeof(float));
+        }
+    }
+    dist_alltoall_counts(d, s->scounts, s->rcounts);
+    int64_t R = 0;
+    for (int r = 0; r < W; r++) R += s->rcounts[r];
+    s->recv_ids = grow_rows(s->recv_ids, &s->rcap, R, sizeof(int64_t));
+    s->recv_grads = grow_rows(s->recv_grads, &s->rgcap, R, (size_t)D * sizeof(float));
+    dist_alltoallv_rows(d, s->send_ids, s->scounts, s->recv_ids, s->rcounts, sizeof(int64_t));
+    dist_alltoallv_rows(d, s->send_grads, s->scounts, s->recv_grads, s->rcounts, (size_t)D * sizeof(float));
+    /* 2.-4. on the own rows (local row = id - first; merge_ids range-checks them) */
+    for (int64_t i = 0; i < R; i++) s->recv_ids[i] -= first;
+    const int rc = merge_and_apply(e, s->recv_ids, s->recv_grads, R, D, 0, lr, divisor, err);
+    /* no rank reads a remote row of the next step (sample/part_rpc's EMB requests) before
+     * every owner has applied this one */
+    dist_barrier(d);
+    return rc;
 }

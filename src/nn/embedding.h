@@ -100,6 +100,32 @@ void embedding_gather(const embedding_table *e, const int64_t *ids, int64_t n, f
 int embedding_sparse_step(embedding_table *e, const dist_ctx *d, const int64_t *ids, const float *grads, int64_t n,
                           int64_t stride, int64_t col, double lr, double divisor, cgnn_err *err);
 
+/* ---- sharded by part (a partitioned graph, graph/partbook.h) ---------------------------
+ * Each rank holds the rows of its part only: global ids [part_start[part], part_start[part+1]),
+ * local row = id - part_start[part]; rank r holds part r % num_parts (ranks sharing a part hold
+ * identical replicas of it). The forward pass reads remote rows like remote features
+ * (sample/gather.h: gather_rows_part over a float32 view of the table). */
+typedef struct embedding_shard {
+    int num_parts, part;
+    const int64_t *part_start; /* (num_parts + 1) global id ranges */
+} embedding_shard;
+
+/* embedding_init whose row r is drawn from the stream rng_key(seed, key_ids[r]) (key_ids NULL:
+ * r): a shard keyed by its rows' original ids holds exactly the rows of the whole table. */
+int embedding_init_keyed(embedding_table *e, int64_t num_rows, int64_t dim, uint64_t seed, const int64_t *key_ids,
+                         embedding_optim kind, double lr, double beta1, double beta2, double eps, cgnn_err *err);
+
+/* embedding_sparse_step on a sharded table: ids are global ids; each (id, gradient row) goes to
+ * every rank holding the id's part (one all-to-all), arriving in source-rank order and, from one
+ * rank, in input order, so every row is summed in the order of the replicated step's
+ * all-gather and gets the same bits. Collective over every rank of d, even one without rows
+ * (n = 0). An id outside the graph on any rank: every rank returns -1 (CGNN_ERR_INPUT) and
+ * nothing changes. Ends with a barrier: when it returns, every rank has applied the step, so
+ * remote reads of rows (sample/part_rpc) see it. */
+int embedding_sparse_step_sharded(embedding_table *e, const dist_ctx *d, const embedding_shard *sh,
+                                  const int64_t *ids, const float *grads, int64_t n, int64_t stride, int64_t col,
+                                  double lr, double divisor, cgnn_err *err);
+
 /* The plain, serial reference of the update: applies one step at lr for already merged
  * gradients — distinct ids[0..n), grads (n, D) contiguous — and advances e->step. The tests
  * hold embedding_sparse_step to its bits. */

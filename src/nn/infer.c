@@ -332,7 +332,7 @@ static int setup(infer_run_state *st, const model *m, const csc_graph *g, const 
 
 int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer_input *in,
               const infer_options *opt, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0};
+    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
     const dist_ctx *d = opt->dist ? opt->dist : &serial;
     memset(res, 0, sizeof *res);
     const double t0 = timer_now();
@@ -363,7 +363,7 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
         for (int64_t a = lo; a < hi; a += C, done++) {
             const int64_t n = a + C < hi ? C : hi - a;
             for (int64_t k = 0; k < n; k++) st.seeds[k] = a + k;
-            sampler_sample(&st.s, &st.mb, st.seeds, n, 0);
+            CGNN_CHECK(sampler_sample(&st.s, &st.mb, st.seeds, n, 0, NULL) == 0);
             const sampler_block *b = &st.mb.blocks[0];
             const int64_t *ids = st.mb.input_nodes;
             CGNN_CHECK(b->num_dst == n && ids[0] == a); /* dst first, in seed order */

@@ -216,6 +216,10 @@ static void init_params(model *m, uint64_t seed) {
     }
 }
 
+/* Upper bound of any one tensor or activation buffer, in floats (2^44 = 64 TiB: no machine has
+ * it, so the bound only rejects sizes that would overflow the arithmetic). */
+#define MODEL_MAX_FLOATS 17592186044416.0
+
 static int check_config(const model_config *c, const minibatch_capacity *cap, cgnn_err *err) {
     if ((unsigned)c->kind >= MODEL_KIND_COUNT)
         return err_set(err, CGNN_ERR_INPUT, "model kind: %d is not one of GraphSAGE, GCN, GAT", (int)c->kind);
@@ -240,6 +244,25 @@ static int check_config(const model_config *c, const minibatch_capacity *cap, cg
     for (int h = 0; h <= c->num_layers; h++)
         if (cap->max_nodes[h] < 0 || (h < c->num_layers && cap->max_edges[h] < 0))
             return err_set(err, CGNN_ERR_INPUT, "minibatch capacity: hop %d has a negative size", h);
+    /* Every size below is a product of these numbers (weights in x out, activations nodes x
+     * channels, attention (edges + nodes) x heads); computed in double they cannot wrap, and
+     * bounding each keeps the int64 offsets and size_t byte counts of the layout exact. */
+    const double dims[3] = {(double)c->in_dim, (double)c->hidden_dim, (double)c->out_dim};
+    const double widest = fmax(dims[0], fmax(dims[1], dims[2])) * (c->kind == MODEL_GAT ? 2.0 : 1.0);
+    if (dims[0] * dims[1] > MODEL_MAX_FLOATS || dims[1] * dims[1] > MODEL_MAX_FLOATS ||
+        dims[1] * dims[2] > MODEL_MAX_FLOATS || dims[0] * dims[2] > MODEL_MAX_FLOATS)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "in/hidden/out channels %lld/%lld/%lld: a weight matrix would exceed %.3g floats",
+                       (long long)c->in_dim, (long long)c->hidden_dim, (long long)c->out_dim, MODEL_MAX_FLOATS);
+    for (int h = 0; h <= c->num_layers; h++) {
+        const double nodes = (double)cap->max_nodes[h], edges = h < c->num_layers ? (double)cap->max_edges[h] : 0;
+        if (nodes * widest > MODEL_MAX_FLOATS || (edges + nodes) * (double)c->num_heads > MODEL_MAX_FLOATS)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "minibatch capacity: hop %d (%lld nodes, %lld edges) times %lld channels would exceed "
+                           "%.3g floats of activations (lower the batch size, fanouts or channels)",
+                           h, (long long)cap->max_nodes[h], h < c->num_layers ? (long long)cap->max_edges[h] : 0LL,
+                           (long long)widest, MODEL_MAX_FLOATS);
+    }
     return 0;
 }
 

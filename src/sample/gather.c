@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 float gather_half_to_float(uint16_t h) {
@@ -99,4 +100,137 @@ void gather_normalize_rows_strided(float *x, int64_t n, int64_t dim, int64_t str
             for (int64_t j = 0; j < dim; j++) row[j] *= inv;
         }
     }
+}
+
+/* ---- partitioned features ----------------------------------------------------------- */
+
+static int owner_of(const gather_part *gp, int64_t v) {
+    int lo = 0, hi = gp->num_parts; /* part_start[lo] <= v < part_start[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (gp->part_start[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int gather_part_scratch_init(gather_part_scratch *sc, int num_parts, int64_t max_rows, cgnn_err *err) {
+    memset(sc, 0, sizeof *sc);
+    sc->num_parts = num_parts;
+    sc->max_rows = max_rows;
+    sc->n = calloc((size_t)num_parts, sizeof(int64_t));
+    sc->flat_ids = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
+    sc->flat_pos = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
+    sc->ids = calloc((size_t)num_parts, sizeof(int64_t *));
+    sc->pos = calloc((size_t)num_parts, sizeof(int64_t *));
+    sc->rows = calloc((size_t)num_parts, sizeof(void *));
+    sc->rows_cap = calloc((size_t)num_parts, sizeof(size_t));
+    sc->rows_len = calloc((size_t)num_parts, sizeof(size_t));
+    if (!sc->n || !sc->flat_ids || !sc->flat_pos || !sc->ids || !sc->pos || !sc->rows || !sc->rows_cap ||
+        !sc->rows_len) {
+        gather_part_scratch_free(sc);
+        return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating feature gather scratch");
+    }
+    return 0;
+}
+
+void gather_part_scratch_free(gather_part_scratch *sc) {
+    if (!sc) return;
+    if (sc->rows)
+        for (int p = 0; p < sc->num_parts; p++) free(sc->rows[p]);
+    free(sc->n);
+    free(sc->flat_ids);
+    free(sc->flat_pos);
+    free(sc->ids);
+    free(sc->pos);
+    free(sc->rows);
+    free(sc->rows_cap);
+    free(sc->rows_len);
+    memset(sc, 0, sizeof *sc);
+}
+
+int gather_rows_part(float *out, int64_t stride, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
+                     const int64_t *ids, int64_t n, int nthreads, cgnn_err *err) {
+    const int P = gp->num_parts, me = gp->part;
+    const int64_t first = gp->part_start[me], dim = f->dim;
+    const npy_dtype dt = f->array.dtype;
+    const size_t row_bytes = (size_t)dim * npy_dtype_size(dt);
+    CGNN_CHECK(stride >= dim && n <= sc->max_rows && sc->num_parts == P);
+    /* cut the flat arrays per owner: own ids first (their rows are converted below), then each
+     * other part's, all in batch order */
+    for (int p = 0; p < P; p++) sc->n[p] = 0;
+    for (int64_t i = 0; i < n; i++) sc->n[owner_of(gp, ids[i])]++;
+    int64_t off = 0;
+    for (int p = 0; p < P; p++) {
+        sc->ids[p] = sc->flat_ids + off;
+        sc->pos[p] = sc->flat_pos + off;
+        off += sc->n[p];
+        sc->n[p] = 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int o = owner_of(gp, ids[i]);
+        sc->ids[o][sc->n[o]] = o == me ? ids[i] - first : ids[i];
+        sc->pos[o][sc->n[o]++] = i;
+    }
+    const int64_t n_own = sc->n[me];
+    sc->n[me] = 0; /* nothing to fetch from this part */
+    int remote = 0;
+    for (int p = 0; p < P; p++) remote |= sc->n[p] > 0;
+    if (remote) {
+        gather_remote_req rq = {.num_parts = P,
+                                .n = sc->n,
+                                .ids = sc->ids,
+                                .rows = sc->rows,
+                                .rows_cap = sc->rows_cap,
+                                .rows_len = sc->rows_len};
+        for (int p = 0; p < P; p++) sc->rows_len[p] = 0;
+        if (gp->fetch_remote(gp->ctx, &rq, err) != 0) return -1;
+        for (int p = 0; p < P; p++)
+            if (p != me && sc->rows_len[p] != (size_t)sc->n[p] * row_bytes)
+                return err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
+                               p, sc->rows_len[p], (long long)sc->n[p], row_bytes);
+    }
+    const char *base = f->array.data;
+    const int64_t *own_rows = sc->ids[me], *own_pos = sc->pos[me];
+    if (nthreads < 1 || n_own < 256) nthreads = 1;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
+    for (int64_t i = 0; i < n_own; i++) {
+        if (i + GATHER_PREFETCH < n_own) {
+            const char *p = base + (size_t)own_rows[i + GATHER_PREFETCH] * row_bytes;
+            for (size_t o = 0; o < row_bytes; o += 64) __builtin_prefetch(p + o);
+        }
+        convert_row(out + own_pos[i] * stride, base + (size_t)own_rows[i] * row_bytes, dt, dim);
+    }
+    for (int p = 0; p < P; p++) {
+        if (p == me) continue;
+        const char *rows = sc->rows[p];
+        for (int64_t i = 0; i < sc->n[p]; i++) convert_row(out + sc->pos[p][i] * stride, rows + (size_t)i * row_bytes, dt, dim);
+    }
+    sc->n[me] = n_own;
+    return 0;
+}
+
+int gather_rows_owned(const ds_feature *f, const gather_part *gp, const int64_t *ids, int64_t n, void **out,
+                      size_t *cap, size_t *len, cgnn_err *err) {
+    const int64_t first = gp->part_start[gp->part], end = gp->part_start[gp->part + 1];
+    const size_t row_bytes = (size_t)f->dim * npy_dtype_size(f->array.dtype);
+    if (n < 0 || (n > 0 && (size_t)n > SIZE_MAX / row_bytes))
+        return err_set(err, CGNN_ERR_INPUT, "feature request: %lld rows", (long long)n);
+    const size_t need = (size_t)n * row_bytes;
+    if (need > *cap) {
+        void *grown = realloc(*out, need);
+        if (!grown) return err_set(err, CGNN_ERR_RUNTIME, "out of memory answering a feature request (%zu bytes)", need);
+        *out = grown;
+        *cap = need;
+    }
+    char *dst = *out;
+    const char *base = f->array.data;
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] < first || ids[i] >= end || ids[i] - first >= f->rows)
+            return err_set(err, CGNN_ERR_INPUT, "feature request: node %lld is not owned by part %d ([%lld, %lld))",
+                           (long long)ids[i], gp->part, (long long)first, (long long)end);
+        memcpy(dst + (size_t)i * row_bytes, base + (size_t)(ids[i] - first) * row_bytes, row_bytes);
+    }
+    *len = need;
+    return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "io/dataset.h"
+#include "util/err.h"
 
 /* out is (n, f->dim) float32; ids[n] are row ids in [0, f->rows) (caller guarantees).
  * nthreads <= 1 runs on the calling thread. */
@@ -27,6 +28,51 @@ void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_
 void gather_normalize_rows(float *x, int64_t n, int64_t dim);
 /* The same over the first dim columns of rows `stride` floats apart. */
 void gather_normalize_rows_strided(float *x, int64_t n, int64_t dim, int64_t stride);
+
+/* ---- partitioned features ---------------------------------------------------------
+ * On a partitioned graph a rank holds the feature rows of its own nodes only (global ids
+ * [part_start[part], part_start[part + 1]), row = id - part_start[part]); the rows of other
+ * nodes are fetched from their owners, one request per owner per batch, in the feature's own
+ * dtype (a uint8 feature moves 1 byte per element), and converted here exactly as local rows. */
+typedef struct gather_remote_req {
+    int num_parts;
+    const int64_t *n;     /* (num_parts) rows asked of each part (0 for this part) */
+    int64_t *const *ids;  /* (num_parts) global ids asked of each part */
+    void **rows;          /* (num_parts) out: n[p] rows of the feature's dtype, in ids order;
+                             the callback grows rows[p] (realloc, rows_cap[p] bytes) */
+    size_t *rows_cap;     /* (num_parts) */
+    size_t *rows_len;     /* (num_parts) out: bytes written to rows[p] */
+} gather_remote_req;
+
+typedef struct gather_part {
+    int num_parts, part;
+    const int64_t *part_start; /* (num_parts + 1) */
+    /* fetches every part's rows with n[p] > 0; 0 or -1 with *err; called concurrently */
+    int (*fetch_remote)(void *ctx, gather_remote_req *req, cgnn_err *err);
+    void *ctx;
+} gather_part;
+
+/* One producer's scratch for gather_rows_part (max_rows: the most ids of one call). */
+typedef struct gather_part_scratch {
+    int num_parts;
+    int64_t max_rows;
+    int64_t *n, *flat_ids, *flat_pos, **ids, **pos;
+    void **rows;
+    size_t *rows_cap, *rows_len;
+} gather_part_scratch;
+int gather_part_scratch_init(gather_part_scratch *sc, int num_parts, int64_t max_rows, cgnn_err *err);
+void gather_part_scratch_free(gather_part_scratch *sc); /* NULL-safe */
+
+/* gather_rows_strided on a partitioned graph: f holds the own rows; ids[0..n) are global ids.
+ * Returns 0, or -1 with *err when the fetch failed or a reply has the wrong size. */
+int gather_rows_part(float *out, int64_t stride, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
+                     const int64_t *ids, int64_t n, int nthreads, cgnn_err *err);
+
+/* The owner's side: appends the raw rows (feature dtype) of own global ids[0..n) to *out
+ * (grown with realloc, *cap bytes); *len = bytes written. -1 with *err (CGNN_ERR_INPUT) when an
+ * id is not owned (a peer's request is outside data). */
+int gather_rows_owned(const ds_feature *f, const gather_part *gp, const int64_t *ids, int64_t n, void **out,
+                      size_t *cap, size_t *len, cgnn_err *err);
 
 /* Converts one IEEE half to float. */
 float gather_half_to_float(uint16_t h);

@@ -47,6 +47,19 @@ static int64_t list_negatives(const loader *l, const int64_t *items, int64_t n, 
     return H;
 }
 
+/* Marks batch b as not built (a partitioned graph's peer failed); loader_next reports it. */
+static void produce_failed(loader *l, minibatch *mb, int64_t b, const cgnn_err *err) {
+    mb->failed = 1;
+    pthread_mutex_lock(&l->mu);
+    if (!l->failed) {
+        l->failed = 1;
+        l->err = *err;
+    }
+    pthread_mutex_unlock(&l->mu);
+    mb->epoch = l->items.epoch;
+    mb->batch_index = b;
+}
+
 /* Builds batch b into slot `slot` with producer p's scratch. */
 static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     minibatch *mb = &l->slots[slot];
@@ -72,7 +85,11 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
         K = l->cfg.num_negatives;
         rng r;
         rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
-        for (int64_t k = 0; k < K; k++) seeds[2 * n + H + k] = (int64_t)rng_below(&r, (uint64_t)l->g->num_nodes);
+        const int64_t N = l->cfg.part ? l->cfg.part->num_nodes : l->g->num_nodes;
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t v = (int64_t)rng_below(&r, (uint64_t)N);
+            seeds[2 * n + H + k] = l->cfg.neg_map ? l->cfg.neg_map[v] : v;
+        }
         n_seeds = 2 * n + H + K;
         if (l->cfg.exclude_seed_edges) sampler_exclude_edges(&l->samplers[p], w->pairs_scratch, n);
     } else {
@@ -83,16 +100,28 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
         }
     }
     double t0 = timer_now();
-    sampler_sample(&l->samplers[p], mb, seeds, n_seeds, key);
+    cgnn_err err = {0};
+    if (sampler_sample(&l->samplers[p], mb, seeds, n_seeds, key, &err) != 0) {
+        produce_failed(l, mb, b, &err);
+        return;
+    }
+    mb->failed = 0;
     mb->num_items = n;
     mb->num_negatives = K;
     mb->num_listed = H;
     minibatch_build_transpose(mb);
     double t1 = timer_now();
     const int64_t stride = mb->feat_dim;
-    if (l->cfg.feature)
-        gather_rows_strided(mb->features, stride, l->cfg.feature, mb->input_nodes, mb->num_input_nodes,
-                            l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1);
+    const int gthreads = l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1;
+    if (l->cfg.feature && l->cfg.feat_part) {
+        if (gather_rows_part(mb->features, stride, l->cfg.feature, l->cfg.feat_part, &w->gather, mb->input_nodes,
+                             mb->num_input_nodes, gthreads, &err) != 0) {
+            produce_failed(l, mb, b, &err);
+            return;
+        }
+    } else if (l->cfg.feature) {
+        gather_rows_strided(mb->features, stride, l->cfg.feature, mb->input_nodes, mb->num_input_nodes, gthreads);
+    }
     if (l->cfg.feature && l->cfg.normalize_rows)
         gather_normalize_rows_strided(mb->features, mb->num_input_nodes, l->cfg.feature->dim, stride);
     double t2 = timer_now();
@@ -261,8 +290,12 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->queue_depth = cfg->queue_depth > 0 ? cfg->queue_depth : cfg->num_workers + 1;
     if (l->queue_depth < 2) l->queue_depth = 2;
     minibatch_capacity cap;
-    sampler_capacity(g, &cfg->sampler, loader_max_seeds(l), (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols,
-                     &cap);
+    const int64_t width = (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols;
+    if (cfg->part)
+        sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,
+                               loader_max_seeds(l), width, &cap);
+    else
+        sampler_capacity(g, &cfg->sampler, loader_max_seeds(l), width, &cap);
     l->slots = cgnn_calloc((size_t)l->queue_depth, sizeof(minibatch));
     l->state = cgnn_calloc((size_t)l->queue_depth, sizeof(loader_slot_state));
     l->samplers = cgnn_calloc((size_t)producers, sizeof(neighbor_sampler));
@@ -271,7 +304,9 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     for (int q = 0; q < l->queue_depth; q++)
         if (minibatch_alloc(&l->slots[q], &cap, err) != 0) goto fail;
     for (int p = 0; p < producers; p++)
-        if (sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err) != 0) goto fail;
+        if ((cfg->part ? sampler_init_part(&l->samplers[p], g, cfg->part, &cfg->sampler, &cap, err)
+                       : sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err)) != 0)
+            goto fail;
     l->workers_arg = cgnn_calloc((size_t)producers, sizeof(loader_worker));
     loader_worker *ws = l->workers_arg;
     for (int p = 0; p < producers; p++) {
@@ -280,6 +315,10 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         ws[p].seeds_scratch = cgnn_malloc((size_t)(loader_max_seeds(l) + 1) * sizeof(int64_t));
         ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
         ws[p].group_seen = l->pos_rows ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
+        if (cfg->feat_part &&
+            gather_part_scratch_init(&ws[p].gather, cfg->feat_part->num_parts, cap.max_nodes[cfg->sampler.num_layers],
+                                     err) != 0)
+            goto fail;
     }
     if (cfg->trace && cfg->num_workers > 0)
         for (int p = 0; p < producers; p++) {
@@ -310,13 +349,17 @@ static void quiesce_locked(loader *l) {
     for (int q = 0; q < l->queue_depth; q++) l->state[q] = LOADER_SLOT_FREE;
 }
 
-void loader_start_epoch(loader *l, int epoch, int64_t max_batches) {
+void loader_start_epoch(loader *l, int epoch, int64_t max_batches) { loader_start_epoch_at(l, epoch, 0, max_batches); }
+
+void loader_start_epoch_at(loader *l, int epoch, int64_t first_batch, int64_t max_batches) {
+    CGNN_CHECK(first_batch >= 0);
     pthread_mutex_lock(&l->mu);
     quiesce_locked(l);
     item_sampler_set_epoch(&l->items, epoch);
     l->batches = l->items.num_batches;
     if (max_batches > 0 && max_batches < l->batches) l->batches = max_batches;
-    l->next_claim = l->next_consume = 0;
+    /* batches before first_batch are never built: each batch depends on (seed, epoch, b) only */
+    l->next_claim = l->next_consume = first_batch;
     l->active = 1;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
@@ -342,7 +385,20 @@ minibatch *loader_next(loader *l) {
         pthread_mutex_unlock(&l->mu);
     }
     l->next_consume = b + 1;
+    if (l->slots[slot].failed) {
+        l->next_consume = l->batches; /* the epoch ends here; loader_failed says why */
+        loader_release(l, &l->slots[slot]);
+        return NULL;
+    }
     return &l->slots[slot];
+}
+
+int loader_failed(loader *l, cgnn_err *err) {
+    pthread_mutex_lock(&l->mu);
+    int failed = l->failed;
+    if (failed && err) *err = l->err;
+    pthread_mutex_unlock(&l->mu);
+    return failed;
 }
 
 void loader_release(loader *l, minibatch *mb) {
@@ -369,6 +425,7 @@ void loader_free(loader *l) {
             free(ws[p].seeds_scratch);
             free(ws[p].pairs_scratch);
             free(ws[p].group_seen);
+            gather_part_scratch_free(&ws[p].gather);
         }
     }
     for (int q = 0; q < l->queue_depth; q++) minibatch_free(&l->slots[q]);

@@ -16,6 +16,7 @@
 
 #include "graph/csc.h"
 #include "io/dataset.h"
+#include "sample/gather.h"
 #include "sample/item_sampler.h"
 #include "sample/minibatch.h"
 #include "sample/sampler.h"
@@ -46,6 +47,15 @@ typedef struct loader_config {
      * `listed` holds the listed negatives of every group among the batch's positives, each group
      * once, in order of first appearance; mb->listed_off/len give each pair its group's range. */
     const int64_t *indexes;     /* (num_items) or NULL */
+    /* a partitioned graph (NULL: g is the whole graph): g is the own nodes' index, batches
+     * are sampled through `part` and features gathered through `feat_part` (`feature` then
+     * holds the own rows); random negatives are drawn uniformly from the whole graph's ids
+     * keyed exactly as on the whole graph (ids of the whole graph, before renumbering) and mapped
+     * through neg_map (original id -> id of the partitioned graph). seeds are the partitioned
+     * graph's ids. */
+    const sampler_part *part;
+    const gather_part *feat_part;
+    const int64_t *neg_map;     /* (part->num_nodes) or NULL */
     /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane
      * trace_tid_base + worker index (a synchronous loader, num_workers 0, on lane 0: the
      * calling thread) */
@@ -63,6 +73,7 @@ typedef struct loader_worker {
     int64_t *seeds_scratch;  /* (max seeds) seed node ids of the batch being built */
     int64_t *pairs_scratch;  /* (batch_size, 2) the batch's pairs (exclude_seed_edges) */
     int64_t *group_seen;     /* (batch_size, 2) labelled pairs: (group, offset) already listed */
+    gather_part_scratch gather; /* partitioned features (cfg.feat_part) */
 } loader_worker;
 
 typedef struct loader {
@@ -91,6 +102,8 @@ typedef struct loader {
     int generation;             /* bumped by every start so stale workers notice */
     int64_t batches;            /* batches to produce this epoch */
     int64_t next_claim, next_consume, in_flight;
+    int failed;                 /* a batch could not be built (a peer of a partitioned graph) */
+    cgnn_err err;               /* the first such failure */
 } loader;
 
 /* Sets up the pipeline over the items seeds[0..num_items) (pairs: (num_items, 2); labels may be
@@ -108,6 +121,11 @@ int64_t loader_max_negatives(const loader *l);
 /* Begins producing `epoch`; max_batches > 0 limits the number of batches (0 = all). Any
  * unfinished previous epoch is abandoned first. */
 void loader_start_epoch(loader *l, int epoch, int64_t max_batches);
+/* loader_start_epoch, but the first batch delivered is first_batch (>= 0): the batches before
+ * it are skipped without being built, and the later ones are exactly those of a full epoch
+ * (resuming an interrupted epoch). loader_num_batches still counts the whole epoch; a
+ * first_batch at or past it delivers nothing. */
+void loader_start_epoch_at(loader *l, int epoch, int64_t first_batch, int64_t max_batches);
 
 /* Batches this epoch will deliver (valid after loader_start_epoch). */
 int64_t loader_num_batches(const loader *l);
@@ -115,6 +133,10 @@ int64_t loader_num_batches(const loader *l);
 /* The next batch in order, or NULL when the epoch is exhausted. Blocks until it is ready.
  * The batch stays valid until loader_release. */
 minibatch *loader_next(loader *l);
+
+/* After loader_next returned NULL: 1 (and the reason in *err) if the epoch ended because a
+ * batch could not be built (on a partitioned graph, a peer failed or timed out), else 0. */
+int loader_failed(loader *l, cgnn_err *err);
 
 /* Returns the batch's slot to the producers. */
 void loader_release(loader *l, minibatch *mb);

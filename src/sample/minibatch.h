@@ -64,6 +64,7 @@ typedef struct minibatch {
     float *features;         /* (num_input_nodes, feat_dim) */
     int64_t num_sampled_edges; /* total over blocks */
     double sample_seconds, gather_seconds; /* time the producer spent on each stage */
+    int failed;              /* the producer could not build it (loader_failed says why) */
     minibatch_capacity cap;
 } minibatch;
 

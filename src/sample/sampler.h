@@ -39,8 +39,58 @@ typedef struct sampler_slot {
     int64_t val;   /* local id */
 } sampler_slot;
 
+/* ---- partitioned graphs --------------------------------------------------------
+ * On a partitioned graph (graph/partbook.h) a rank's index holds only the in-edges of its own
+ * nodes, global ids [first, first + n_local): row i of the csc_graph is node first + i and its
+ * sources are global ids. The draws for an own node v are keyed by key_ids[v - first] (its id in
+ * the whole graph, so every partitioning samples exactly the neighbourhoods of the whole graph);
+ * the nodes of a hop owned by other parts are sampled by their owners: the sampler collects
+ * them per owner and makes one pick_remote call per hop, which sends one request per owner and
+ * waits for all (the owner runs sampler_pick_owned). */
+typedef struct sampler_remote_hop {
+    int hop;               /* h, seed side first */
+    uint64_t key;          /* the batch's sampling key */
+    int64_t fanout;        /* this hop's fanout (-1 = all) */
+    int replace;
+    int num_parts;
+    const int64_t *n;      /* (num_parts) nodes asked of each part (0 for this part) */
+    int64_t *const *nodes; /* (num_parts) the nodes asked of each part, global ids */
+    int64_t **counts;      /* (num_parts) out: sampled neighbours of each asked node */
+    int64_t **nbrs;        /* (num_parts) out: the neighbours, concatenated in node order, global
+                              ids; the callback may grow nbrs[p] (realloc, capacity nbr_cap[p]) */
+    int64_t *nbr_cap;      /* (num_parts) capacity of nbrs[p] in ids */
+} sampler_remote_hop;
+
+typedef struct sampler_part {
+    int num_parts, part;        /* P, this rank's part */
+    const int64_t *part_start;  /* (P + 1) global id ranges: part p owns [part_start[p], part_start[p+1]) */
+    const int64_t *key_ids;     /* (own nodes) the id keying the draws of own node part_start[part] + i */
+    int64_t num_nodes, num_edges, max_in_degree; /* of the whole graph (buffer capacities) */
+    /* fills counts / nbrs of every part with n[p] > 0; 0, or -1 with *err (a peer failed or
+     * timed out). Called concurrently by every sampler thread. */
+    int (*pick_remote)(void *ctx, sampler_remote_hop *hop, cgnn_err *err);
+    void *ctx;
+} sampler_part;
+
+/* Owner of global id v (binary search over part_start). */
+static inline int sampler_part_owner(const sampler_part *p, int64_t v) {
+    int lo = 0, hi = p->num_parts; /* part_start[lo] <= v < part_start[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (p->part_start[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
 typedef struct neighbor_sampler {
     const csc_graph *g;
+    const sampler_part *part; /* NULL: g is the whole graph */
+    /* partitioned sampling scratch (NULL otherwise): per part the nodes asked of it, their dst
+     * positions, the replies; own nodes' picks with their offsets */
+    int64_t *rq_n, **rq_nodes, **rq_pos, **rq_counts, **rq_nbrs, *rq_cap;
+    int64_t *own_off;        /* (max nodes + 1) */
+    int64_t *own_buf;        /* (max edges of a hop) */
     sampler_config cfg;
     minibatch_capacity cap;
     uint64_t hash_mask;      /* table size - 1 (power of two) */
@@ -59,6 +109,9 @@ typedef struct neighbor_sampler {
 /* Worst-case buffer sizes for batches of up to max_items seeds on g with cfg. */
 void sampler_capacity(const csc_graph *g, const sampler_config *cfg, int64_t max_items,
                       int64_t feat_dim, minibatch_capacity *cap);
+/* The same from the whole graph's sizes (a partitioned graph: sampler_part's). */
+void sampler_capacity_sized(int64_t num_nodes, int64_t num_edges, int64_t max_in_degree, const sampler_config *cfg,
+                            int64_t max_items, int64_t feat_dim, minibatch_capacity *cap);
 
 /* Checks cfg (layers in range, fanouts -1 or >= 1). Returns 0 or -1 with *err naming the
  * offending fanout. */
@@ -68,11 +121,25 @@ int sampler_config_check(const sampler_config *cfg, cgnn_err *err);
 int sampler_init(neighbor_sampler *s, const csc_graph *g, const sampler_config *cfg,
                  const minibatch_capacity *cap, cgnn_err *err);
 void sampler_free(neighbor_sampler *s); /* NULL-safe */
+/* sampler_init on a part: g is the own nodes' index (see sampler_part), part is borrowed and
+ * must outlive *s; capacities from sampler_capacity_sized. */
+int sampler_init_part(neighbor_sampler *s, const csc_graph *g, const sampler_part *part, const sampler_config *cfg,
+                      const minibatch_capacity *cap, cgnn_err *err);
+
+/* The owner's side of pick_remote: samples hop h (fanout, replace) for own nodes[0..n) of part
+ * exactly as sampler_sample would on the whole graph: counts[i] neighbours of nodes[i], appended
+ * in node order to *out (grown with realloc; *cap in ids). scratch holds (own max in-degree + 1)
+ * uint32s. Returns the number of ids written, or -1 with *err (CGNN_ERR_INPUT) when a node is not
+ * owned by the part or the fanout is invalid (a request from a peer is outside data). */
+int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop, uint64_t key, int64_t fanout,
+                           int replace, const int64_t *nodes, int64_t n, int64_t *counts, int64_t **out,
+                           int64_t *cap, uint32_t *scratch, cgnn_err *err);
 
 /* Samples the L-hop neighbourhood of seeds[0..n) (n <= cap.max_items; duplicates allowed,
  * they share one output row) into mb: blocks, input_nodes, num_seeds, num_input_nodes,
  * item_local, num_sampled_edges. Does not touch mb->features / labels / items. */
-void sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int64_t n, uint64_t key);
+int sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int64_t n, uint64_t key, cgnn_err *err);
+/* Returns 0; -1 with *err only on a partitioned graph, when pick_remote fails. */
 
 /* Excludes the edges between the nodes of each pair (u, v) of pairs[0..n) (n <= cap.max_items),
  * in both directions, from the next sampler_sample call only: GraphBolt's exclude_seed_edges

@@ -12,6 +12,7 @@
 #include "train/config.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ typedef enum targ {
     TARG_NODE_EMB_DIM,
     TARG_EMB_OPTIM,
     TARG_EMB_LR,
+    TARG_CHECKPOINT_EVERY,
     TARG_COUNT
 } targ;
 
@@ -115,6 +117,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "node_embedding_dim",
     "embedding_optim_class_path",
     "embedding_lr",
+    "checkpoint_every_n_batches",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -276,6 +279,13 @@ static int arg_double(const yamldoc *doc, const yamldoc_node *n, double lo, int 
     if (yamldoc_parse_double(n->scalar, &v) != 0)
         return node_err(doc, n, err, "expected a number, got %s", shown(n, buf, sizeof buf));
     if (!isfinite(v)) return node_err(doc, n, err, "must be a finite number, got %s", shown(n, buf, sizeof buf));
+    /* the training math is float32: a value that float32 rounds to 0 or infinity (1e-300, 1e39)
+     * would pass a double range check and then divide by zero or overflow */
+    if (fabs(v) > FLT_MAX)
+        return node_err(doc, n, err, "%s is too large for float32 (at most %g)", shown(n, buf, sizeof buf), FLT_MAX);
+    if (v != 0 && fabs(v) < FLT_MIN)
+        return node_err(doc, n, err, "%s is too small for float32 (0, or at least %g in magnitude)",
+                        shown(n, buf, sizeof buf), FLT_MIN);
     int ok = (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
     if (!ok) {
         if (isinf(hi))
@@ -383,6 +393,7 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->num_test_batches = 0;
     snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "loss");
     a->early_stop_patience = 0;
+    a->checkpoint_every_n_batches = 0;
     a->num_workers = 2;
     a->seed = 0;
     a->replace = 0;
@@ -569,6 +580,9 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     }
     if ((n = g[TARG_EARLY_STOP_PATIENCE]) &&
         arg_int(doc, n, 0, INT64_MAX, &a->early_stop_patience, err) != 0)
+        return -1;
+    if ((n = g[TARG_CHECKPOINT_EVERY]) &&
+        arg_int(doc, n, 0, INT64_MAX, &a->checkpoint_every_n_batches, err) != 0)
         return -1;
     if ((n = g[TARG_NUM_WORKERS]) && arg_int(doc, n, 0, 1024, &a->num_workers, err) != 0) return -1;
     if ((n = g[TARG_SEED])) {
@@ -905,6 +919,7 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
     if (config_resolve_uri(path, sizeof path, uri, what, err) != 0) return -1;
     yamldoc doc;
     if (yamldoc_load(&doc, path, err) != 0) return -1;
+    snprintf(c->file, sizeof c->file, "%s", path);
     int rc = -1;
     const yamldoc_node *root = doc.root, *trc, *local, *mpi;
     if (!root) { /* an empty file: defaults */

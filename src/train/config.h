@@ -49,6 +49,8 @@ typedef struct trainer_args {
     int64_t num_test_batches;         /* 0 = all */
     char early_stop_criterion[32];    /* "loss" or a metric name ("acc"/"accuracy") */
     int64_t early_stop_patience;      /* 0 = off */
+    int64_t checkpoint_every_n_batches; /* write the training state every N steps for an exact
+                                         resume (train/train_state.h); 0 = off */
     int64_t num_workers;              /* train_main_num_workers (2) */
     uint64_t seed;                    /* 0 */
     int replace;                      /* sample_with_replacement (false) */
@@ -96,6 +98,7 @@ typedef struct task_config {
 } task_config;
 
 typedef struct resource_config {
+    char file[CONFIG_PATH_MAX];       /* the YAML it was read from ("" without one) */
     int num_workers;                  /* local_trainer_config.num_workers (0 = from machine) */
     int num_replicas;                 /* mpi_trainer_config.num_replicas (0 = not given) */
     int num_threads_per_replica;      /* mpi_trainer_config.num_threads_per_replica (0 = default) */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
+#include "util/cleanup.h"
 
 static int mkdir_p(char *dir, cgnn_err *err) {
     size_t len = strlen(dir);
@@ -65,19 +66,23 @@ int outputs_remove_matching(const char *dir, const char *pattern, cgnn_err *err)
 int outputs_write_text(const char *path, const char *text, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    const int h = cleanup_tmp_path(tmp, sizeof tmp, path);
     FILE *f = fopen(tmp, "w");
-    if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
+    if (!f) {
+        int e = errno;
+        cleanup_forget(h);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(e));
+    }
     size_t n = strlen(text);
     int ok = fwrite(text, 1, n, f) == n;
     ok = (fflush(f) == 0) && ok;
     ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
-    }
+    int e = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+    if (!ok) unlink(tmp);
+    cleanup_forget(h);
+    if (!ok) return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", path, strerror(e ? e : EIO));
     return 0;
 }
 
@@ -197,6 +202,34 @@ int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err) {
     return 0;
 }
 
+int jsonl_open_continue(jsonl_log *l, const char *dir, const char *name, int64_t keep_bytes, int *was_short,
+                        cgnn_err *err) {
+    memset(l, 0, sizeof *l);
+    *was_short = 0;
+    if (!dir || !*dir) return 0;
+    if (outputs_make_parent(dir, 1, err) != 0) return -1;
+    snprintf(l->path, sizeof l->path, "%s/%s", dir, name);
+    struct stat st;
+    *was_short = stat(l->path, &st) != 0 || (int64_t)st.st_size < keep_bytes;
+    l->fp = fopen(l->path, "a");
+    if (!l->fp) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot open: %s", l->path, strerror(errno));
+    if (!*was_short && ftruncate(fileno(l->fp), (off_t)keep_bytes) != 0) {
+        int e = errno;
+        fclose(l->fp);
+        l->fp = NULL;
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot cut the log back to the checkpoint: %s", l->path,
+                       strerror(e));
+    }
+    fseek(l->fp, 0, SEEK_END); /* so jsonl_bytes counts from the end before the first append */
+    return 0;
+}
+
+int64_t jsonl_bytes(const jsonl_log *l) {
+    if (!l || !l->fp) return 0;
+    long pos = ftell(l->fp);
+    return pos < 0 ? 0 : (int64_t)pos;
+}
+
 void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int) {
     if (!l || !l->fp) return;
     fputc('{', l->fp);
@@ -207,11 +240,17 @@ void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, in
         else fprintf(l->fp, "%.9g", values[i]);
     }
     fputs("}\n", l->fp);
-    fflush(l->fp);
+    if ((fflush(l->fp) != 0 || ferror(l->fp)) && !l->failed_errno) l->failed_errno = errno ? errno : EIO;
 }
 
-void jsonl_close(jsonl_log *l) {
-    if (!l || !l->fp) return;
-    fclose(l->fp);
+int jsonl_check(const jsonl_log *l, cgnn_err *err) {
+    if (!l || !l->failed_errno) return 0;
+    return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot write the metrics log: %s", l->path, strerror(l->failed_errno));
+}
+
+int jsonl_close(jsonl_log *l, cgnn_err *err) {
+    if (!l || !l->fp) return jsonl_check(l, err);
+    if ((fflush(l->fp) != 0 || fclose(l->fp) != 0) && !l->failed_errno) l->failed_errno = errno ? errno : EIO;
     l->fp = NULL;
+    return jsonl_check(l, err);
 }

@@ -50,15 +50,30 @@ int outputs_save_model_with_embedding(const char *path, const model *m, const fl
  * or -1 with *err (CGNN_ERR_INPUT naming the file and the key when it is absent or mis-shaped). */
 int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
 
-/* metrics.jsonl: one JSON object per line, appended and flushed (a streamed log). */
+/* metrics.jsonl: one JSON object per line, appended and flushed (a streamed log). A failed
+ * write (a full disk) is remembered: jsonl_check reports it, and jsonl_close checks the close. */
 typedef struct jsonl_log {
     FILE *fp;
     char path[4096];
+    int failed_errno;   /* 0 while every write succeeded */
 } jsonl_log;
 int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err); /* dir "" = disabled */
 /* Appends {"k0": v0, ...}: keys[i] with numeric values[i] (NaN written as null); the first
  * `n_int` values are written as integers. */
 void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int);
-void jsonl_close(jsonl_log *l); /* NULL-safe */
+/* Bytes in the file so far (every record is flushed as written); 0 for a disabled log. */
+int64_t jsonl_bytes(const jsonl_log *l);
+/* Reopens the log of an interrupted run to continue it: dir/name is cut to its first
+ * keep_bytes bytes (what it held at the checkpoint being resumed; later records are dropped, as
+ * the steps that wrote them run again) and new records are appended. *was_short is set to 1
+ * when the file was missing or shorter than keep_bytes (its records from before the
+ * checkpoint are lost; it is continued from what is there), else 0. dir "" = disabled. Returns
+ * 0, or -1 with *err (CGNN_ERR_RUNTIME naming the file). */
+int jsonl_open_continue(jsonl_log *l, const char *dir, const char *name, int64_t keep_bytes, int *was_short,
+                        cgnn_err *err);
+/* Returns 0, or -1 with *err (CGNN_ERR_RUNTIME naming the file) if a write failed. */
+int jsonl_check(const jsonl_log *l, cgnn_err *err);
+/* Closes the log; returns jsonl_check's answer including the close. NULL-safe; err may be NULL. */
+int jsonl_close(jsonl_log *l, cgnn_err *err);
 
 #endif

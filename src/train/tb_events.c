@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -259,6 +260,53 @@ int tb_open(tb_writer *w, const char *logdir, cgnn_err *err) {
         return -1;
     }
     return 0;
+}
+
+int tb_open_continue(tb_writer *w, const char *logdir, const char *file_name, int64_t keep_bytes, int64_t records,
+                     int *was_short, cgnn_err *err) {
+    w->fp = NULL;
+    w->path[0] = '\0';
+    w->failed = w->failed_errno = 0;
+    w->records = 0;
+    *was_short = 0;
+    if (!logdir || !*logdir) return 0;
+    const int plain = strncmp(file_name, "events.out.tfevents.", 20) == 0 && !strchr(file_name, '/');
+    int len = snprintf(w->path, sizeof w->path, "%s/%s", logdir, file_name);
+    struct stat st;
+    if (!plain || len < 0 || (size_t)len >= sizeof w->path || stat(w->path, &st) != 0 ||
+        (int64_t)st.st_size < keep_bytes || keep_bytes < 1) {
+        *was_short = 1;
+        return tb_open(w, logdir, err);
+    }
+    int fd = open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)keep_bytes) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot continue the TensorBoard event file: %s", w->path,
+                       strerror(e));
+    }
+    w->fp = fdopen(fd, "ab");
+    if (!w->fp) {
+        int e = errno;
+        close(fd);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot open TensorBoard event file: %s", w->path, strerror(e));
+    }
+    fseek(w->fp, 0, SEEK_END);
+    w->records = records;
+    return 0;
+}
+
+int64_t tb_bytes(tb_writer *w) {
+    if (!w || !w->fp) return 0;
+    tb_flush(w);
+    long pos = ftell(w->fp);
+    return pos < 0 ? 0 : (int64_t)pos;
+}
+
+const char *tb_file_name(const tb_writer *w) {
+    if (!w || !w->path[0]) return "";
+    const char *slash = strrchr(w->path, '/');
+    return slash ? slash + 1 : w->path;
 }
 
 void tb_flush(tb_writer *w) {

@@ -64,6 +64,23 @@ typedef struct tb_writer {
  * then a disabled writer. The caller owns *w (tb_close). */
 int tb_open(tb_writer *w, const char *logdir, cgnn_err *err);
 
+/* Reopens the event file logdir/file_name of an interrupted run to continue it (the file's
+ * name is kept, so TensorBoard shows one run): the file is cut to its first keep_bytes bytes
+ * (records written after the checkpoint being resumed are dropped; keep_bytes is a record
+ * boundary from tb_bytes) and new records are appended after them; records is the count
+ * tb_bytes's writer had written. When the file is missing or shorter than keep_bytes, or
+ * file_name is not a plain events.out.tfevents.* name, a new file is created as tb_open does
+ * and *was_short is 1 (else 0). Returns 0, or -1 with *err (CGNN_ERR_RUNTIME naming the path). */
+int tb_open_continue(tb_writer *w, const char *logdir, const char *file_name, int64_t keep_bytes, int64_t records,
+                     int *was_short, cgnn_err *err);
+
+/* Flushes and returns the bytes of the file written so far (a record boundary); 0 for a
+ * disabled writer. */
+int64_t tb_bytes(tb_writer *w);
+
+/* The event file's name without its directory ("" for a disabled writer). */
+const char *tb_file_name(const tb_writer *w);
+
 /* Appends one Event {wall_time, step, summary {value {tag, simple_value}}}. wall_time is in
  * seconds since the Unix epoch (tb_wall_time()). A write error is remembered, not returned:
  * see tb_check. */

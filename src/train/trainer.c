@@ -2,14 +2,20 @@
 #include "train/trainer.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "dist/dist.h"
 #include "graph/csc.h"
 #include "io/dataset.h"
+#include "io/durable.h"
+#include "io/file.h"
+#include "io/outguard.h"
 #include "nn/embedding.h"
 #include "nn/model.h"
 #include "optim/optim.h"
@@ -18,6 +24,8 @@
 #include "train/outputs.h"
 #include "train/progress.h"
 #include "train/tb_events.h"
+#include "train/train_state.h"
+#include "util/cleanup.h"
 #include "util/log.h"
 #include "util/rng.h"
 #include "util/timer.h"
@@ -62,6 +70,18 @@ typedef struct trainer {
     double t_wait, t_forward, t_backward, t_allreduce, t_optim, t_sample, t_gather;
     int64_t timed_steps;
     trace_writer trace;       /* profilerConfig: Chrome trace (disabled unless shouldEnableProfiler) */
+    int threads;              /* compute threads of this process */
+    /* exact resume (train/train_state.h): checkpoint_every_n_batches > 0 */
+    char state_path[4096];    /* "<trainedModelUri>.state"; "" when off */
+    train_state_fingerprint *fp; /* this job's fingerprint (owned) */
+    int resumed;              /* continuing from `resume` */
+    train_state_scalars resume; /* the position read from the state file */
+    int64_t states_written;   /* state files written by this process */
+    double t_state;           /* seconds spent writing them (rank 0) */
+    int64_t state_bytes;      /* size of the last one */
+    int64_t fault_state_exit; /* CGNN_TEST_EXIT_IN_CHECKPOINT: die half way through writing this
+                                 process's Nth state file (tests; 0 = never) */
+    outguard guard;           /* rank 0: the inputs, and locks on the outputs for the whole job */
 } trainer;
 
 static int is_root(const trainer *t) { return t->d->rank == 0; }
@@ -81,6 +101,18 @@ static void log_record(trainer *t, const char *const *keys, const char *const *t
             v[k++] = (float)vals[i];
         }
     if (k) tb_add_scalars(&t->tb, (int64_t)vals[0], tb_wall_time(), tags, v, k);
+}
+
+/* 0, or -1 with *err when a write to metrics.jsonl or the event file failed (a full disk):
+ * the job stops instead of finishing with truncated logs. close != 0 closes both first. */
+static int logs_check(trainer *t, int close, cgnn_err *err) {
+    if (close) {
+        const int bad = jsonl_close(&t->log, err) != 0;
+        tb_close(&t->tb);
+        if (bad) return -1;
+    }
+    if (jsonl_check(&t->log, err) != 0) return -1;
+    return tb_check(&t->tb, err);
 }
 
 /* model_backward hook: start reducing layer l's gradients while lower layers run backward */
@@ -230,10 +262,12 @@ static void trainer_free(trainer *t) {
     optim_free(&t->opt);
     free(t->dlogits);
     free(t->best_params);
-    jsonl_close(&t->log);
+    free(t->fp);
+    jsonl_close(&t->log, NULL);
     tb_close(&t->tb);
     csc_free(&t->g);
     dataset_close(&t->ds);
+    outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
 }
 
 /* Opens data, checks it against the config, builds model/optimiser/loaders. */
@@ -247,6 +281,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         trace_name_thread(&t->trace, 0, "main");
     }
     const ds_task_kind want = lp ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
+    if (access(t->cfg->dataset_path, F_OK) != 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: sharedConfig.preprocessedMetadataUri: %s: %s", t->cfg->file,
+                       t->cfg->dataset_path, strerror(errno));
     if (dataset_open(&t->ds, t->cfg->dataset_path, err) != 0) return -1;
     for (int i = 0; i < t->ds.num_tasks && !t->task; i++)
         if (t->ds.tasks[i].kind == want) t->task = &t->ds.tasks[i];
@@ -256,6 +293,19 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        lp ? "nodeAnchorBasedLinkPredictionTaskMetadata" : "nodeBasedTaskMetadata");
     if (!t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
         return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds.dir, t->task->name);
+    /* an empty split would train 0 steps (and write an untrained model) or evaluate to NaN */
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->task->splits[s];
+        const int used = s == DS_SPLIT_TRAIN ? !t->cfg->should_skip_training
+                         : s == DS_SPLIT_TEST ? !t->cfg->should_skip_model_evaluation
+                                              : !t->cfg->should_skip_training;
+        if (sp->present && used && sp->num_items == 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s is empty (0 %s); %s", sp->seeds_path, t->task->name,
+                           ds_split_name((ds_split_id)s), lp ? "pairs" : "seeds",
+                           s == DS_SPLIT_TRAIN ? "there is nothing to train on"
+                           : s == DS_SPLIT_TEST ? "there is nothing to test on (or set shouldSkipModelEvaluation)"
+                                                : "there is nothing to validate on (remove validation_set)");
+    }
     t->feat = dataset_find_feature(&t->ds, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < t->ds.num_features && !t->feat; i++)
         if (t->ds.features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds.features[i];
@@ -303,6 +353,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     if (threads < 1) threads = 1;
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
+    t->threads = threads;
     int workers = (int)a->num_workers;
 
     model_config mc;
@@ -353,7 +404,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     minibatch_capacity cap; /* LP seeds: anchors + positives + listed + random negatives */
     sampler_capacity(&t->g, &sc, max_seeds, mc.in_dim, &cap);
-    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
+    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) {
+        if (a->out_channels <= 0 && !lp && t->task->num_classes > 0) /* the dataset chose the output width */
+            return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->ds.dir, t->task->name,
+                              (long long)t->task->num_classes);
+        return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
+    }
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
     if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
     if (t->have_emb)
@@ -374,6 +430,108 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
              (long long)t->task->splits[DS_SPLIT_VALID].num_items, (long long)t->task->splits[DS_SPLIT_TEST].num_items,
              lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, workers);
     return 0;
+}
+
+/* Before anything is removed or written (rank 0, after every input was validated): no output may
+ * be an input of this job or another output, output directories must be cgnn's own, every
+ * output is locked for the job, temporary files of killed runs are removed, and then the
+ * previous outputs (a retry never mixes old and new files; resume: a run continuing a training
+ * state keeps the event files it continues). */
+static int guard_outputs(trainer *t, const resource_config *res, const char *job, int resume, cgnn_err *err) {
+    const task_config *c = t->cfg;
+    outguard_add_input(&t->guard, c->file, "the task config");
+    outguard_add_input(&t->guard, res->file, "the resource config");
+    outguard_add_dataset(&t->guard, &t->ds);
+    if (c->should_skip_training) outguard_add_input(&t->guard, c->trained_model_uri, "the checkpoint to evaluate");
+    char f_model[CONFIG_PATH_MAX + 64], f_metrics[CONFIG_PATH_MAX + 64], f_tb[CONFIG_PATH_MAX + 64],
+        f_prof[CONFIG_PATH_MAX + 64];
+    snprintf(f_model, sizeof f_model, "%s: sharedConfig.trainedModelMetadata.trainedModelUri", c->file);
+    snprintf(f_metrics, sizeof f_metrics, "%s: sharedConfig.trainedModelMetadata.evalMetricsUri", c->file);
+    snprintf(f_tb, sizeof f_tb, "%s: sharedConfig.trainedModelMetadata.tensorboardLogsUri", c->file);
+    snprintf(f_prof, sizeof f_prof, "%s: profilerConfig.profilerLogDir", c->file);
+    const char *model_out = c->should_skip_training ? "" : c->trained_model_uri;
+    if (outguard_check_file(&t->guard, model_out, f_model, err) != 0) return -1;
+    if (outguard_check_file(&t->guard, c->eval_metrics_uri, f_metrics, err) != 0) return -1;
+    if (c->eval_metrics_uri[0] && (file_same(c->eval_metrics_uri, c->trained_model_uri) ||
+                                   strcmp(c->eval_metrics_uri, c->trained_model_uri) == 0))
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s is also trainedModelUri; the two outputs need their own paths",
+                       f_metrics, c->eval_metrics_uri);
+    static const char *const own[] = {"metrics.jsonl", "events.out.tfevents.*", "trace_rank*.json", NULL};
+    /* the training state lives next to the model: "<trainedModelUri>.state" (train/train_state.h) */
+    char state[CONFIG_PATH_MAX + 16], f_state[CONFIG_PATH_MAX + 128];
+    if (!model_out[0]) state[0] = '\0';
+    else if (train_state_path(state, sizeof state, model_out, err) != 0) return -1;
+    snprintf(f_state, sizeof f_state, "%s (its training state)", f_model);
+    if (outguard_check_file(&t->guard, state, f_state, err) != 0) return -1;
+    const char *const also[] = {c->trained_model_uri, c->eval_metrics_uri, state[0] ? state : NULL, NULL};
+    if (outguard_check_dir(&t->guard, c->tensorboard_logs_uri, own, also, f_tb, err) != 0) return -1;
+    if (c->profiler_enabled && outguard_check_dir(&t->guard, c->profiler_log_dir, own, also, f_prof, err) != 0)
+        return -1;
+    if (outguard_lock(&t->guard, model_out, f_model, job, err) != 0) return -1;
+    if (outguard_lock(&t->guard, c->eval_metrics_uri, f_metrics, job, err) != 0) return -1;
+    if (outguard_lock(&t->guard, c->tensorboard_logs_uri, f_tb, job, err) != 0) return -1;
+    if (c->profiler_enabled && outguard_lock(&t->guard, c->profiler_log_dir, f_prof, job, err) != 0) return -1;
+    int stale = 0;
+    if (model_out[0]) stale += cleanup_stale_tmp(model_out) + cleanup_stale_tmp(state);
+    if (c->eval_metrics_uri[0]) stale += cleanup_stale_tmp(c->eval_metrics_uri);
+    if (stale) log_info("removed %d temporary file%s left by an interrupted run", stale, stale == 1 ? "" : "s");
+    if (outputs_remove(model_out, err) != 0) return -1;
+    if (outputs_remove(c->eval_metrics_uri, err) != 0) return -1;
+    /* without checkpoints a state file is an old output; resuming, the logs are continued */
+    if (c->args.checkpoint_every_n_batches == 0 && outputs_remove(state, err) != 0) return -1;
+    if (resume) return 0;
+    return outputs_remove_matching(c->tensorboard_logs_uri, "events.out.tfevents.*", err);
+}
+
+/* bits of a double, for the fingerprint */
+static int64_t f64_bits(double x) {
+    int64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* CRC-32 of n int64s (NULL: 0). */
+static int64_t crc_i64(const int64_t *p, int64_t n) {
+    return p && n > 0 ? (int64_t)crc32(0L, (const unsigned char *)p, (uInt)((size_t)n * sizeof *p)) : 0;
+}
+
+/* Every rank must run the same job: compares what the numbers and every collective's sizes
+ * depend on (config, dataset, model shape) across ranks before the first collective that
+ * moves model-sized buffers. Returns 0, or -1 with *err naming the field and the ranks. */
+static int ranks_agree(trainer *t, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const ds_split *sp = t->task->splits;
+    int64_t fan = 0;
+    for (int h = 0; h < a->num_layers; h++) fan = fan * 1000003 + a->fanouts[h];
+    const char *names[] = {"the task (taskMetadata)", "trainerArgs.gnn_model_class_path", "trainerArgs.num_layers",
+                           "trainerArgs.hidden_dim", "the output channels (out_channels / num_classes)",
+                           "the input channels (feature width + node_embedding_dim)", "trainerArgs.num_heads",
+                           "trainerArgs.num_neighbors", "trainerArgs.main_sample_batch_size", "trainerArgs.num_epochs",
+                           "trainerArgs.num_max_train_batches", "trainerArgs.val_every_num_batches",
+                           "trainerArgs.num_val_batches", "trainerArgs.num_test_batches",
+                           "trainerArgs.early_stop_patience", "trainerArgs.seed", "trainerArgs.dropout",
+                           "trainerArgs.optim_lr", "trainerArgs.optim_weight_decay", "trainerArgs.clip_grad_norm",
+                           "trainerArgs.node_embedding_dim", "trainerArgs.drop_uneven_inputs",
+                           "sharedConfig.shouldSkipTraining", "the model's parameter count",
+                           "the dataset's node count", "the dataset's edge count",
+                           "the dataset's edges (CRC-32 of the ids)", "the node feature rows",
+                           "the node feature dtype", "the train split (CRC-32 of seeds)",
+                           "the validation split (CRC-32 of seeds)", "the test split (CRC-32 of seeds)",
+                           "the train split's labels (CRC-32)"};
+    const int64_t vals[] = {(int64_t)t->cfg->task, (int64_t)a->model, a->num_layers, a->hidden_dim,
+                            t->m.cfg.out_dim, t->m.cfg.in_dim, a->num_heads, fan, a->batch_size, a->num_epochs,
+                            a->num_max_train_batches, a->val_every_num_batches, a->num_val_batches,
+                            a->num_test_batches, a->early_stop_patience, (int64_t)a->seed, f64_bits(a->dropout),
+                            f64_bits(a->optim.lr), f64_bits(a->optim.weight_decay), f64_bits(a->clip_grad_norm),
+                            a->node_embedding_dim, a->drop_uneven_inputs, t->cfg->should_skip_training,
+                            t->m.num_params, t->g.num_nodes, t->g.num_edges, (int64_t)t->g.edges_crc,
+                            t->feat ? t->feat->rows : 0, t->feat ? (int64_t)t->feat->array.dtype : -1,
+                            crc_i64(sp[DS_SPLIT_TRAIN].seeds, sp[DS_SPLIT_TRAIN].num_items * sp[DS_SPLIT_TRAIN].seed_width),
+                            crc_i64(sp[DS_SPLIT_VALID].seeds, sp[DS_SPLIT_VALID].num_items * sp[DS_SPLIT_VALID].seed_width),
+                            crc_i64(sp[DS_SPLIT_TEST].seeds, sp[DS_SPLIT_TEST].num_items * sp[DS_SPLIT_TEST].seed_width),
+                            crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items)};
+    _Static_assert(sizeof names / sizeof names[0] == sizeof vals / sizeof vals[0], "fingerprint fields");
+    return dist_check_agreement(t->d, names, vals, (int)(sizeof vals / sizeof vals[0]), err);
 }
 
 /* Batches every rank runs this epoch: with drop_uneven all ranks have the same count; without,
@@ -474,6 +632,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
 /* The always-on stage timers as one array: wait, sample, gather, forward, backward, all-reduce,
  * optimizer (seconds, summed over this rank's steps). */
 #define NUM_STAGES 7
+_Static_assert(NUM_STAGES == TRAIN_STATE_STAGES, "the training state holds every stage timer");
 static const char *const STAGE_KEYS[NUM_STAGES] = {"wait_ms", "sample_ms", "gather_ms", "forward_ms",
                                                    "backward_ms", "allreduce_ms", "optimizer_ms"};
 static void stage_times(const trainer *t, double out[NUM_STAGES]) {
@@ -505,23 +664,86 @@ static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_
                  (long long)epoch + 1, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[4], vals[5]);
 }
 
+/* ---- exact resume (train/train_state.h) ---- */
+
+/* The tensors of the training state, views of the trainer's own buffers (the best weights only
+ * when there are any). Returns the count (<= 8). */
+static int state_tensors(trainer *t, int with_best, train_state_tensor *out) {
+    const int64_t P = t->m.num_params;
+    int n = 0;
+    out[n++] = (train_state_tensor){"params", t->m.params, 1, P, 0};
+    if (t->opt.m) out[n++] = (train_state_tensor){"optim.m", t->opt.m, 1, P, 0};
+    if (t->opt.v) out[n++] = (train_state_tensor){"optim.v", t->opt.v, 1, P, 0};
+    if (with_best) out[n++] = (train_state_tensor){"best_params", t->best_params, 1, P, 0};
+    if (t->have_emb) {
+        const int64_t R = t->emb.num_rows, D = t->emb.dim;
+        out[n++] = (train_state_tensor){"embedding.weight", t->emb.weight, R, D, 0};
+        if (t->emb.m) out[n++] = (train_state_tensor){"embedding.m", t->emb.m, R, D, 1};
+        if (t->emb.v) out[n++] = (train_state_tensor){"embedding.v", t->emb.v, R, D, 1};
+        if (with_best) out[n++] = (train_state_tensor){"embedding.best", t->best_emb, R, D, 0};
+    }
+    return n;
+}
+
+/* Writes the training state after step t->step: *sc holds the loop's position (epoch, next
+ * batch, the epoch's loss sums and stage timers); the rest comes from the trainer. Rank 0
+ * writes; collective (a failure stops every rank). Returns 0 or -1 with *err. */
+static int write_state(trainer *t, const trainer_result *res, train_state_scalars *sc, cgnn_err *err) {
+    sc->step = t->step;
+    sc->last_vloss = t->last_vloss, sc->last_vmetric = t->last_vmetric;
+    sc->have_best = t->have_best, sc->best_score = t->best_score, sc->bad_checks = t->bad_checks;
+    sc->has_val = res->has_val, sc->best_val_loss = res->best_val_loss, sc->best_val_acc = res->best_val_acc;
+    sc->optim_step = t->opt.step;
+    sc->emb_step = t->have_emb ? t->emb.step : 0;
+    sc->compute_threads = t->threads;
+    stage_times(t, sc->stage_seconds);
+    sc->timed_steps = t->timed_steps;
+    int bad = 0;
+    if (is_root(t)) {
+        sc->jsonl_bytes = jsonl_bytes(&t->log);
+        sc->tb_bytes = tb_bytes(&t->tb);
+        sc->tb_records = t->tb.records;
+        snprintf(sc->tb_file, sizeof sc->tb_file, "%s", tb_file_name(&t->tb));
+        train_state_tensor ts[8];
+        const int n = state_tensors(t, t->have_best, ts);
+        const int64_t data = train_state_data_bytes(ts, n);
+        t->states_written++;
+        const double c0 = timer_now();
+        bad = train_state_save(t->state_path, t->fp, sc, ts, n,
+                               t->states_written == t->fault_state_exit ? data / 2 + 8 : -1, err) != 0;
+        t->t_state += timer_now() - c0;
+        t->state_bytes = data;
+    }
+    return dist_phase_failed(t->d, bad, err) ? -1 : 0;
+}
+
 static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
     const trainer_args *a = t->a;
     int stop = 0, failed = 0;
-    double t_start = timer_now();
-    for (int64_t epoch = 0; epoch < a->num_epochs && !stop; epoch++) {
+    const train_state_scalars *rs = t->resumed ? &t->resume : NULL; /* continue where it stopped */
+    double t_start = timer_now() - (rs ? rs->train_seconds : 0);
+    for (int64_t epoch = rs ? rs->epoch : 0; epoch < a->num_epochs && !stop; epoch++) {
+        const int resume_here = rs && epoch == rs->epoch;
         double stages_before[NUM_STAGES];
-        stage_times(t, stages_before);
-        const int64_t steps_before = t->timed_steps;
-        loader_start_epoch(&t->train, (int)epoch, 0);
+        int64_t steps_before;
+        if (resume_here) {
+            memcpy(stages_before, rs->epoch_stage_seconds, sizeof stages_before);
+            steps_before = rs->epoch_timed_steps;
+        } else {
+            stage_times(t, stages_before);
+            steps_before = t->timed_steps;
+        }
+        const int64_t first = resume_here ? rs->next_batch : 0;
+        loader_start_epoch_at(&t->train, (int)epoch, first, 0);
         const int64_t steps = epoch_steps(t);
         progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
-                       steps);
+                       steps > first ? steps - first : 0);
         res->epochs = epoch + 1;
-        double loss_sum = 0, window_t = timer_now();
-        int64_t loss_n = 0, window_seeds = 0;
-        t->last_vloss = t->last_vmetric = NAN;
-        for (int64_t s = 0; s < steps && !stop; s++) {
+        double loss_sum = resume_here ? rs->loss_sum : 0, window_t = timer_now();
+        int64_t loss_n = resume_here ? rs->loss_n : 0, window_seeds = 0;
+        t->last_vloss = resume_here ? rs->last_vloss : NAN;
+        t->last_vmetric = resume_here ? rs->last_vmetric : NAN;
+        for (int64_t s = first; s < steps && !stop; s++) {
             trace_set_step(&t->trace, t->step);
             double w0 = timer_now();
             minibatch *mb = loader_next(&t->train); /* NULL once this rank's slice is exhausted */
@@ -558,6 +780,20 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
                 if (failed) return -1;
             }
             if (a->num_max_train_batches > 0 && t->step >= a->num_max_train_batches) stop = 1;
+            /* the training state after this step (validation included): a rerun continues here */
+            if (!stop && a->checkpoint_every_n_batches > 0 && t->step % a->checkpoint_every_n_batches == 0) {
+                train_state_scalars sc;
+                memset(&sc, 0, sizeof sc);
+                sc.epoch = epoch, sc.next_batch = s + 1;
+                sc.loss_sum = loss_sum, sc.loss_n = loss_n;
+                memcpy(sc.epoch_stage_seconds, stages_before, sizeof stages_before);
+                sc.epoch_timed_steps = steps_before;
+                sc.train_seconds = timer_now() - t_start;
+                if (write_state(t, res, &sc, err) != 0) {
+                    progress_clear(&t->prog);
+                    return -1;
+                }
+            }
         }
         if (stop && t->bad_checks >= a->early_stop_patience && a->early_stop_patience > 0) res->stopped_early = 1;
         if (a->val_every_num_batches == 0 && t->have_val && !stop) {
@@ -568,6 +804,7 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         progress_end_epoch(&t->prog, loss_n ? loss_sum / (double)loss_n : NAN, t->last_vloss, t->last_vmetric,
                            head_main_metric(&t->head));
         log_epoch_stages(t, epoch, stages_before, steps_before);
+        if (dist_phase_failed(t->d, is_root(t) && logs_check(t, 0, err) != 0, err)) return -1;
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
@@ -609,9 +846,97 @@ static int replicas_differ(trainer *t, cgnn_err *err) {
     return 0;
 }
 
+/* Rank 0, after setup and before any output is touched: the state file's path and this job's
+ * fingerprint, and whether a state to resume from is there (*found). A state file of another
+ * job is refused here (-1 with *err naming the file and the differing field), so a refused run
+ * removes nothing. */
+static int state_prologue(trainer *t, int *found, cgnn_err *err) {
+    *found = 0;
+    if (t->a->checkpoint_every_n_batches == 0) return 0;
+    if (train_state_path(t->state_path, sizeof t->state_path, t->cfg->trained_model_uri, err) != 0) return -1;
+    t->fp = cgnn_malloc(sizeof *t->fp);
+    train_state_fingerprint_init(t->fp, t->cfg, &t->ds, t->task, t->feat, &t->g, &t->m, t->d->size);
+    if (access(t->state_path, F_OK) != 0) return 0;
+    /* refuse a state of another job now, while the previous outputs are still there */
+    train_state_reader r;
+    train_state_scalars sc;
+    const int rc = train_state_open(&r, t->state_path, t->fp, &sc, err);
+    train_state_close(&r);
+    *found = rc == 0;
+    return rc;
+}
+
+/* After setup, every rank: this job's fingerprint, and when rank 0 found a state file
+ * (found, rank 0's word), every rank reads it (the same file: one machine or a shared file
+ * system) into the trainer's buffers and t->resume. Collective. Returns 0 or -1 with *err. */
+static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *err) {
+    int bad = 0;
+    if (!t->state_path[0]) /* the other ranks */
+        bad = train_state_path(t->state_path, sizeof t->state_path, t->cfg->trained_model_uri, err) != 0;
+    int64_t flag = found;
+    dist_bcast_i64(t->d, &flag, 1);
+    if (!bad && !t->fp) {
+        t->fp = cgnn_malloc(sizeof *t->fp);
+        train_state_fingerprint_init(t->fp, t->cfg, &t->ds, t->task, t->feat, &t->g, &t->m, t->d->size);
+    }
+    const double r0 = timer_now();
+    if (!bad && flag) {
+        train_state_reader r;
+        bad = train_state_open(&r, t->state_path, t->fp, &t->resume, err) != 0;
+        train_state_tensor ts[8];
+        const int n = state_tensors(t, (int)t->resume.have_best, ts);
+        if (!bad) bad = train_state_read(&r, ts, n, err) != 0;
+        train_state_close(&r);
+    }
+    if (dist_phase_failed(t->d, bad, err)) return -1;
+    if (!flag) return 0;
+    const train_state_scalars *rs = &t->resume;
+    t->resumed = 1;
+    t->step = rs->step;
+    t->opt.step = rs->optim_step;
+    if (t->have_emb) t->emb.step = rs->emb_step;
+    t->have_best = (int)rs->have_best, t->best_score = rs->best_score, t->bad_checks = rs->bad_checks;
+    res->has_val = (int)rs->has_val, res->best_val_loss = rs->best_val_loss, res->best_val_acc = rs->best_val_acc;
+    t->t_wait = rs->stage_seconds[0], t->t_sample = rs->stage_seconds[1], t->t_gather = rs->stage_seconds[2];
+    t->t_forward = rs->stage_seconds[3], t->t_backward = rs->stage_seconds[4];
+    t->t_allreduce = rs->stage_seconds[5], t->t_optim = rs->stage_seconds[6];
+    t->timed_steps = rs->timed_steps;
+    if (is_root(t)) {
+        log_info("resuming from the training state %s: step %lld (epoch %lld, batch %lld; read in %.2f s)",
+                 t->state_path, (long long)rs->step, (long long)rs->epoch + 1, (long long)rs->next_batch,
+                 timer_now() - r0);
+        if (rs->compute_threads != t->threads)
+            log_info("note: the interrupted run used %lld compute threads, this one %d; the result may differ in "
+                     "the last bits from a run never interrupted",
+                     (long long)rs->compute_threads, t->threads);
+    }
+    /* the last good checkpoint (best validation so far) was removed with the old outputs */
+    bad = is_root(t) && t->have_best && save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
+    return dist_phase_failed(t->d, bad, err) ? -1 : 0;
+}
+
+/* Rank 0: metrics.jsonl and the TensorBoard event file, new or (resuming) continued from where
+ * the state was written. */
+static int open_logs(trainer *t, cgnn_err *err) {
+    const char *dir = t->cfg->tensorboard_logs_uri;
+    if (!dir[0]) return 0;
+    if (!t->resumed) {
+        if (jsonl_open(&t->log, dir, "metrics.jsonl", err) != 0) return -1;
+        return tb_open(&t->tb, dir, err);
+    }
+    const train_state_scalars *rs = &t->resume;
+    int short_log = 0, short_tb = 0;
+    if (jsonl_open_continue(&t->log, dir, "metrics.jsonl", rs->jsonl_bytes, &short_log, err) != 0) return -1;
+    if (tb_open_continue(&t->tb, dir, rs->tb_file, rs->tb_bytes, rs->tb_records, &short_tb, err) != 0) return -1;
+    if (short_log) log_info("note: %s is shorter than at the checkpoint; continuing it as it is", t->log.path);
+    if (short_tb) log_info("note: the TensorBoard event file %s of the interrupted run is missing or short; "
+                           "continuing in %s", rs->tb_file, t->tb.path);
+    return 0;
+}
+
 int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
                 trainer_result *out, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0};
+    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
     trainer t;
     memset(&t, 0, sizeof t);
     memset(out, 0, sizeof *out);
@@ -626,22 +951,28 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     t.fault_exit_step = f ? strtoll(f, NULL, 10) : -1;
     f = getenv("CGNN_TEST_FAULT_RANK");
     t.fault_rank = f ? atoi(f) : -1;
+    f = getenv("CGNN_TEST_EXIT_IN_CHECKPOINT");
+    t.fault_state_exit = f ? strtoll(f, NULL, 10) : 0;
     const int root = is_root(&t);
     int rc = -1, bad = 0;
 
-    /* setup: rank 0 first (it builds and caches the graph index), then the others load it */
+    /* setup: rank 0 first (it builds and caches the graph index), then the others load it;
+     * every input is validated before any output is touched */
+    outguard_init(&t.guard);
     if (!root) dist_barrier(t.d);
-    /* a retry never mixes old and new outputs */
-    if (root && !cfg->should_skip_training) bad = outputs_remove(cfg->trained_model_uri, err) != 0;
-    if (root && !bad) bad = outputs_remove(cfg->eval_metrics_uri, err) != 0;
-    if (root && !bad) bad = outputs_remove_matching(cfg->tensorboard_logs_uri, "events.out.tfevents.*", err) != 0;
-    if (!bad) bad = trainer_setup(&t, res, err) != 0;
+    bad = trainer_setup(&t, res, err) != 0;
+    /* exact resume (train/train_state.h): a state left by an interrupted run of this job is
+     * checked before any output is touched, and keeps its logs */
+    int resume = 0;
+    if (root && !bad && !cfg->should_skip_training) bad = state_prologue(&t, &resume, err) != 0;
+    if (root && !bad)
+        bad = guard_outputs(&t, res, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
     if (root) dist_barrier(t.d);
     if (dist_phase_failed(t.d, bad, err)) goto done;
-    if (root && cfg->tensorboard_logs_uri[0]) {
-        bad = jsonl_open(&t.log, cfg->tensorboard_logs_uri, "metrics.jsonl", err) != 0;
-        if (!bad) bad = tb_open(&t.tb, cfg->tensorboard_logs_uri, err) != 0;
-    }
+    if (ranks_agree(&t, err) != 0) goto done; /* before any model-sized collective */
+    if (!cfg->should_skip_training && cfg->args.checkpoint_every_n_batches > 0 && state_resume(&t, resume, out, err) != 0)
+        goto done;
+    if (root) bad = open_logs(&t, err) != 0;
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb)
         bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
@@ -705,6 +1036,16 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (t.have_test) loader_free(&t.test);
     t.have_train = t.have_val = t.have_test = 0;
     bad = trace_close(&t.trace, err) != 0;
+    if (!bad && root) bad = logs_check(&t, 1, err) != 0;
+    if (dist_phase_failed(t.d, bad, err)) goto done;
+    /* finished: the training state is no longer needed */
+    if (root && t.state_path[0]) {
+        if (t.states_written > 0)
+            log_info("training state: %lld checkpoints of %.1f MB, %.1f ms each on average (%s)",
+                     (long long)t.states_written, (double)t.state_bytes / 1e6, 1e3 * t.t_state / (double)t.states_written,
+                     t.state_path);
+        bad = outputs_remove(t.state_path, err) != 0;
+    }
     if (dist_phase_failed(t.d, bad, err)) goto done;
     rc = 0;
 done:

@@ -9,6 +9,9 @@
  * the model (safetensors, PyG keys; also rewritten at every new best validation score, so a
  * failed job leaves its last good checkpoint), GiGL's eval-metrics JSON, and metrics.jsonl.
  * A non-finite loss stops the job with CGNN_ERR_RUNTIME and keeps the last good checkpoint.
+ * With checkpoint_every_n_batches > 0 the whole training state is written every N steps
+ * (train/train_state.h) and a job started again after a crash continues from it to the same
+ * bits; its logs continue where the state was written.
  *
  * One training step:
  *   mb = loader_next → zero grads → (embedding rows into the input) → model_forward

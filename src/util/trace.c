@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "train/outputs.h"
+#include "util/cleanup.h"
 
 int trace_open_capacity(trace_writer *t, const char *dir, int rank, int64_t wait, int64_t warmup,
                         int64_t active, int64_t capacity, cgnn_err *err) {
@@ -153,7 +154,7 @@ int trace_close(trace_writer *t, cgnn_err *err) {
     if (!t || !t->enabled) return 0;
     int rc = 0;
     char tmp[sizeof t->path + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", t->path, (long)getpid());
+    const int cleanup_h = cleanup_tmp_path(tmp, sizeof tmp, t->path);
     FILE *f = fopen(tmp, "w");
     if (!f) {
         rc = err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
@@ -168,6 +169,7 @@ int trace_close(trace_writer *t, cgnn_err *err) {
             rc = err_set(err, CGNN_ERR_RUNTIME, "%s: cannot write the profiler trace: %s", t->path, strerror(e));
         }
     }
+    cleanup_forget(cleanup_h);
     pthread_mutex_destroy(&t->mu);
     free(t->events);
     t->events = NULL;

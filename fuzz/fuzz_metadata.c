@@ -1,0 +1,138 @@
+/* fuzz_metadata.c — libFuzzer target: the GraphBolt dataset reader (dataset_open) on an
+ * arbitrary metadata.yaml.
+ *
+ * Input: the bytes of metadata.yaml. It is written into the private directory, which also
+ * holds small valid files the metadata can reference (written once, see write_fixture): 10
+ * nodes, edges as int64 / int32 / Fortran-order .npy and as CSV, node and edge features,
+ * node-classification seeds and labels, link-prediction pairs, labels and indexes. The
+ * dataset must open or fail with an input error naming a file of the directory; an opened
+ * dataset must satisfy what dataset.h promises (ids in range, shapes consistent).
+ */
+#include "fuzz_util.h"
+#include "io/dataset.h"
+#include "util/log.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define N 10 /* nodes */
+#define E 6  /* edges */
+
+/* A 2-D array the way np.save writes a transposed one: fortran_order True, column-major. */
+static void write_fortran_npy(const char *name, const char *descr, int64_t rows, int64_t cols,
+                              const void *data, size_t elem) {
+    char dict[160];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': True, 'shape': (%lld, %lld), }",
+                     descr, (long long)rows, (long long)cols);
+    size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64, bytes = (size_t)(rows * cols) * elem;
+    unsigned char *buf = calloc(1, total + bytes);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)((total - 10) & 0xff);
+    buf[9] = (unsigned char)((total - 10) >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', total - 10 - (size_t)n - 1);
+    buf[total - 1] = '\n';
+    memcpy(buf + total, data, bytes);
+    char path[4096];
+    fuzz_write(name, buf, total + bytes, path);
+    free(buf);
+}
+
+static void write_fixture(void) {
+    log_level = 0; /* no notes (Fortran-order copy): one per input would flood the log */
+    int64_t edges[2][E] = {{0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 9}};
+    int32_t edges32[2][E] = {{0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 9}};
+    int64_t edges_f[2 * E]; /* (2, E) column-major: element (i, e) at [i + 2 * e] */
+    for (int e = 0; e < E; e++) edges_f[2 * e] = edges[0][e], edges_f[2 * e + 1] = edges[1][e];
+    fuzz_write_npy("edges.npy", NPY_DTYPE_INT64, 2, 2, E, edges);
+    fuzz_write_npy("edges32.npy", NPY_DTYPE_INT32, 2, 2, E, edges32);
+    write_fortran_npy("edges-f.npy", "<i8", 2, E, edges_f, 8);
+    char path[4096];
+    const char csv[] = "0,1\n1,2\n2,3\n3,4\n4,5\n5,9\n";
+    fuzz_write("edges.csv", csv, sizeof csv - 1, path);
+    float feat[N * 4], efeat[E * 2];
+    for (int i = 0; i < N * 4; i++) feat[i] = (float)i * 0.25f;
+    for (int i = 0; i < E * 2; i++) efeat[i] = (float)i;
+    fuzz_write_npy("feat.npy", NPY_DTYPE_FLOAT32, 2, N, 4, feat);
+    write_fortran_npy("feat-f.npy", "<f4", N, 4, feat, 4);
+    uint8_t u8[N] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    fuzz_write_npy("feat-u8.npy", NPY_DTYPE_UINT8, 1, N, 1, u8);
+    fuzz_write_npy("edge-feat.npy", NPY_DTYPE_FLOAT32, 2, E, 2, efeat);
+    int64_t tr_s[4] = {0, 1, 2, 3}, tr_l[4] = {0, 1, 2, 0};
+    int32_t va_s[3] = {4, 5, 6}, va_l[3] = {1, 1, 2};
+    fuzz_write_npy("train-seeds.npy", NPY_DTYPE_INT64, 1, 4, 1, tr_s);
+    fuzz_write_npy("train-labels.npy", NPY_DTYPE_INT64, 1, 4, 1, tr_l);
+    fuzz_write_npy("valid-seeds.npy", NPY_DTYPE_INT32, 1, 3, 1, va_s);
+    fuzz_write_npy("valid-labels.npy", NPY_DTYPE_INT32, 1, 3, 1, va_l);
+    int64_t lp_s[3][2] = {{0, 1}, {2, 3}, {4, 9}}, lp_l[3] = {1, 0, 1}, lp_i[3] = {0, 0, 1};
+    fuzz_write_npy("lp-seeds.npy", NPY_DTYPE_INT64, 2, 3, 2, lp_s);
+    fuzz_write_npy("lp-labels.npy", NPY_DTYPE_INT64, 1, 3, 1, lp_l);
+    fuzz_write_npy("lp-indexes.npy", NPY_DTYPE_INT64, 1, 3, 1, lp_i);
+}
+
+static int64_t id_at(const ds_edges *e, const void *ids, int64_t i) {
+    return e->id_dtype == NPY_DTYPE_INT32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
+}
+
+/* What a successful dataset_open promises its callers. */
+static void check_dataset(const dataset *ds) {
+    FUZZ_ASSERT(ds->num_node_types == 1 && ds->num_edge_types == 1);
+    int64_t n = ds->node_types[0].num_nodes;
+    FUZZ_ASSERT(n > 0 && dataset_total_nodes(ds) == n);
+    const ds_edges *e = &ds->edge_types[0].edges;
+    FUZZ_ASSERT(e->num_edges >= 0);
+    for (int64_t i = 0; i < e->num_edges; i++) {
+        int64_t s = id_at(e, e->src, i), d = id_at(e, e->dst, i);
+        FUZZ_ASSERT(s >= 0 && s < n && d >= 0 && d < n);
+    }
+    for (int f = 0; f < ds->num_features; f++) {
+        const ds_feature *ft = &ds->features[f];
+        /* a part (`partition:` key) holds features of its own node range only */
+        FUZZ_ASSERT(ft->rows == (ft->domain == DS_DOMAIN_NODE ? dataset_owned_nodes(ds) : e->num_edges));
+        FUZZ_ASSERT(ft->dim >= 0 && ft->array.data != NULL && !ft->array.fortran_order);
+        FUZZ_ASSERT(ft->array.count == ft->rows * ft->dim);
+        FUZZ_ASSERT(dataset_find_feature(ds, ft->domain, ft->type, ft->name) == ft);
+        const unsigned char *p = ft->array.data;
+        unsigned sum = 0;
+        for (size_t b = 0; b < (size_t)ft->array.count * npy_dtype_size(ft->array.dtype); b++) sum += p[b];
+        volatile unsigned sink = sum;
+        (void)sink;
+    }
+    for (int t = 0; t < ds->num_tasks; t++) {
+        const ds_task *tk = &ds->tasks[t];
+        FUZZ_ASSERT(dataset_find_task(ds, tk->name) == tk);
+        for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+            const ds_split *sp = &tk->splits[s];
+            if (!sp->present) continue;
+            FUZZ_ASSERT(sp->seed_width == 1 || sp->seed_width == 2);
+            for (int64_t i = 0; i < sp->num_items * sp->seed_width; i++)
+                FUZZ_ASSERT(sp->seeds[i] >= 0 && sp->seeds[i] < n);
+            for (int64_t i = 0; ds->partition.present && i < sp->num_items; i++) {
+                const int64_t anchor = sp->seeds[i * sp->seed_width];
+                FUZZ_ASSERT(anchor >= ds->partition.node_start && anchor < ds->partition.node_end);
+            }
+            for (int64_t i = 0; sp->labels && i < sp->num_items; i++)
+                FUZZ_ASSERT(sp->labels[i] >= 0 && (tk->num_classes == 0 || sp->seed_width == 2 ||
+                                                   sp->labels[i] < tk->num_classes));
+            for (int64_t i = 0; sp->indexes && i < sp->num_items; i++) FUZZ_ASSERT(sp->indexes[i] >= 0);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static int ready;
+    if (!ready) {
+        write_fixture();
+        ready = 1;
+    }
+    char path[4096];
+    fuzz_write("metadata.yaml", data, size, path);
+    dataset ds;
+    cgnn_err err = {0};
+    int rc = dataset_open(&ds, fuzz_dir(), &err);
+    fuzz_check(rc, &err, fuzz_dir());
+    if (rc == 0) {
+        check_dataset(&ds);
+        dataset_close(&ds);
+    }
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* cli_outdir.c — output directories written through a staging directory (`cgnn generate`,
+ * `cgnn partition`): an existing non-empty directory is refused unless --force; the new content
+ * is written to "DIR.tmp.<pid>" (registered with util/cleanup) and renamed into place at the
+ * end; see cli.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "util/cleanup.h"
+
+int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists, cgnn_err *err) {
+    struct stat st;
+    *exists = 0;
+    if (lstat(dir, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        return err_set(err, CGNN_ERR_INPUT, "%s %s: %s", flag, dir, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return err_set(err, CGNN_ERR_INPUT, "%s %s: exists and is not a directory; refusing to replace it", flag, dir);
+    *exists = 1;
+    DIR *d = opendir(dir);
+    if (!d) return err_set(err, CGNN_ERR_INPUT, "%s %s: cannot read: %s", flag, dir, strerror(errno));
+    char first[256] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && !first[0])
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            snprintf(first, sizeof first, "%s", e->d_name);
+    closedir(d);
+    if (first[0] && !force)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s %s: directory exists and is not empty (it holds '%s'); refusing to overwrite it "
+                       "(choose a new directory, or pass --force to replace it)",
+                       flag, dir, first);
+    return 0;
+}
+
+int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err) {
+    char old[4200];
+    snprintf(old, sizeof old, "%s.old.tmp.%ld", dir, (long)getpid());
+    const int old_h = exists ? cleanup_add(old, 1) : -1;
+    if (exists && rename(dir, old) != 0) {
+        cleanup_forget(old_h);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot move the old directory aside: %s", dir, strerror(errno));
+    }
+    if (rename(staging, dir) != 0) {
+        int e = errno;
+        if (exists) rename(old, dir); /* put it back */
+        cleanup_forget(old_h);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot move the new directory into place: %s", dir, strerror(e));
+    }
+    if (exists) cleanup_remove_tree(old);
+    cleanup_forget(old_h);
+    return 0;
+}

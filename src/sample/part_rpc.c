@@ -1,0 +1,297 @@
+/* part_rpc.c — a partitioned graph's services; see part_rpc.h. */
+#include "sample/part_rpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One caller's (or one handler's) working set; taken from the pool for one call. */
+struct part_rpc_scratch {
+    int num_parts;
+    dist_rpc_buf *req, *resp;   /* (P) */
+    dist_rpc_buf **resp_ptr;    /* (P) */
+    const void **req_ptr;       /* (P) */
+    size_t *req_len;            /* (P) */
+    int *peers, *parts;         /* (P) */
+    uint32_t *positions;        /* (own max in-degree + 1): pick scratch */
+    int64_t *nbrs, nbr_cap;     /* a handler's picks */
+};
+
+#define PICK_HEADER 5 /* int64s: hop, key, fanout, replace, n */
+
+static part_rpc_scratch *scratch_new(const part_rpc *pr) {
+    const int P = pr->num_parts;
+    part_rpc_scratch *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->num_parts = P;
+    s->req = calloc((size_t)P, sizeof *s->req);
+    s->resp = calloc((size_t)P, sizeof *s->resp);
+    s->resp_ptr = calloc((size_t)P, sizeof *s->resp_ptr);
+    s->req_ptr = calloc((size_t)P, sizeof *s->req_ptr);
+    s->req_len = calloc((size_t)P, sizeof *s->req_len);
+    s->peers = calloc((size_t)P, sizeof *s->peers);
+    s->parts = calloc((size_t)P, sizeof *s->parts);
+    int64_t maxdeg = 0;
+    for (int64_t v = 0; v < pr->local->num_nodes; v++)
+        if (csc_degree(pr->local, v) > maxdeg) maxdeg = csc_degree(pr->local, v);
+    s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    if (!s->req || !s->resp || !s->resp_ptr || !s->req_ptr || !s->req_len || !s->peers || !s->parts ||
+        !s->positions) {
+        free(s->req), free(s->resp), free(s->resp_ptr), free(s->req_ptr), free(s->req_len), free(s->peers);
+        free(s->parts), free(s->positions), free(s);
+        return NULL;
+    }
+    for (int p = 0; p < P; p++) s->resp_ptr[p] = &s->resp[p];
+    return s;
+}
+
+static void scratch_del(part_rpc_scratch *s) {
+    if (!s) return;
+    for (int p = 0; p < s->num_parts; p++) {
+        dist_rpc_buf_free(&s->req[p]);
+        dist_rpc_buf_free(&s->resp[p]);
+    }
+    free(s->req), free(s->resp), free(s->resp_ptr), free(s->req_ptr), free(s->req_len), free(s->peers);
+    free(s->parts), free(s->positions), free(s->nbrs), free(s);
+}
+
+static part_rpc_scratch *scratch_take(part_rpc *pr, cgnn_err *err) {
+    pthread_mutex_lock(&pr->mu);
+    part_rpc_scratch *s = pr->pool_len > 0 ? pr->pool[--pr->pool_len] : NULL;
+    pthread_mutex_unlock(&pr->mu);
+    if (!s && !(s = scratch_new(pr))) err_set(err, CGNN_ERR_RUNTIME, "out of memory for partitioned-graph scratch");
+    return s;
+}
+
+static void scratch_give(part_rpc *pr, part_rpc_scratch *s) {
+    pthread_mutex_lock(&pr->mu);
+    if (pr->pool_len == pr->pool_cap) {
+        int cap = pr->pool_cap ? 2 * pr->pool_cap : 8;
+        part_rpc_scratch **g = realloc(pr->pool, (size_t)cap * sizeof *g);
+        if (!g) {
+            pthread_mutex_unlock(&pr->mu);
+            scratch_del(s);
+            return;
+        }
+        pr->pool = g;
+        pr->pool_cap = cap;
+    }
+    pr->pool[pr->pool_len++] = s;
+    pthread_mutex_unlock(&pr->mu);
+}
+
+int part_rpc_peer(const part_rpc *pr, int p) {
+    const int group = pr->rank / pr->num_parts, peer = group * pr->num_parts + p;
+    return peer < pr->world ? peer : p;
+}
+
+/* ---- handlers (owner side) ---------------------------------------------------------- */
+
+static int handle_pick(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    const int64_t *h = req;
+    if (len < PICK_HEADER * sizeof(int64_t) || h[4] < 0 ||
+        (uint64_t)h[4] != (len - PICK_HEADER * sizeof(int64_t)) / sizeof(int64_t) || len % sizeof(int64_t))
+        return err_set(err, CGNN_ERR_INPUT, "sampling request of %zu bytes is malformed", len);
+    const int64_t n = h[4];
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int64_t *counts = dist_rpc_buf_grow(reply, (size_t)n * sizeof(int64_t), err);
+    int rc = -1;
+    if (counts) {
+        int64_t e = sampler_pick_owned(pr->local, pr->part, (int)h[0], (uint64_t)h[1], h[2], (int)h[3], h + PICK_HEADER,
+                                       n, counts, &s->nbrs, &s->nbr_cap, s->positions, err);
+        /* counts may have moved if the buffer grew: it did not, appending happens below */
+        if (e >= 0) rc = dist_rpc_buf_append(reply, s->nbrs, (size_t)e * sizeof(int64_t), err);
+    }
+    scratch_give(pr, s);
+    return rc;
+}
+
+static int handle_rows(const ds_feature *f, const gather_part *gp, const void *req, size_t len, dist_rpc_buf *reply,
+                       const char *what, cgnn_err *err) {
+    if (!f) return err_set(err, CGNN_ERR_INPUT, "%s request, but this part has none", what);
+    const int64_t *h = req;
+    if (len < sizeof(int64_t) || len % sizeof(int64_t) || h[0] < 0 ||
+        (uint64_t)h[0] != len / sizeof(int64_t) - 1)
+        return err_set(err, CGNN_ERR_INPUT, "%s request of %zu bytes is malformed", what, len);
+    const size_t row_bytes = (size_t)f->dim * npy_dtype_size(f->array.dtype);
+    if ((uint64_t)h[0] > SIZE_MAX / row_bytes) return err_set(err, CGNN_ERR_INPUT, "%s request: too many rows", what);
+    /* write straight into the reply (gather_rows_owned grows a plain buffer; give it the
+     * reply's memory through a staging pointer) */
+    const size_t need = (size_t)h[0] * row_bytes;
+    void *dst = dist_rpc_buf_grow(reply, need, err);
+    if (!dst) return -1;
+    void *buf = dst;
+    size_t cap = need, got = 0;
+    if (gather_rows_owned(f, gp, h + 1, h[0], &buf, &cap, &got, err) != 0) return -1;
+    CGNN_CHECK(buf == dst && got == need); /* the buffer was large enough: never reallocated */
+    return 0;
+}
+
+static int handle_feat(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    return handle_rows(pr->features, &pr->feat_part, req, len, reply, "feature", err);
+}
+
+static int handle_emb(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    return handle_rows(pr->emb ? &pr->emb_view : NULL, &pr->emb_part, req, len, reply, "embedding", err);
+}
+
+/* ---- client callbacks ----------------------------------------------------------------- */
+
+static int pick_remote(void *ctx, sampler_remote_hop *hop, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int n = 0, rc = 0;
+    for (int p = 0; p < hop->num_parts && rc == 0; p++) {
+        if (hop->n[p] == 0) continue;
+        dist_rpc_buf *b = &s->req[n];
+        b->len = 0;
+        int64_t *h = dist_rpc_buf_grow(b, (size_t)(PICK_HEADER + hop->n[p]) * sizeof(int64_t), err);
+        if (!h) {
+            rc = -1;
+            break;
+        }
+        h[0] = hop->hop;
+        h[1] = (int64_t)hop->key;
+        h[2] = hop->fanout;
+        h[3] = hop->replace;
+        h[4] = hop->n[p];
+        memcpy(h + PICK_HEADER, hop->nodes[p], (size_t)hop->n[p] * sizeof(int64_t));
+        s->req_ptr[n] = b->data;
+        s->req_len[n] = b->len;
+        s->peers[n] = part_rpc_peer(pr, p);
+        s->parts[n++] = p;
+    }
+    if (rc == 0 && n > 0)
+        rc = dist_rpc_call_many(pr->rpc, PART_RPC_PICK, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        const int p = s->parts[i];
+        const int64_t m = hop->n[p];
+        const dist_rpc_buf *r = &s->resp[i];
+        if (r->len < (size_t)m * sizeof(int64_t) || r->len % sizeof(int64_t)) {
+            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered a sampling request with %zu bytes", s->peers[i], r->len);
+            break;
+        }
+        const int64_t *counts = r->data, total = (int64_t)(r->len / sizeof(int64_t)) - m;
+        memcpy(hop->counts[p], counts, (size_t)m * sizeof(int64_t));
+        if (total > hop->nbr_cap[p]) {
+            int64_t *g = realloc(hop->nbrs[p], (size_t)total * sizeof(int64_t));
+            if (!g) {
+                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving sampled neighbours");
+                break;
+            }
+            hop->nbrs[p] = g;
+            hop->nbr_cap[p] = total;
+        }
+        memcpy(hop->nbrs[p], counts + m, (size_t)total * sizeof(int64_t));
+        /* the sum of counts must be the ids sent (the sampler checks each count) */
+        int64_t sum = 0;
+        for (int64_t k = 0; k < m; k++) sum += counts[k] < 0 ? 0 : counts[k];
+        if (sum != total)
+            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered %lld neighbour ids for counts summing to %lld",
+                         s->peers[i], (long long)total, (long long)sum);
+    }
+    scratch_give(pr, s);
+    return rc;
+}
+
+static int fetch_rows(part_rpc *pr, int handler, gather_remote_req *rq, cgnn_err *err) {
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int n = 0, rc = 0;
+    for (int p = 0; p < rq->num_parts && rc == 0; p++) {
+        if (rq->n[p] == 0) continue;
+        dist_rpc_buf *b = &s->req[n];
+        b->len = 0;
+        int64_t *h = dist_rpc_buf_grow(b, (size_t)(1 + rq->n[p]) * sizeof(int64_t), err);
+        if (!h) {
+            rc = -1;
+            break;
+        }
+        h[0] = rq->n[p];
+        memcpy(h + 1, rq->ids[p], (size_t)rq->n[p] * sizeof(int64_t));
+        s->req_ptr[n] = b->data;
+        s->req_len[n] = b->len;
+        s->peers[n] = part_rpc_peer(pr, p);
+        s->parts[n++] = p;
+    }
+    if (rc == 0 && n > 0) rc = dist_rpc_call_many(pr->rpc, handler, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        const int p = s->parts[i];
+        const dist_rpc_buf *r = &s->resp[i];
+        if (r->len > rq->rows_cap[p]) {
+            void *g = realloc(rq->rows[p], r->len);
+            if (!g) {
+                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
+                break;
+            }
+            rq->rows[p] = g;
+            rq->rows_cap[p] = r->len;
+        }
+        memcpy(rq->rows[p], r->data, r->len);
+        rq->rows_len[p] = r->len; /* the gather checks the size */
+    }
+    scratch_give(pr, s);
+    return rc;
+}
+
+static int fetch_feat(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_FEAT, rq, err); }
+static int fetch_emb(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_EMB, rq, err); }
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_graph *local, const sampler_part *part,
+                  const ds_feature *features, cgnn_err *err) {
+    memset(pr, 0, sizeof *pr);
+    if (world < part->num_parts || world % part->num_parts != 0)
+        return err_set(err, CGNN_ERR_INPUT, "%d parts need a world of a multiple of %d ranks, not %d", part->num_parts,
+                       part->num_parts, world);
+    pr->rpc = rpc;
+    pr->rank = rank;
+    pr->world = world;
+    pr->num_parts = part->num_parts;
+    pr->local = local;
+    pr->part = part;
+    pr->features = features;
+    pthread_mutex_init(&pr->mu, NULL);
+    pr->sampler = *part;
+    pr->sampler.pick_remote = pick_remote;
+    pr->sampler.ctx = pr;
+    pr->feat_part = (gather_part){.num_parts = part->num_parts, .part = part->part, .part_start = part->part_start,
+                                  .fetch_remote = fetch_feat, .ctx = pr};
+    pr->emb_part = pr->feat_part;
+    pr->emb_part.fetch_remote = fetch_emb;
+    dist_rpc_register(rpc, PART_RPC_PICK, "sample", handle_pick, pr);
+    dist_rpc_register(rpc, PART_RPC_FEAT, "features", handle_feat, pr);
+    dist_rpc_register(rpc, PART_RPC_EMB, "embedding", handle_emb, pr);
+    return 0;
+}
+
+void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb) {
+    pr->emb = emb;
+    memset(&pr->emb_view, 0, sizeof pr->emb_view);
+    if (!emb) return;
+    ds_feature *v = &pr->emb_view;
+    v->array.dtype = NPY_DTYPE_FLOAT32;
+    v->array.ndim = 2;
+    v->array.shape[0] = emb->num_rows;
+    v->array.shape[1] = emb->dim;
+    v->array.count = emb->num_rows * emb->dim;
+    v->array.data = emb->weight;
+    v->rows = emb->num_rows;
+    v->dim = emb->dim;
+}
+
+void part_rpc_free(part_rpc *pr) {
+    if (!pr || !pr->rpc) return;
+    for (int i = 0; i < pr->pool_len; i++) scratch_del(pr->pool[i]);
+    free(pr->pool);
+    pthread_mutex_destroy(&pr->mu);
+    memset(pr, 0, sizeof *pr);
+}

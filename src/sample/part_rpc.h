@@ -1,0 +1,68 @@
+/* part_rpc.h — a partitioned graph's services between ranks, over dist/dist_rpc.
+ *
+ * Rank r holds part r % P (graph/partbook.h). Three requests reach a part's owner:
+ *   PICK  (hop, key, fanout, replace, nodes)  → counts + neighbours  (sampler_pick_owned)
+ *   FEAT  (ids)                               → raw feature rows      (gather_rows_owned)
+ *   EMB   (ids)                               → float32 embedding rows of a sharded table
+ * and this module provides the callbacks the sampler (sampler_part.pick_remote) and the
+ * gathers (gather_part.fetch_remote) call to make them: one request per owner per call, all
+ * owners at once (dist_rpc_call_many). A part held by several ranks (world > P) is asked of the
+ * holder in the caller's own group of P ranks, so traffic spreads over the replicas.
+ *
+ * Wire format (little-endian, what every rank of one job runs): a request is a fixed header of
+ * int64s then the ids; replies are counts then ids (PICK) or rows. The owners check every
+ * request (ids owned, sizes), so a bad request is an error back to the caller, never a read
+ * out of bounds.
+ *
+ * Threads: the handlers run on dist_rpc's service thread and only read: the index and the
+ * features never change; a sharded embedding's rows change only inside
+ * embedding_sparse_step_sharded, which ends with a barrier, and every EMB request of a step is
+ * made after it. The client callbacks are called concurrently by the sampler threads; each call
+ * takes a scratch set (request and reply buffers) from a pool, so steady state allocates
+ * nothing.
+ */
+#ifndef CGNN_PART_RPC_H
+#define CGNN_PART_RPC_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "dist/dist_rpc.h"
+#include "graph/csc.h"
+#include "io/dataset.h"
+#include "nn/embedding.h"
+#include "sample/gather.h"
+#include "sample/sampler.h"
+
+enum { PART_RPC_PICK = 1, PART_RPC_FEAT = 2, PART_RPC_EMB = 3 };
+
+typedef struct part_rpc_scratch part_rpc_scratch;
+
+typedef struct part_rpc {
+    dist_rpc *rpc;                /* borrowed; handlers registered by part_rpc_register */
+    int rank, world, num_parts;   /* this rank, W, P */
+    const csc_graph *local;       /* the own nodes' index */
+    const sampler_part *part;     /* key ids, ranges */
+    const ds_feature *features;   /* own rows, or NULL */
+    const embedding_table *emb;   /* own rows of a sharded table, or NULL */
+    ds_feature emb_view;          /* emb's weight as a float32 feature (for gather_rows_part) */
+    gather_part feat_part, emb_part; /* fetch callbacks for the gathers */
+    sampler_part sampler;         /* *part with pick_remote set */
+    /* service-thread scratch (the handlers run one at a time there; self calls use a pool set) */
+    pthread_mutex_t mu;
+    part_rpc_scratch **pool;
+    int pool_len, pool_cap;
+} part_rpc;
+
+/* Sets up *pr and registers its handlers on rpc (before dist_rpc_start). features / emb may be
+ * NULL (then their requests are errors). Returns 0 or -1 with *err. */
+int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_graph *local, const sampler_part *part,
+                  const ds_feature *features, cgnn_err *err);
+/* Declares the sharded embedding table whose rows EMB serves (before dist_rpc_start). */
+void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb);
+void part_rpc_free(part_rpc *pr); /* NULL-safe */
+
+/* The rank asked for part p's data: the holder of p in this rank's group of P ranks. */
+int part_rpc_peer(const part_rpc *pr, int p);
+
+#endif

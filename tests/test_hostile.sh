@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# test_hostile.sh CGNN — hostile input, one or more cases per defect class of the hardening
+# issue and per reader. Every case asserts the exit code, that the message names the right
+# file and field, and that every input file is byte-for-byte unchanged afterwards (sha256 of
+# the whole work tree, minus the outputs the case may write). Runs plain and under ASan/UBSan
+# (the sanitized CI build runs every ctest script).
+set -u
+CGNN=$(realpath "${1:?usage: test_hostile.sh path/to/cgnn}")
+SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+PY=/usr/bin/python3
+if ! "$PY" -c "import numpy" 2>/dev/null; then echo "SKIP: test_hostile.sh needs /usr/bin/python3 with numpy"; exit 77; fi
+TMP=$(mktemp -d /tmp/cgnn-hostile-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+mkdir "$TMP/w" && cd "$TMP/w" || exit 1 # the work tree; hashes and logs stay outside it
+fails=0
+pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# snapshot: hashes of every file under the work dir except outputs (out*/) and caches
+snapshot() { find . -path ./out -prune -o -path '*/preprocessed' -prune -o -type f -print0 | sort -z |
+             xargs -0 sha256sum 2>/dev/null; }
+# expect CODE DESC TEXT... -- command: runs it (30 s limit: a hang fails), checks the exit code,
+# that stderr contains every TEXT, and that no input changed
+expect() {
+  local want=$1 desc=$2; shift 2
+  local texts=()
+  while [[ $1 != -- ]]; do texts+=("$1"); shift; done
+  shift
+  snapshot > "$TMP/before.sum"
+  timeout 30 bash -c '"$@"' bash "$@" > "$TMP/out.log" 2>&1 # (bash: the command may be a function)
+  local got=$?
+  snapshot > "$TMP/after.sum"
+  if [[ $got -ne $want ]]; then
+    bad "$desc: exit $got, want $want"; sed 's/^/    /' "$TMP/out.log" | tail -5; return
+  fi
+  for t in "${texts[@]}"; do
+    if ! grep -qF -- "$t" "$TMP/out.log"; then bad "$desc: message lacks '$t'"; sed 's/^/    /' "$TMP/out.log" | tail -3; return; fi
+  done
+  if ! cmp -s "$TMP/before.sum" "$TMP/after.sum"; then
+    bad "$desc: an input changed"; diff "$TMP/before.sum" "$TMP/after.sum" | head -5; return
+  fi
+  ok
+}
+
+cp -r "$SRC/data/cora" cora
+rm -rf cora/preprocessed
+# task config on dataset DIR writing to out/NAME, with extra "key: value" trainerArgs lines
+task() { # task FILE DATASET [trainerArgs lines...]
+  local f=$1 ds=$2; shift 2
+  cat > "$f" <<EOF
+taskMetadata: {nodeBasedTaskMetadata: {supervisionNodeTypes: [paper]}}
+sharedConfig:
+  preprocessedMetadataUri: $ds
+  trainedModelMetadata:
+    trainedModelUri: out/${f%.yaml}/model.safetensors
+    evalMetricsUri: out/${f%.yaml}/eval_metrics.json
+    tensorboardLogsUri: out/${f%.yaml}/tb/
+trainerConfig:
+  trainerArgs:
+    num_layers: "2"
+    hidden_dim: "16"
+    num_neighbors: "[5, 5]"
+    main_sample_batch_size: "70"
+    num_epochs: "2"
+    train_main_num_workers: "1"
+EOF
+  for l in "$@"; do echo "    $l" >> "$f"; done
+}
+train() { "$CGNN" train --job_name=hostile --task_config_uri="$1"; }
+export CGNN
+export -f train
+npy() { "$PY" -c "import numpy as np, sys; $1" "${@:2}"; } # npy CODE ARGS...
+task ok.yaml cora
+expect 0 "a good run first (caches the index)" -- train ok.yaml
+
+# ---- 1. size arithmetic from file contents and flags ----
+# an .npy header whose count x itemsize wraps past 2^64 (2^61 int64 = 2^64 bytes -> 0)
+mkdir -p wrap && cp cora/*.npy cora/metadata.yaml wrap/
+printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<i8', 'fortran_order': False, 'shape': (2305843009213693952,), }" > wrap/nc-train-seeds.npy
+printf '%*s\n' $((128 - $(stat -c %s wrap/nc-train-seeds.npy) - 1)) '' >> wrap/nc-train-seeds.npy
+task wrap.yaml wrap
+expect 2 "npy: count x itemsize wraps (seeds)" "wrap/nc-train-seeds.npy" "overflows" -- train wrap.yaml
+cp cora/nc-train-seeds.npy wrap/
+printf "\x93NUMPY\x01\x00\x76\x00{'descr': '<i8', 'fortran_order': True, 'shape': (2, 1152921504606846976), }" > wrap/edges.npy
+printf '%*s\n' $((128 - $(stat -c %s wrap/edges.npy) - 1)) '' >> wrap/edges.npy
+expect 2 "npy: wrapping Fortran-order edges" "wrap/edges.npy" "overflows" -- train wrap.yaml
+expect 2 "flag: bench sample --batch 2^62" "--batch" -- "$CGNN" bench sample --dataset cora --batch 4611686018427387904
+expect 2 "flag: info --threads -3" "--threads" -- "$CGNN" info cora --threads -3
+expect 2 "flag: rank --k 2^40" "--k" -- "$CGNN" rank --embeddings x.npy --dataset cora --k 1099511627776
+# checkpoint metadata: layer sizes near 2^31 (int products overflow) -> a clear error
+mkdir -p ck
+"$PY" - ck/huge.safetensors <<'PY'
+import json, struct, sys
+meta = {"cgnn_model": "GraphSAGE", "num_layers": "2", "in_channels": "2147483647", "hidden_channels": "2147483647",
+        "out_channels": "2147483647"}
+h = json.dumps({"__metadata__": meta}).encode(); h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h)
+PY
+sed -e 's#trainedModelUri: out/ok/model.safetensors#trainedModelUri: ck/huge.safetensors#' ok.yaml > huge.yaml
+expect 2 "checkpoint metadata: channels near 2^31" "ck/huge.safetensors" "channels" -- \
+  "$CGNN" embed --task_config_uri=huge.yaml --out out/huge.npy
+# safetensors header with a shape whose byte count overflows
+"$PY" - ck/shape.safetensors <<'PY'
+import json, struct, sys
+h = json.dumps({"x": {"dtype": "F32", "shape": [4611686018427387904, 8], "data_offsets": [0, 0]}}).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h)
+PY
+task shape.yaml cora
+sed -i -e 's#trainedModelUri: out/shape/model.safetensors#trainedModelUri: ck/shape.safetensors#' -e 's#^trainerConfig:#  shouldSkipTraining: true\ntrainerConfig:#' shape.yaml
+expect 2 "safetensors: shape overflows" "ck/shape.safetensors" "too large" -- train shape.yaml
+
+# ---- 3. ranks that disagree (MPI builds) ----
+if command -v mpirun > /dev/null && "$CGNN" --version | grep -q "distributed: MPI"; then
+  # OpenMPI's own allocations are not freed when a job ends in MPI_Abort (as every MPI test)
+  saved_asan=${ASAN_OPTIONS:-}
+  [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+  task rank0.yaml cora; task rank1.yaml cora
+  sed -i 's/hidden_dim: "16"/hidden_dim: "32"/; s#out/rank1#out/rank0#' rank1.yaml
+  expect 2 "ranks: another hidden_dim" "trainerArgs.hidden_dim" "rank 0 has 16, rank 1 has 32" -- \
+    mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \
+      : -np 1 "$CGNN" train --job_name=r --task_config_uri=rank1.yaml
+  mkdir -p cora_f && cp cora/*.npy cora/metadata.yaml cora_f/
+  npy "a = np.load('cora_f/node-feat.npy'); np.save('cora_f/node-feat.npy', a[:, :1000])"
+  task rank2.yaml cora_f; sed -i 's#out/rank2#out/rank0#' rank2.yaml
+  expect 2 "ranks: another feature width" "input channels" "rank 0 has 1433, rank 1 has 1000" -- \
+    mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \
+      : -np 1 "$CGNN" train --job_name=r --task_config_uri=rank2.yaml
+  task rank3.yaml cora; sed -i 's/num_epochs: "2"/num_epochs: "3"/; s#out/rank3#out/rank0#' rank3.yaml
+  expect 2 "ranks: another num_epochs" "trainerArgs.num_epochs" -- \
+    mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \
+      : -np 1 "$CGNN" train --job_name=r --task_config_uri=rank3.yaml
+  export ASAN_OPTIONS=$saved_asan
+else
+  echo "note: ranks-disagree cases need an MPI build with mpirun (not counted)"
+fi
+
+# ---- 4. outputs that alias inputs ----
+task a1.yaml cora; sed -i 's#out/a1/model.safetensors#cora/edges.npy#' a1.yaml
+expect 2 "trainedModelUri = the edge file" "a1.yaml: sharedConfig.trainedModelMetadata.trainedModelUri" "edges" -- train a1.yaml
+task a2.yaml cora; sed -i 's#out/a2/eval_metrics.json#cora/metadata.yaml#' a2.yaml
+expect 2 "evalMetricsUri = metadata.yaml" "evalMetricsUri" "metadata.yaml" -- train a2.yaml
+task a3.yaml cora; sed -i 's#out/a3/model.safetensors#a3.yaml#' a3.yaml
+expect 2 "trainedModelUri = the task config" "trainedModelUri" "the task config" -- train a3.yaml
+task a4.yaml cora; sed -i 's#out/a4/tb/#cora#' a4.yaml
+expect 2 "tensorboardLogsUri = the dataset dir" "tensorboardLogsUri" "did not fill" -- train a4.yaml
+task a5.yaml cora; sed -i 's#out/a5/model.safetensors#./cora/../cora/nc-train-seeds.npy#' a5.yaml
+expect 2 "trainedModelUri = a split file by another path" "trainedModelUri" "split file" -- train a5.yaml
+expect 2 "embed --out = the features" "embed --out" "feature" -- "$CGNN" embed --task_config_uri=ok.yaml --out cora/node-feat.npy
+expect 2 "embed --out = the checkpoint" "embed --out" "checkpoint" -- "$CGNN" embed --task_config_uri=ok.yaml --out out/ok/model.safetensors
+expect 2 "generate --out into a dataset" "--out cora" "not empty" -- "$CGNN" generate --out cora --nodes 100
+expect 2 "generate --out onto a file" "not a directory" -- "$CGNN" generate --out ok.yaml --nodes 100
+
+# ---- 5. non-regular files: FIFOs never block, devices are refused ----
+for f in metadata.yaml node-feat.npy nc-train-seeds.npy; do
+  rm -rf fifo && mkdir fifo && cp cora/*.npy cora/metadata.yaml fifo/ && rm fifo/$f && mkfifo fifo/$f
+  task fifo.yaml fifo
+  expect 2 "FIFO as $f" "fifo/$f" "FIFO" -- train fifo.yaml
+done
+mkfifo fifo_task.yaml
+expect 2 "FIFO as the task config" "fifo_task.yaml" "FIFO" -- "$CGNN" train --job_name=x --task_config_uri=fifo_task.yaml
+mkdir -p csv && cp cora/*.npy cora/metadata.yaml csv/ && rm csv/edges.npy && ln -s /dev/zero csv/edges.csv
+sed -i 's/format: numpy\n      path: edges.npy/X/' csv/metadata.yaml
+"$PY" -c "
+import sys; t = open('csv/metadata.yaml').read()
+t = t.replace('    - format: numpy\n      path: edges.npy', '    - format: csv\n      path: edges.csv')
+open('csv/metadata.yaml', 'w').write(t)"
+task csv.yaml csv
+expect 2 "/dev/zero as CSV edges" "csv/edges.csv" "character device" -- train csv.yaml
+rm csv/edges.csv && mkfifo csv/edges.csv
+expect 2 "FIFO as CSV edges" "csv/edges.csv" "FIFO" -- train csv.yaml
+
+# ---- 6. small input, unbounded memory: an alias bomb of long scalars ----
+mkdir -p bomb && cp cora/*.npy cora/metadata.yaml bomb/
+"$PY" - bomb/metadata.yaml <<'PY'
+import sys
+s = "x" * 60000
+refs = ", ".join(["*s"] * 2000)
+open(sys.argv[1], "w").write("dataset_name: &s " + s + "\nextra: [" + refs + "]\n")
+PY
+task bomb.yaml bomb
+# (the address-space cap proves the budget holds; ASan reserves terabytes of shadow address
+# space, so the sanitized run relies on the budget alone)
+expect 2 "YAML alias bomb in metadata.yaml" "bomb/metadata.yaml" "too many nodes or bytes" -- \
+  bash -c '[[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] || ulimit -v 4000000; exec "$0" train --job_name=x --task_config_uri=bomb.yaml' "$CGNN"
+
+# ---- 7. non-finite features ----
+mkdir -p nan && cp cora/*.npy cora/metadata.yaml nan/
+npy "a = np.load('nan/node-feat.npy').astype(np.float32); a[17, 42] = np.nan; np.save('nan/node-feat.npy', a)"
+task nan.yaml nan
+expect 2 "NaN feature" "nan/node-feat.npy: row 17, column 42" "NaN" -- train nan.yaml
+npy "a = np.load('nan/node-feat.npy').astype(np.float16); a[17, 42] = 0; a[5, 3] = -np.inf; np.save('nan/node-feat.npy', a)"
+expect 2 "-Inf float16 feature" "nan/node-feat.npy: row 5, column 3" "-Inf" -- train nan.yaml
+
+# ---- 8. write errors are never ignored ----
+task full.yaml cora
+mkdir -p out/full/tb && ln -s /dev/full out/full/tb/metrics.jsonl
+expect 1 "metrics.jsonl on a full disk" "metrics.jsonl" "No space left" -- train full.yaml
+rm -rf out/full
+
+# ---- 9. concurrent runs with the same outputs ----
+task long.yaml cora 'val_every_num_batches: "1"'
+sed -i 's/num_epochs: "2"/num_epochs: "400"/' long.yaml
+"$CGNN" train --job_name=long --task_config_uri=long.yaml > "$TMP/long.log" 2>&1 &
+first=$!
+for _ in $(seq 100); do [[ -e out/long/model.safetensors.lock ]] && break; sleep 0.1; done
+expect 2 "a second job on the same outputs" "in use by another cgnn job" "pid $first" -- train long.yaml
+kill -TERM $first; wait $first 2>/dev/null
+# ---- 12. signals: SIGTERM leaves no partial file and no lock ----
+[[ -z $(find out/long -name '*.tmp.*' -o -name '*.lock') ]] && ok || bad "SIGTERM left $(find out/long -name '*.tmp.*' -o -name '*.lock')"
+grep -q "Terminated: stopped" "$TMP/long.log" && ok || bad "SIGTERM: no message ($(tail -2 "$TMP/long.log"))"
+# a temporary file of a killed run (dead pid) is removed by the next run on the same output
+"$PY" -c "open('out/ok/model.safetensors.tmp.999999999', 'w').write('partial')"
+expect 0 "stale temporary file" "removed 1 temporary file" -- train ok.yaml
+[[ ! -e out/ok/model.safetensors.tmp.999999999 ]] && ok || bad "stale temporary file still there"
+# an interrupted generate leaves no half-made dataset
+"$CGNN" generate --out gen --nodes 3000000 > "$TMP/gen.log" 2>&1 &
+g=$!
+sleep 1; kill -TERM $g; wait $g 2>/dev/null
+left=$(ls -d gen gen.tmp.* 2>/dev/null)
+[[ -z $left ]] && ok || bad "interrupted generate left $left"
+
+# ---- 10. empty splits and degenerate values ----
+mkdir -p empty && cp cora/*.npy cora/metadata.yaml empty/
+npy "np.save('empty/nc-train-seeds.npy', np.zeros(0, np.int64)); np.save('empty/nc-train-labels.npy', np.zeros(0, np.int64))"
+task empty.yaml empty
+expect 2 "empty train split" "empty/nc-train-seeds.npy" "train_set is empty" -- train empty.yaml
+cp cora/nc-train-* empty/
+npy "np.save('empty/nc-test-seeds.npy', np.zeros(0, np.int64)); np.save('empty/nc-test-labels.npy', np.zeros(0, np.int64))"
+expect 2 "empty test split" "empty/nc-test-seeds.npy" "test_set is empty" -- train empty.yaml
+task temp.yaml cora 'softmax_temp: "1e-300"'
+sed -i 's/nodeBasedTaskMetadata: {supervisionNodeTypes: \[paper\]}/nodeAnchorBasedLinkPredictionTaskMetadata: {}/' temp.yaml
+expect 2 "softmax_temp 1e-300 (0 as a float)" "softmax_temp" "too small for float32" -- train temp.yaml
+task lr.yaml cora 'optim_lr: "1e39"'
+expect 2 "optim_lr 1e39 (inf as a float)" "optim_lr" "too large for float32" -- train lr.yaml
+
+# ---- 11. the right file blamed ----
+mkdir -p classes && cp cora/*.npy cora/metadata.yaml classes/
+sed -i 's/num_classes: 7/num_classes: 4000000000/' classes/metadata.yaml
+task classes.yaml classes
+expect 2 "huge num_classes" "classes/metadata.yaml" "num_classes" -- train classes.yaml
+mkdir -p nofeat && cp cora/*.npy cora/metadata.yaml nofeat/
+npy "np.save('nofeat/node-feat.npy', np.zeros((2708, 0), np.float32))"
+task nofeat.yaml nofeat
+expect 2 "(2708, 0) features" "nofeat/node-feat.npy" "0 columns" -- train nofeat.yaml
+task missing.yaml no_such_dataset
+expect 2 "missing dataset" "missing.yaml: sharedConfig.preprocessedMetadataUri" "no_such_dataset" -- train missing.yaml
+
+# ---- 13. link prediction groups ----
+mkdir -p lp && "$PY" - lp <<'PY'
+import numpy as np, sys, os
+d = sys.argv[1]
+np.save(os.path.join(d, "edges.npy"), np.array([[0, 1, 2, 3], [1, 2, 3, 0]], np.int64))
+np.save(os.path.join(d, "train.npy"), np.array([[0, 1], [1, 2]], np.int64))
+np.save(os.path.join(d, "test.npy"), np.array([[0, 1], [2, 3]], np.int64))   # two positives, different anchors
+np.save(os.path.join(d, "test-labels.npy"), np.array([1, 1], np.int64))
+np.save(os.path.join(d, "test-indexes.npy"), np.array([7, 7], np.int64))      # ... in one group
+open(os.path.join(d, "metadata.yaml"), "w").write("""graph:
+  nodes: [{num: 4}]
+  edges: [{format: numpy, path: edges.npy}]
+tasks:
+  - name: link_prediction
+    train_set: [{data: [{name: seeds, format: numpy, path: train.npy}]}]
+    test_set:
+      - data: [{name: seeds, format: numpy, path: test.npy}, {name: labels, format: numpy, path: test-labels.npy},
+               {name: indexes, format: numpy, path: test-indexes.npy}]
+""")
+PY
+expect 2 "LP: positives of different anchors in one index group" "lp/test-indexes.npy: rows 0 and 1 share index 7" \
+  "different anchors" -- "$CGNN" info lp
+
+echo "test_hostile: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]
