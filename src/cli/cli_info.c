@@ -57,28 +57,6 @@ void cli_print_partbook(const partbook *pb) {
                mib((double)s->run_peak_rss_loaded), mib((double)s->run_peak_rss_assigned), s->run_threads);
 }
 
-/* 1 if path is the output of cgnn partition: a .json file, or a directory without
- * metadata.yaml holding a .json file. */
-static int is_partition(const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    size_t n = strlen(path);
-    if (!S_ISDIR(st.st_mode)) return n > 5 && strcmp(path + n - 5, ".json") == 0;
-    char meta[4200];
-    snprintf(meta, sizeof meta, "%s/metadata.yaml", path);
-    if (access(meta, F_OK) == 0) return 0;
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
-        size_t k = strlen(e->d_name);
-        found = k > 5 && strcmp(e->d_name + k - 5, ".json") == 0;
-    }
-    closedir(d);
-    return found;
-}
-
 int cli_cmd_info(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -94,7 +72,7 @@ int cli_cmd_info(int argc, char **argv) {
     }
     int64_t threads = 0;
     if (cli_flag_int(&INFO_CMD, "threads", 0, 4096, &threads, &err) != 0) return cli_fail(&err);
-    if (is_partition(pos[0])) {
+    if (partbook_is_partition(pos[0])) {
         partbook pb;
         if (partbook_read_json(&pb, pos[0], &err) != 0) return cli_fail(&err);
         cli_print_partbook(&pb);

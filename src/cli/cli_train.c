@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "dist/dist.h"
+#include "graph/partbook.h"
 #include "train/config.h"
 #include "train/trainer.h"
 #include "util/log.h"
@@ -46,13 +47,21 @@ int cli_cmd_train(int argc, char **argv) {
     }
     int quiet = 0;
     if (cli_flag_bool(&TRAIN_CMD, "quiet", &quiet, &err) != 0) return cli_fail(&err);
-    dist_ctx d;
-    dist_init(&d, NULL, NULL); /* under mpirun: the world; otherwise a world of one */
-    if (quiet || d.rank != 0) log_level = 0; /* rank 0 speaks for the job */
     task_config *tc = cgnn_calloc(1, sizeof *tc);
     resource_config rc;
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&TRAIN_CMD, "resource_config_uri"), &err) != 0;
+    /* under mpirun: the world; otherwise a world of one. A partitioned graph's ranks answer each
+     * other's requests from a service thread: MPI_THREAD_MULTIPLE */
+    dist_ctx d;
+    const int parted = !bad && partbook_is_partition(tc->dataset_path);
+    cgnn_err ierr = {0};
+    if (dist_init_threads(&d, NULL, NULL, parted, &ierr) != 0 && !bad) {
+        bad = 1;
+        err = ierr;
+        err_prefix(&err, "%s: training on a partitioned graph: ", tc->dataset_path);
+    }
+    if (quiet || d.rank != 0) log_level = 0; /* rank 0 speaks for the job */
     char report[sizeof err.msg];
     int code = 0;
     if (dist_check_errors(&d, bad, err.code, err.msg, report, sizeof report, &code) > 0) {

@@ -592,6 +592,37 @@ void partbook_close(partbook *pb) {
     pb->part = -1;
 }
 
+int partbook_is_partition(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    size_t n = strlen(path);
+    if (!S_ISDIR(st.st_mode)) return n > 5 && strcmp(path + n - 5, ".json") == 0;
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/metadata.yaml", path);
+    if (access(meta, F_OK) == 0) return 0;
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        found = k > 5 && strcmp(e->d_name + k - 5, ".json") == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+int partbook_open_maps(partbook *pb, int nthreads, cgnn_err *err) {
+    const int T = nthreads > 0 ? nthreads : omp_get_max_threads();
+    int rc = open_map(pb, &pb->orig_ids_file, pb->orig_ids_path, "orig_ids", err);
+    if (rc == 0) rc = open_map(pb, &pb->new_ids_file, pb->new_ids_path, "new_ids", err);
+    if (rc == 0) rc = check_maps(pb, pb->orig_ids_file.data, pb->new_ids_file.data, T, err);
+    if (rc != 0) return -1;
+    pb->orig_of_new = pb->orig_ids_file.data;
+    pb->new_of_orig = pb->new_ids_file.data;
+    return 0;
+}
+
 int partbook_check_world(int num_parts, int world, cgnn_err *err) {
     if (num_parts >= 1 && world >= num_parts && world % num_parts == 0) return 0;
     return err_set(err, CGNN_ERR_INPUT,

@@ -122,6 +122,15 @@ int partbook_open(partbook *pb, const char *path, int part, int nthreads, cgnn_e
  * -1 with *err (a part of another run names both files). */
 int partbook_verify(const partbook *pb, int nthreads, cgnn_err *err);
 
+/* After partbook_read_json: maps and checks the two id maps (new_of_orig, orig_of_new), without
+ * loading a part. For a replicated run that takes its seed assignment from a partition
+ * (trainerArgs.seed_partition_uri). Returns 0, or -1 with *err. */
+int partbook_open_maps(partbook *pb, int nthreads, cgnn_err *err);
+
+/* 1 if path is the output of cgnn partition: a .json file, or a directory without
+ * metadata.yaml holding a .json file; 0 otherwise (a dataset directory, or nothing there). */
+int partbook_is_partition(const char *path);
+
 /* Releases everything; NULL-safe, safe on a zeroed or closed partbook. */
 void partbook_close(partbook *pb);
 

@@ -377,7 +377,8 @@ const float *model_forward(model *m, const minibatch *mb, int training, uint64_t
         }
         if (l == L - 1) break;
         ops_relu_forward(ly->h_out, ly->y, Nd * O);
-        if (training && p > 0.0f) ops_dropout_forward(ly->h_out, ly->h_out, Nd * O, mb->input_nodes, O, p, dropout_key, l);
+        if (training && p > 0.0f) ops_dropout_forward(ly->h_out, ly->h_out, Nd * O, mb->key_nodes ? mb->key_nodes : mb->input_nodes, O, p,
+                                dropout_key, l);
         h = ly->h_out;
     }
     const model_layer *last = &s->layers[L - 1];
@@ -443,7 +444,8 @@ void model_backward_input(model *m, const minibatch *mb, const float *dout, floa
         const float *dr = dh;
         if (dropped) {
             memset(s->g_tmp, 0, (size_t)(Ns * I) * sizeof(float));
-            ops_dropout_backward(s->g_tmp, dh, Ns * I, mb->input_nodes, I, p, s->dropout_key, l - 1);
+            ops_dropout_backward(s->g_tmp, dh, Ns * I, mb->key_nodes ? mb->key_nodes : mb->input_nodes, I, p,
+                                 s->dropout_key, l - 1);
             dr = s->g_tmp;
         }
         memset(s->g_dy, 0, (size_t)(Ns * I) * sizeof(float));

@@ -60,6 +60,8 @@ typedef struct minibatch {
     int64_t num_seeds;       /* distinct seed nodes = blocks[L-1].num_dst */
     int64_t num_input_nodes; /* = blocks[0].num_src */
     int64_t *input_nodes;    /* (num_input_nodes) global ids, seeds first */
+    const int64_t *key_nodes; /* (num_input_nodes) the ids keying per-node randomness (dropout), or
+                                 NULL = input_nodes; a partitioned graph's trainer sets the original ids */
     int64_t feat_dim;
     float *features;         /* (num_input_nodes, feat_dim) */
     int64_t num_sampled_edges; /* total over blocks */

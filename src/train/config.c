@@ -69,6 +69,9 @@ typedef enum targ {
     TARG_EMB_OPTIM,
     TARG_EMB_LR,
     TARG_CHECKPOINT_EVERY,
+    TARG_SEED_ASSIGNMENT,
+    TARG_SEED_PARTITION,
+    TARG_RPC_TIMEOUT,
     TARG_COUNT
 } targ;
 
@@ -118,6 +121,9 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "embedding_optim_class_path",
     "embedding_lr",
     "checkpoint_every_n_batches",
+    "seed_assignment",
+    "seed_partition_uri",
+    "rpc_timeout_s",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -412,6 +418,9 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->node_embedding_dim = 0;
     snprintf(a->embedding_optim, sizeof a->embedding_optim, "SparseAdam");
     a->embedding_lr = -1; /* = optim_lr */
+    a->seed_assignment = SEED_ASSIGN_AUTO;
+    a->seed_partition[0] = '\0';
+    a->rpc_timeout_s = 60;
 }
 
 /* ---- trainerArgs ------------------------------------------------------------------- */
@@ -677,6 +686,23 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "sparse-update optimisers)", shown(n, buf, sizeof buf));
         snprintf(a->embedding_optim, sizeof a->embedding_optim, "%s", base);
     }
+    /* data parallel seed assignment and partitioned graphs (README, "Training on parts") */
+    if ((n = g[TARG_SEED_ASSIGNMENT])) {
+        if (strcmp(n->scalar, "local") == 0) a->seed_assignment = SEED_ASSIGN_LOCAL;
+        else if (strcmp(n->scalar, "global") == 0) a->seed_assignment = SEED_ASSIGN_GLOBAL;
+        else
+            return node_err(doc, n, err, "expected local (each rank trains on the seeds its part owns) or global "
+                            "(every rank slices the whole split), got %s", shown(n, buf, sizeof buf));
+    }
+    if ((n = g[TARG_SEED_PARTITION])) {
+        if (config_resolve_uri(a->seed_partition, sizeof a->seed_partition, n->scalar, "seed_partition_uri", err) != 0)
+            return node_err(doc, n, err, "%s", err->msg);
+        if (a->seed_assignment == SEED_ASSIGN_GLOBAL)
+            return node_err(doc, n, err, "seed_partition_uri gives the local seed assignment of a partition; it "
+                            "contradicts seed_assignment: global");
+        a->seed_assignment = SEED_ASSIGN_LOCAL;
+    }
+    if ((n = g[TARG_RPC_TIMEOUT]) && arg_double(doc, n, 0, 1, 86400, 0, &a->rpc_timeout_s, err) != 0) return -1;
     if ((n = g[TARG_TASK_PATH]) && strcmp(n->scalar, "Retrieval") != 0 &&
         strcmp(n->scalar, "gigl.src.common.models.layers.task.Retrieval") != 0)
         return node_err(doc, n, err, "unsupported task %s (only Retrieval, GiGL's "

@@ -70,6 +70,13 @@ typedef struct trainer_args {
     int64_t node_embedding_dim;       /* 0 = none; else a (num_nodes, dim) table concatenated after the features */
     char embedding_optim[16];         /* embedding_optim_class_path: SparseAdam (default) | Adagrad | SGD */
     double embedding_lr;              /* embedding_lr; < 0 = optim_lr */
+    /* data parallel seeds: global = every rank slices the whole split (DGL's DistributedItemSampler;
+     * the default on a replicated graph), local = rank r trains on the seeds part r % P owns
+     * (GLT's train partitions; the default on a partitioned graph). A replicated run takes the
+     * local assignment from a partition's node map: seed_partition_uri (a cgnn partition output) */
+    enum { SEED_ASSIGN_AUTO, SEED_ASSIGN_LOCAL, SEED_ASSIGN_GLOBAL } seed_assignment;
+    char seed_partition[CONFIG_PATH_MAX];
+    double rpc_timeout_s;             /* a partitioned graph: a peer silent this long is an error (60) */
 } trainer_args;
 
 /* A GiGL EdgeType (srcNodeType, relation, dstNodeType). */

@@ -11,7 +11,9 @@
 #include <zlib.h>
 
 #include "dist/dist.h"
+#include "dist/dist_rpc.h"
 #include "graph/csc.h"
+#include "graph/partbook.h"
 #include "io/dataset.h"
 #include "io/durable.h"
 #include "io/file.h"
@@ -20,6 +22,7 @@
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "sample/loader.h"
+#include "sample/part_rpc.h"
 #include "train/head.h"
 #include "train/outputs.h"
 #include "train/progress.h"
@@ -36,8 +39,30 @@ typedef struct trainer {
     const dist_ctx *d;        /* rank / world; a world of one without mpirun */
     int64_t layer_begin[MINIBATCH_MAX_LAYERS], layer_end[MINIBATCH_MAX_LAYERS]; /* grads per layer */
     const trainer_args *a;
-    dataset ds;
-    csc_graph g;
+    dataset own_ds;           /* a replicated graph: the dataset and its index (parted: unused) */
+    csc_graph own_g;
+    const dataset *ds;        /* the dataset the job reads: own_ds, or this rank's part (pb.ds) */
+    const csc_graph *g;       /* the index the samplers read: own_g, or the part's (pb.local) */
+    /* a partitioned graph (preprocessedMetadataUri names a `cgnn partition` output; README,
+     * "Training on parts"): this rank holds part rank % P and serves it to the others */
+    int parted;
+    partbook pb;              /* the JSON, this rank's part (ds, local index), the id maps */
+    sampler_part spart;       /* the part as the samplers see it (ranges, draw keys, whole sizes) */
+    dist_rpc *rpc;            /* the service thread answering the peers (created collectively) */
+    part_rpc pr;              /* its handlers and the samplers' / gathers' remote callbacks */
+    int have_pr;
+    embedding_shard shard;    /* the embedding table holds this part's rows only */
+    gather_part_scratch emb_scratch; /* the consumer's remote embedding row fetches */
+    int64_t *key_nodes;       /* (max input nodes) the batch's original ids (dropout keys) */
+    const ds_task *gtask;     /* the whole splits: task itself (replicated) or pb.global's (parted) */
+    /* seed assignment (trainerArgs.seed_assignment): global = every rank slices the whole split;
+     * local = rank r takes the seeds part r % P owns, slice r / P of the W / P ranks sharing it */
+    int local_seeds;
+    int seed_group, seed_groups;
+    partbook seed_pb;         /* replicated + seed_partition_uri: its JSON and id maps */
+    int64_t *sel_seeds[DS_SPLIT_COUNT], *sel_labels[DS_SPLIT_COUNT], *sel_indexes[DS_SPLIT_COUNT];
+    int64_t sel_n[DS_SPLIT_COUNT]; /* replicated + local: the rows whose anchor the part owns */
+    int64_t train_batches_min, train_batches_max; /* local: training batches over all ranks */
     const ds_task *task;
     const ds_feature *feat;
     model m;
@@ -122,12 +147,46 @@ static void grads_ready(void *ctx, int layer) {
                             (size_t)(t->layer_end[layer] - t->layer_begin[layer]));
 }
 
-/* Writes the current embedding rows of the batch's input nodes into their feature rows
- * (columns [F, F + E)): done by the consumer right before the forward pass, never by the
- * prefetching workers, so every batch sees the table as the previous step left it. */
-static void fill_embedding_columns(trainer *t, minibatch *mb) {
-    if (t->have_emb)
+static void prepare_batch(trainer *t, minibatch *mb);
+
+/* A peer of a partitioned graph failed or stopped answering (a loader could not build a batch,
+ * or remote rows could not be read): the other ranks may be waiting in a collective for this
+ * one, so the whole job ends here, with the reason, within seconds. */
+static _Noreturn void peer_failure(trainer *t, const cgnn_err *err) {
+    fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", t->d->rank, err->msg);
+    fflush(stderr);
+    dist_abort(t->d, CGNN_ERR_RUNTIME);
+}
+
+/* The batch of loader l, or NULL at the end of the epoch; a batch that could not be built
+ * (a peer failed) ends the job. */
+static minibatch *next_batch(trainer *t, loader *l) {
+    minibatch *mb = loader_next(l);
+    cgnn_err lerr = {0};
+    if (!mb && loader_failed(l, &lerr)) peer_failure(t, &lerr);
+    return mb;
+}
+
+/* Right before the forward pass (by the consumer, never by the prefetching workers, so every
+ * batch sees the table as the previous step left it): writes the current embedding rows of the
+ * batch's input nodes into their feature rows (columns [F, F + E)) — on a partitioned graph the
+ * rows of other parts are read from their owners (EMB requests) — and on a partitioned graph
+ * gives the batch its original ids as dropout keys. */
+static void prepare_batch(trainer *t, minibatch *mb) {
+    if (t->parted) { /* per-node randomness (dropout) keyed by original ids, as on the whole graph */
+        const int64_t *orig = t->pb.orig_of_new;
+        for (int64_t i = 0; i < mb->num_input_nodes; i++) t->key_nodes[i] = orig[mb->input_nodes[i]];
+        mb->key_nodes = t->key_nodes;
+    }
+    if (!t->have_emb) return;
+    if (!t->parted) {
         embedding_gather(&t->emb, mb->input_nodes, mb->num_input_nodes, mb->features, mb->feat_dim, t->feat_dim);
+        return;
+    }
+    cgnn_err e = {0};
+    if (gather_rows_part(mb->features + t->feat_dim, mb->feat_dim, &t->pr.emb_view, &t->pr.emb_part, &t->emb_scratch,
+                         mb->input_nodes, mb->num_input_nodes, t->threads, &e) != 0)
+        peer_failure(t, &e);
 }
 
 /* Runs the model over up to max_batches batches of l (0 = all) without dropout; *s gets the
@@ -138,8 +197,8 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     minibatch *mb;
     double e0 = timer_now();
     int64_t n_items = 0;
-    while ((mb = loader_next(l)) != NULL) {
-        fill_embedding_columns(t, mb);
+    while ((mb = next_batch(t, l)) != NULL) {
+        prepare_batch(t, mb);
         const float *out = model_forward(&t->m, mb, 0, 0);
         head_batch(&t->head, mb, out, t->dlogits, s);
         n_items += mb->num_items;
@@ -151,7 +210,20 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
 }
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
-    const ds_split *sp = &t->task->splits[split];
+    const ds_split *sp = &t->gtask->splits[split]; /* the whole split (its name, labels, size) */
+    const int64_t *seeds = sp->seeds, *labels = sp->labels, *indexes = sp->indexes;
+    int64_t items = sp->num_items;
+    int rank = t->d->rank, world = t->d->size;
+    if (t->local_seeds) { /* this part's rows, sliced among the ranks sharing the part */
+        rank = t->seed_group, world = t->seed_groups;
+        if (t->parted) {
+            const ds_split *own = &t->task->splits[split];
+            seeds = own->seeds, labels = own->labels, indexes = own->indexes, items = own->num_items;
+        } else {
+            seeds = t->sel_seeds[split], labels = t->sel_labels[split], indexes = t->sel_indexes[split];
+            items = t->sel_n[split];
+        }
+    }
     loader_config lc;
     memset(&lc, 0, sizeof lc);
     lc.sampler.num_layers = t->a->num_layers;
@@ -160,9 +232,10 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     lc.batch_size = t->a->batch_size;
     lc.shuffle = shuffle;
     lc.seed = t->a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL;
-    lc.rank = t->d->rank;
-    lc.world_size = t->d->size;
-    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs;
+    lc.rank = rank;
+    lc.world_size = world;
+    /* local seeds: every rank runs the fewest batches of any rank instead (train_loop) */
+    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs && !t->local_seeds;
     lc.num_workers = workers;
     lc.feature = t->feat;
     lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
@@ -180,19 +253,57 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
                            : sp->labels            ? 0
                                                    : t->a->random_negative_sample_batch_size_for_evaluation;
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
-        lc.indexes = sp->indexes;
+        lc.indexes = indexes;
     }
-    if (loader_init(l, &t->g, sp->seeds, sp->labels, sp->num_items, &lc, err) != 0)
+    if (t->parted) {
+        lc.part = &t->pr.sampler;
+        lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
+        lc.neg_map = t->pb.new_of_orig;
+    }
+    if (loader_init(l, t->g, seeds, labels, items, &lc, err) != 0)
         return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
     return 0;
 }
 
-/* Writes the checkpoint: the model's params, plus "embedding.weight" = emb_weight when the model
- * has learnable node embeddings. Rank 0 only. */
-static int save_checkpoint(trainer *t, const float *params, const float *emb_weight, cgnn_err *err) {
-    if (!t->have_emb) return outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err);
-    return outputs_save_model_with_embedding(t->cfg->trained_model_uri, &t->m, params, emb_weight, t->emb.num_rows,
-                                             t->emb.dim, err);
+/* Nodes and edges of the whole graph (a part's index holds its own nodes only). */
+static int64_t whole_nodes(const trainer *t) { return t->parted ? t->pb.num_nodes : t->g->num_nodes; }
+static int64_t whole_edges(const trainer *t) { return t->parted ? t->pb.num_edges : t->g->num_edges; }
+
+/* Collective (parted): every part's rows of a sharded table (rows: this rank's (n_local, D))
+ * gathered to rank 0 in original id order, (N, D) owned by the caller; NULL on other ranks.
+ * Ranks 0..P-1 send their part (the others hold replicas of one of those). */
+static float *gather_table(trainer *t, const float *rows) {
+    const int W = t->d->size, P = t->pb.num_parts;
+    const int64_t D = t->emb.dim, N = t->pb.num_nodes;
+    int64_t *send = cgnn_calloc((size_t)(2 * W), sizeof *send), *recv_counts = send + W;
+    if (t->d->rank < P) send[0] = t->pb.n_local;
+    dist_alltoall_counts(t->d, send, recv_counts);
+    float *recv = is_root(t) ? cgnn_malloc((size_t)(N * D) * sizeof(float) + 1) : NULL, *full = NULL;
+    dist_alltoallv_rows(t->d, rows, send, recv, recv_counts, (size_t)D * sizeof(float));
+    if (is_root(t)) { /* received in rank = part order: new ids ascending */
+        full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
+        const int64_t *orig = t->pb.orig_of_new;
+#pragma omp parallel for schedule(static)
+        for (int64_t v = 0; v < N; v++) memcpy(full + orig[v] * D, recv + v * D, (size_t)D * sizeof(float));
+        free(recv);
+    }
+    free(send);
+    return full;
+}
+
+/* Writes the checkpoint: the model's params, plus "embedding.weight" when the model has
+ * learnable node embeddings: emb_rows is the table, or (parted) this rank's shard, gathered to
+ * rank 0 in original id order first. Collective; rank 0 writes. Returns 0, or -1 with *err on
+ * rank 0. */
+static int save_checkpoint(trainer *t, const float *params, const float *emb_rows, cgnn_err *err) {
+    if (!t->have_emb) return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err) : 0;
+    float *full = t->parted ? gather_table(t, emb_rows) : NULL;
+    int rc = 0;
+    if (is_root(t))
+        rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, &t->m, params, full ? full : emb_rows,
+                                               whole_nodes(t), t->emb.dim, err);
+    free(full);
+    return rc;
 }
 
 /* Validation + early stopping bookkeeping. Returns 1 if training should stop. */
@@ -230,7 +341,7 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
         memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
         if (t->have_emb) memcpy(t->best_emb, t->emb.weight, (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float));
         /* the last good checkpoint (rank 0 writes; a failure there stops every rank) */
-        int bad = is_root(t) && save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
+        int bad = save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
         char report[4096];
         int code = 0;
         if (dist_check_errors(t->d, bad, err->code, err->msg, report, sizeof report, &code) > 0) {
@@ -265,9 +376,101 @@ static void trainer_free(trainer *t) {
     free(t->fp);
     jsonl_close(&t->log, NULL);
     tb_close(&t->tb);
-    csc_free(&t->g);
-    dataset_close(&t->ds);
+    csc_free(&t->own_g);
+    dataset_close(&t->own_ds);
+    /* the loaders are stopped: no thread calls the rpc layer any more */
+    if (t->have_pr) part_rpc_free(&t->pr);
+    dist_rpc_free(t->rpc);
+    gather_part_scratch_free(&t->emb_scratch);
+    free(t->key_nodes);
+    partbook_close(&t->pb);
+    partbook_close(&t->seed_pb);
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        free(t->sel_seeds[s]);
+        free(t->sel_labels[s]);
+        free(t->sel_indexes[s]);
+    }
     outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
+}
+
+/* A partitioned graph: checks that the world fits the parts, loads part rank % P (its dataset,
+ * local index, the whole splits, the id maps) and sets up the samplers' view of it. */
+static int open_part(trainer *t, cgnn_err *err) {
+    const char *path = t->cfg->dataset_path;
+    partbook *pb = &t->pb;
+    if (partbook_read_json(pb, path, err) != 0) return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", t->cfg->file);
+    const int P = pb->num_parts;
+    partbook_close(pb);
+    if (partbook_check_world(P, t->d->size, err) != 0) return err_prefix(err, "%s: ", path);
+    const int part = partbook_part_for_rank(P, t->d->rank, t->d->size);
+    if (partbook_open(pb, path, part, t->threads, err) != 0) return -1;
+    if (pb->num_parts != P) /* rewritten between the two reads */
+        return err_set(err, CGNN_ERR_INPUT, "%s: num_parts changed while the job started", pb->json_path);
+    t->ds = &pb->ds;
+    t->g = &pb->local;
+    t->spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
+                              pb->max_in_degree, NULL, NULL};
+    return 0;
+}
+
+/* Replicated graph with the local assignment: keeps the rows of each split whose anchor part
+ * rank % P of seed_partition_uri owns, in row order (the rows a part's own split holds). */
+static int select_local_seeds(trainer *t, cgnn_err *err) {
+    partbook *pb = &t->seed_pb;
+    const char *field = "trainerConfig.trainerArgs.seed_partition_uri";
+    if (partbook_read_json(pb, t->a->seed_partition, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
+    if (pb->num_nodes != t->g->num_nodes || pb->num_edges != t->g->num_edges)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s: %s partitions a graph of %lld nodes and %lld edges, but the dataset %s has %lld "
+                       "nodes and %lld edges",
+                       t->cfg->file, field, pb->json_path, (long long)pb->num_nodes, (long long)pb->num_edges,
+                       t->ds->dir, (long long)t->g->num_nodes, (long long)t->g->num_edges);
+    if (partbook_check_world(pb->num_parts, t->d->size, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
+    if (partbook_open_maps(pb, t->threads, err) != 0) return -1;
+    const int mine = partbook_part_for_rank(pb->num_parts, t->d->rank, t->d->size);
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->task->splits[s];
+        if (!sp->present) continue;
+        const int w = sp->seed_width;
+        int64_t k = 0;
+        t->sel_seeds[s] = cgnn_malloc((size_t)(sp->num_items * w + 1) * sizeof(int64_t));
+        if (sp->labels) t->sel_labels[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
+        if (sp->indexes) t->sel_indexes[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            if (partbook_owner(pb, pb->new_of_orig[sp->seeds[i * w]]) != mine) continue;
+            memcpy(t->sel_seeds[s] + k * w, sp->seeds + i * w, (size_t)w * sizeof(int64_t));
+            if (sp->labels) t->sel_labels[s][k] = sp->labels[i];
+            if (sp->indexes) t->sel_indexes[s][k] = sp->indexes[i];
+            k++;
+        }
+        t->sel_n[s] = k;
+    }
+    return 0;
+}
+
+/* trainerArgs.seed_assignment: local by default on a partitioned graph, global on a replicated
+ * one; a replicated run takes the local assignment from seed_partition_uri. */
+static int seed_assignment(trainer *t, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    t->local_seeds = a->seed_assignment == SEED_ASSIGN_LOCAL || (a->seed_assignment == SEED_ASSIGN_AUTO && t->parted);
+    if (!t->local_seeds) return 0;
+    if (t->parted) {
+        const int P = t->pb.num_parts;
+        t->seed_group = t->d->rank / P, t->seed_groups = t->d->size / P;
+        if (a->seed_partition[0])
+            log_info("trainerArgs.seed_partition_uri has no effect on a partitioned graph: its own parts assign the "
+                     "seeds");
+        return 0;
+    }
+    if (!a->seed_partition[0])
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.seed_assignment: local on a replicated graph needs the partition "
+                       "that assigns the seeds: set seed_partition_uri to a cgnn partition output of this dataset",
+                       t->cfg->file);
+    if (select_local_seeds(t, err) != 0) return -1;
+    const int P = t->seed_pb.num_parts;
+    t->seed_group = t->d->rank / P, t->seed_groups = t->d->size / P;
+    return 0;
 }
 
 /* Opens data, checks it against the config, builds model/optimiser/loaders. */
@@ -284,18 +487,41 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     if (access(t->cfg->dataset_path, F_OK) != 0)
         return err_set(err, CGNN_ERR_INPUT, "%s: sharedConfig.preprocessedMetadataUri: %s: %s", t->cfg->file,
                        t->cfg->dataset_path, strerror(errno));
-    if (dataset_open(&t->ds, t->cfg->dataset_path, err) != 0) return -1;
-    for (int i = 0; i < t->ds.num_tasks && !t->task; i++)
-        if (t->ds.tasks[i].kind == want) t->task = &t->ds.tasks[i];
+    /* compute threads: num_threads_per_replica, else (one process) local_trainer_config.num_workers,
+     * else the machine's cores shared by the ranks on it — never oversubscribed by default */
+    const dist_ctx *d = t->d;
+    int cores = omp_get_num_procs();
+    int threads = res->num_threads_per_replica > 0 ? res->num_threads_per_replica
+                  : (d->size == 1 && res->num_workers > 0) ? res->num_workers
+                                                           : cores / (d->local_size > 0 ? d->local_size : 1);
+    if (threads < 1) threads = 1;
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    t->threads = threads;
+    if (t->parted) {
+        if (open_part(t, err) != 0) return -1;
+    } else {
+        if (dataset_open(&t->own_ds, t->cfg->dataset_path, err) != 0) return -1;
+        t->ds = &t->own_ds;
+    }
+    for (int i = 0; i < t->ds->num_tasks && !t->task; i++)
+        if (t->ds->tasks[i].kind == want) t->task = &t->ds->tasks[i];
     if (!t->task)
         return err_set(err, CGNN_ERR_INPUT, "%s: no %s task in the dataset's tasks (the config's taskMetadata is %s)",
-                       t->ds.dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
+                       t->ds->dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
                        lp ? "nodeAnchorBasedLinkPredictionTaskMetadata" : "nodeBasedTaskMetadata");
-    if (!t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
-        return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds.dir, t->task->name);
+    t->gtask = t->task;
+    if (t->parted) { /* the same task's whole splits */
+        t->gtask = dataset_find_task(&t->pb.global, t->task->name);
+        if (!t->gtask || t->gtask->kind != want)
+            return err_set(err, CGNN_ERR_INPUT, "%s: no task '%s' in the global splits of %s (%s)",
+                           t->pb.global.dir, t->task->name, t->pb.json_path, t->ds->dir);
+    }
+    if (!t->gtask->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
+        return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds->dir, t->task->name);
     /* an empty split would train 0 steps (and write an untrained model) or evaluate to NaN */
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-        const ds_split *sp = &t->task->splits[s];
+        const ds_split *sp = &t->gtask->splits[s];
         const int used = s == DS_SPLIT_TRAIN ? !t->cfg->should_skip_training
                          : s == DS_SPLIT_TEST ? !t->cfg->should_skip_model_evaluation
                                               : !t->cfg->should_skip_training;
@@ -306,14 +532,14 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            : s == DS_SPLIT_TEST ? "there is nothing to test on (or set shouldSkipModelEvaluation)"
                                                 : "there is nothing to validate on (remove validation_set)");
     }
-    t->feat = dataset_find_feature(&t->ds, DS_DOMAIN_NODE, 0, "feat");
-    for (int i = 0; i < t->ds.num_features && !t->feat; i++)
-        if (t->ds.features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds.features[i];
+    t->feat = dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
+    for (int i = 0; i < t->ds->num_features && !t->feat; i++)
+        if (t->ds->features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds->features[i];
     if (!t->feat && a->node_embedding_dim == 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: no node features in feature_data; give the nodes learnable embeddings with "
                        "trainerArgs.node_embedding_dim",
-                       t->ds.dir);
+                       t->ds->dir);
     t->feat_dim = t->feat ? t->feat->dim : 0;
     int64_t out_dim = a->out_channels;
     if (lp) {
@@ -322,10 +548,10 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (out_dim <= 0) out_dim = t->task->num_classes;
         int64_t max_label = -1;
         for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-            const ds_split *sp = &t->task->splits[s];
+            const ds_split *sp = &t->gtask->splits[s];
             if (!sp->present) continue;
             if (!sp->labels)
-                return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds.dir, t->task->name,
+                return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds->dir, t->task->name,
                                ds_split_name((ds_split_id)s));
             for (int64_t i = 0; i < sp->num_items; i++)
                 if (sp->labels[i] > max_label) max_label = sp->labels[i];
@@ -336,24 +562,22 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (csc_open_cached(&t->g, &t->ds, 0, 0, err) != 0) return -1;
+    if (!t->parted) {
+        if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
+        t->g = &t->own_g;
+    }
+    if (seed_assignment(t, err) != 0) return -1;
+    if (t->parted && a->checkpoint_every_n_batches > 0)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
+                       "is not available on a partitioned graph yet (%s); train without it, or on the whole dataset",
+                       t->cfg->file, t->pb.json_path);
 
-    const dist_ctx *d = t->d;
     if (res->num_replicas > 0 && res->num_replicas != d->size)
         return err_set(err, CGNN_ERR_INPUT,
                        "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d process%s "
                        "(mpirun -np %d)",
                        res->num_replicas, d->size, d->size == 1 ? "" : "es", res->num_replicas);
-    /* compute threads: num_threads_per_replica, else (one process) local_trainer_config.num_workers,
-     * else the machine's cores shared by the ranks on it — never oversubscribed by default */
-    int cores = omp_get_num_procs();
-    int threads = res->num_threads_per_replica > 0 ? res->num_threads_per_replica
-                  : (d->size == 1 && res->num_workers > 0) ? res->num_workers
-                                                           : cores / (d->local_size > 0 ? d->local_size : 1);
-    if (threads < 1) threads = 1;
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-    t->threads = threads;
     int workers = (int)a->num_workers;
 
     model_config mc;
@@ -376,11 +600,24 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
                                                                       : EMB_OPTIM_SPARSE_ADAM;
         const double lr = a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr;
-        if (embedding_init(&t->emb, t->g.num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL, kind, lr,
-                           a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
+        if (t->parted) { /* this part's rows, each drawn as the whole table's row of its original id */
+            if (embedding_init_keyed(&t->emb, t->pb.n_local, a->node_embedding_dim, a->seed ^ 0x656d626564ULL,
+                                     t->pb.orig_of_local, kind, lr, a->optim.beta1, a->optim.beta2, a->optim.eps,
+                                     err) != 0)
+                return -1;
+            t->shard = (embedding_shard){t->pb.num_parts, t->pb.part, t->pb.node_map};
+        } else if (embedding_init(&t->emb, t->g->num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL, kind,
+                                  lr, a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
             return -1;
         t->have_emb = 1;
         t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
+    }
+    if (t->parted) { /* this part's services (the layer itself was created collectively) */
+        if (part_rpc_init(&t->pr, t->rpc, d->rank, d->size, &t->pb.local, &t->spart, t->feat, err) != 0) return -1;
+        t->have_pr = 1;
+        if (t->have_emb) part_rpc_set_embedding(&t->pr, &t->emb);
+        dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
+        if (dist_rpc_start(t->rpc, err) != 0) return -1;
     }
     /* the loaders first: with labelled LP pairs, their listed negatives size the batches */
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
@@ -403,10 +640,18 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (loader_max_negatives(loaders[i]) > max_negatives) max_negatives = loader_max_negatives(loaders[i]);
     }
     minibatch_capacity cap; /* LP seeds: anchors + positives + listed + random negatives */
-    sampler_capacity(&t->g, &sc, max_seeds, mc.in_dim, &cap);
+    if (t->parted) /* sized for the whole graph: a batch reaches any part */
+        sampler_capacity_sized(t->pb.num_nodes, t->pb.num_edges, t->pb.max_in_degree, &sc, max_seeds, mc.in_dim, &cap);
+    else
+        sampler_capacity(t->g, &sc, max_seeds, mc.in_dim, &cap);
+    if (t->parted) t->key_nodes = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * sizeof(int64_t));
+    if (t->parted && t->have_emb &&
+        gather_part_scratch_init(&t->emb_scratch, t->pb.num_parts, cap.max_nodes[a->num_layers], err) != 0)
+        return -1;
+
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) {
         if (a->out_channels <= 0 && !lp && t->task->num_classes > 0) /* the dataset chose the output width */
-            return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->ds.dir, t->task->name,
+            return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->ds->dir, t->task->name,
                               (long long)t->task->num_classes);
         return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     }
@@ -425,9 +670,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
              "%d process%s x (%d compute threads, %d sampler threads)",
-             lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds.name, (long long)t->g.num_nodes, (long long)t->g.num_edges,
-             (long long)mc.in_dim, (long long)t->task->splits[DS_SPLIT_TRAIN].num_items,
-             (long long)t->task->splits[DS_SPLIT_VALID].num_items, (long long)t->task->splits[DS_SPLIT_TEST].num_items,
+             lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds->name, (long long)whole_nodes(t), (long long)whole_edges(t),
+             (long long)mc.in_dim, (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
+             (long long)t->gtask->splits[DS_SPLIT_VALID].num_items, (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
              lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, workers);
     return 0;
 }
@@ -441,7 +686,7 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
     const task_config *c = t->cfg;
     outguard_add_input(&t->guard, c->file, "the task config");
     outguard_add_input(&t->guard, res->file, "the resource config");
-    outguard_add_dataset(&t->guard, &t->ds);
+    outguard_add_dataset(&t->guard, t->ds);
     if (c->should_skip_training) outguard_add_input(&t->guard, c->trained_model_uri, "the checkpoint to evaluate");
     char f_model[CONFIG_PATH_MAX + 64], f_metrics[CONFIG_PATH_MAX + 64], f_tb[CONFIG_PATH_MAX + 64],
         f_prof[CONFIG_PATH_MAX + 64];
@@ -500,7 +745,11 @@ static int64_t crc_i64(const int64_t *p, int64_t n) {
  * moves model-sized buffers. Returns 0, or -1 with *err naming the field and the ranks. */
 static int ranks_agree(trainer *t, cgnn_err *err) {
     const trainer_args *a = t->a;
-    const ds_split *sp = t->task->splits;
+    const ds_split *sp = t->gtask->splits; /* the whole splits (parted: in new ids) */
+    /* a part's index differs per rank: the partitioning run's id stands for the edges */
+    const char *pid = t->parted ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
+    const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
+    const int64_t edges_id = t->parted ? part_id : (int64_t)t->g->edges_crc;
     int64_t fan = 0;
     for (int h = 0; h < a->num_layers; h++) fan = fan * 1000003 + a->fanouts[h];
     const char *names[] = {"the task (taskMetadata)", "trainerArgs.gnn_model_class_path", "trainerArgs.num_layers",
@@ -517,19 +766,23 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
                            "the dataset's edges (CRC-32 of the ids)", "the node feature rows",
                            "the node feature dtype", "the train split (CRC-32 of seeds)",
                            "the validation split (CRC-32 of seeds)", "the test split (CRC-32 of seeds)",
-                           "the train split's labels (CRC-32)"};
+                           "the train split's labels (CRC-32)", "trainerArgs.seed_assignment",
+                           "the graph's layout (partitioned or not)", "the partitioning run (partition id)",
+                           "the number of parts"};
     const int64_t vals[] = {(int64_t)t->cfg->task, (int64_t)a->model, a->num_layers, a->hidden_dim,
                             t->m.cfg.out_dim, t->m.cfg.in_dim, a->num_heads, fan, a->batch_size, a->num_epochs,
                             a->num_max_train_batches, a->val_every_num_batches, a->num_val_batches,
                             a->num_test_batches, a->early_stop_patience, (int64_t)a->seed, f64_bits(a->dropout),
                             f64_bits(a->optim.lr), f64_bits(a->optim.weight_decay), f64_bits(a->clip_grad_norm),
                             a->node_embedding_dim, a->drop_uneven_inputs, t->cfg->should_skip_training,
-                            t->m.num_params, t->g.num_nodes, t->g.num_edges, (int64_t)t->g.edges_crc,
-                            t->feat ? t->feat->rows : 0, t->feat ? (int64_t)t->feat->array.dtype : -1,
+                            t->m.num_params, whole_nodes(t), whole_edges(t), edges_id,
+                            t->parted ? t->pb.num_nodes : t->feat ? t->feat->rows : 0,
+                            t->feat ? (int64_t)t->feat->array.dtype : -1,
                             crc_i64(sp[DS_SPLIT_TRAIN].seeds, sp[DS_SPLIT_TRAIN].num_items * sp[DS_SPLIT_TRAIN].seed_width),
                             crc_i64(sp[DS_SPLIT_VALID].seeds, sp[DS_SPLIT_VALID].num_items * sp[DS_SPLIT_VALID].seed_width),
                             crc_i64(sp[DS_SPLIT_TEST].seeds, sp[DS_SPLIT_TEST].num_items * sp[DS_SPLIT_TEST].seed_width),
-                            crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items)};
+                            crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items), t->local_seeds,
+                            t->parted, part_id, t->parted ? t->pb.num_parts : t->seed_pb.num_parts};
     _Static_assert(sizeof names / sizeof names[0] == sizeof vals / sizeof vals[0], "fingerprint fields");
     return dist_check_agreement(t->d, names, vals, (int)(sizeof vals / sizeof vals[0]), err);
 }
@@ -538,6 +791,8 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
  * the largest slice's count — ranks that run out join the remaining all-reduces with no
  * gradient (PyTorch DDP's Join). Every rank computes it alone (the slicing is deterministic). */
 static int64_t epoch_steps(const trainer *t) {
+    if (t->local_seeds) /* each part's own seeds: counted over every rank at the start */
+        return t->a->drop_uneven_inputs ? t->train_batches_min : t->train_batches_max;
     int64_t n = loader_num_batches(&t->train);
     if (t->d->size == 1 || t->a->drop_uneven_inputs) return n;
     for (int r = 0; r < t->d->size; r++) {
@@ -563,7 +818,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     model_zero_grad(&t->m);
     double loss = 0;
     if (mb) {
-        fill_embedding_columns(t, mb);
+        prepare_batch(t, mb);
         const float *out = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
         loss = head_batch(&t->head, mb, out, t->dlogits, NULL);
         if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
@@ -605,8 +860,12 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     optim_step(&t->opt, t->m.params, t->m.grads, lr);
     if (t->have_emb) { /* sparse: only the rows this step touched (on any rank) move */
         const double emb_lr = sched_lr(&a->sched, t->emb.lr, t->step);
-        if (embedding_sparse_step(&t->emb, d, mb ? mb->input_nodes : NULL, t->dinput, mb ? mb->num_input_nodes : 0,
-                                  mb ? mb->feat_dim : 0, t->feat_dim, emb_lr, status[0], err) != 0)
+        const int64_t *ids = mb ? mb->input_nodes : NULL, n = mb ? mb->num_input_nodes : 0;
+        const int64_t stride = mb ? mb->feat_dim : 0;
+        if (t->parted ? embedding_sparse_step_sharded(&t->emb, d, &t->shard, ids, t->dinput, n, stride, t->feat_dim,
+                                                      emb_lr, status[0], err) != 0
+                      : embedding_sparse_step(&t->emb, d, ids, t->dinput, n, stride, t->feat_dim, emb_lr, status[0],
+                                              err) != 0)
             return -1;
     }
     double c5 = timer_now();
@@ -734,7 +993,8 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
             steps_before = t->timed_steps;
         }
         const int64_t first = resume_here ? rs->next_batch : 0;
-        loader_start_epoch_at(&t->train, (int)epoch, first, 0);
+        loader_start_epoch_at(&t->train, (int)epoch, first,
+                              t->local_seeds && a->drop_uneven_inputs ? t->train_batches_min : 0);
         const int64_t steps = epoch_steps(t);
         progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
                        steps > first ? steps - first : 0);
@@ -746,7 +1006,7 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         for (int64_t s = first; s < steps && !stop; s++) {
             trace_set_step(&t->trace, t->step);
             double w0 = timer_now();
-            minibatch *mb = loader_next(&t->train); /* NULL once this rank's slice is exhausted */
+            minibatch *mb = next_batch(t, &t->train); /* NULL once this rank's slice is exhausted */
             double w1 = timer_now();
             t->t_wait += w1 - w0;
             if (mb) {
@@ -828,7 +1088,8 @@ static int replicas_differ(trainer *t, cgnn_err *err) {
     uint64_t h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)t->m.params;
     for (size_t i = 0; i < (size_t)t->m.num_params * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ULL;
-    if (t->have_emb) { /* and the embedding table, updated sparsely from every rank's rows */
+    if (t->have_emb && !t->parted) { /* and the embedding table, updated sparsely from every rank's rows (a
+                                          sharded table differs per part by design) */
         p = (const unsigned char *)t->emb.weight;
         for (size_t i = 0; i < (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float); i++)
             h = (h ^ p[i]) * 1099511628211ULL;
@@ -855,7 +1116,7 @@ static int state_prologue(trainer *t, int *found, cgnn_err *err) {
     if (t->a->checkpoint_every_n_batches == 0) return 0;
     if (train_state_path(t->state_path, sizeof t->state_path, t->cfg->trained_model_uri, err) != 0) return -1;
     t->fp = cgnn_malloc(sizeof *t->fp);
-    train_state_fingerprint_init(t->fp, t->cfg, &t->ds, t->task, t->feat, &t->g, &t->m, t->d->size);
+    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->g, &t->m, t->d->size);
     if (access(t->state_path, F_OK) != 0) return 0;
     /* refuse a state of another job now, while the previous outputs are still there */
     train_state_reader r;
@@ -877,7 +1138,7 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
     dist_bcast_i64(t->d, &flag, 1);
     if (!bad && !t->fp) {
         t->fp = cgnn_malloc(sizeof *t->fp);
-        train_state_fingerprint_init(t->fp, t->cfg, &t->ds, t->task, t->feat, &t->g, &t->m, t->d->size);
+        train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->g, &t->m, t->d->size);
     }
     const double r0 = timer_now();
     if (!bad && flag) {
@@ -911,7 +1172,7 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
                      (long long)rs->compute_threads, t->threads);
     }
     /* the last good checkpoint (best validation so far) was removed with the old outputs */
-    bad = is_root(t) && t->have_best && save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
+    bad = t->have_best && save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
     return dist_phase_failed(t->d, bad, err) ? -1 : 0;
 }
 
@@ -932,6 +1193,34 @@ static int open_logs(trainer *t, cgnn_err *err) {
     if (short_tb) log_info("note: the TensorBoard event file %s of the interrupted run is missing or short; "
                            "continuing in %s", rs->tb_file, t->tb.path);
     return 0;
+}
+
+/* Rank 0, after training on a partitioned graph: the remote traffic per training step
+ * (validation batches included), per service, summed over ranks, and this rank's wait. */
+static void log_part_traffic(trainer *t) {
+    static const int ids[3] = {PART_RPC_PICK, PART_RPC_FEAT, PART_RPC_EMB};
+    static const char *const names[3] = {"sampling", "feature", "embedding"};
+    double v[3][4]; /* requests, bytes out, bytes back, wait seconds */
+    for (int k = 0; k < 3; k++) {
+        dist_rpc_counters c;
+        dist_rpc_read_counters(t->rpc, ids[k], 0, &c);
+        v[k][0] = (double)c.req_sent, v[k][1] = (double)c.req_bytes_sent, v[k][2] = (double)c.rep_bytes_recv;
+        v[k][3] = (double)c.wait_ns * 1e-9;
+    }
+    double per_rank[3][4];
+    memcpy(per_rank, v, sizeof v);
+    dist_allreduce_sum_f64(t->d, &v[0][0], 12);
+    if (!is_root(t) || t->timed_steps <= 0) return;
+    const double steps = (double)t->timed_steps, W = (double)t->d->size;
+    char line[512];
+    int len = snprintf(line, sizeof line, "partitioned graph: remote traffic per step and rank (mean of %d ranks):",
+                       t->d->size);
+    for (int k = 0; k < 3 && len < (int)sizeof line; k++)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.1f requests, %.1f KB out, %.1f KB back",
+                        k ? ";" : "", names[k], v[k][0] / steps / W, v[k][1] / steps / W / 1e3,
+                        v[k][2] / steps / W / 1e3);
+    log_info("%s; waiting on peers (sampler threads and the consumer, rank 0) %.2f ms per step", line,
+             1e3 * (per_rank[0][3] + per_rank[1][3] + per_rank[2][3]) / steps);
 }
 
 int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
@@ -959,7 +1248,11 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     /* setup: rank 0 first (it builds and caches the graph index), then the others load it;
      * every input is validated before any output is touched */
     outguard_init(&t.guard);
-    if (!root) dist_barrier(t.d);
+    /* a partitioned graph: every rank loads its own part at once (nothing is cached), after the
+     * rpc layer is created (collective) */
+    t.parted = partbook_is_partition(cfg->dataset_path);
+    if (t.parted && dist_phase_failed(t.d, dist_rpc_create(&t.rpc, t.d, err) != 0, err)) goto done;
+    if (!root && !t.parted) dist_barrier(t.d);
     bad = trainer_setup(&t, res, err) != 0;
     /* exact resume (train/train_state.h): a state left by an interrupted run of this job is
      * checked before any output is touched, and keeps its logs */
@@ -967,15 +1260,34 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (root && !bad && !cfg->should_skip_training) bad = state_prologue(&t, &resume, err) != 0;
     if (root && !bad)
         bad = guard_outputs(&t, res, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
-    if (root) dist_barrier(t.d);
+    if (root && !t.parted) dist_barrier(t.d);
     if (dist_phase_failed(t.d, bad, err)) goto done;
     if (ranks_agree(&t, err) != 0) goto done; /* before any model-sized collective */
+    if (t.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
+        int64_t mm[2] = {item_sampler_rank_batches(&t.train.items, t.seed_group), 0};
+        mm[1] = -mm[0];
+        dist_allreduce_max_i64(t.d, mm, 2);
+        t.train_batches_max = mm[0], t.train_batches_min = -mm[1];
+        if (root)
+            log_info("seed assignment: local (each rank its part's seeds); training batches per rank %lld to %lld "
+                     "(%s)",
+                     (long long)t.train_batches_min, (long long)t.train_batches_max,
+                     cfg->args.drop_uneven_inputs ? "every rank runs the fewest" : "ranks that run out join");
+    }
     if (!cfg->should_skip_training && cfg->args.checkpoint_every_n_batches > 0 && state_resume(&t, resume, out, err) != 0)
         goto done;
     if (root) bad = open_logs(&t, err) != 0;
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
-    if (cfg->should_skip_training && !bad && t.have_emb)
+    if (cfg->should_skip_training && !bad && t.have_emb && !t.parted)
         bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
+    if (cfg->should_skip_training && !bad && t.have_emb && t.parted) { /* this part's rows of the whole table */
+        const int64_t N = t.pb.num_nodes, D = t.emb.dim;
+        float *full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
+        bad = outputs_load_embedding(cfg->trained_model_uri, full, N, D, err) != 0;
+        for (int64_t i = 0; !bad && i < t.pb.n_local; i++)
+            memcpy(t.emb.weight + i * D, full + t.pb.orig_of_local[i] * D, (size_t)D * sizeof(float));
+        free(full);
+    }
     if (dist_phase_failed(t.d, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
     dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
@@ -984,8 +1296,11 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (cfg->should_skip_training) {
         if (root) log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
     } else {
+        dist_rpc_counters c0;
+        if (t.parted) dist_rpc_read_counters(t.rpc, DIST_RPC_ALL, 1, &c0); /* count the training only */
         bad = train_loop(&t, out, err) != 0;
         if (dist_phase_failed(t.d, bad, err)) goto done;
+        if (t.parted) log_part_traffic(&t);
         if (t.have_best) {
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
             if (t.have_emb)
@@ -994,7 +1309,8 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
                 log_info("restored the best weights (validation %s %.4f)", cfg->args.early_stop_criterion,
                          t.best_score);
         }
-        bad = root && save_checkpoint(&t, t.m.params, t.have_emb ? t.emb.weight : NULL, err) != 0;
+        if (t.parted && t.have_emb) dist_barrier(t.d); /* every shard restored before rows are read again */
+        bad = save_checkpoint(&t, t.m.params, t.have_emb ? t.emb.weight : NULL, err) != 0;
         if (dist_phase_failed(t.d, bad, err)) goto done;
         if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
     }
@@ -1035,6 +1351,10 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (t.have_val) loader_free(&t.val);
     if (t.have_test) loader_free(&t.test);
     t.have_train = t.have_val = t.have_test = 0;
+    if (t.parted && dist_rpc_stop(t.rpc, err) != 0) { /* collective: no rank asks anything any more */
+        fprintf(stderr, "cgnn: error: rank %d: %s\n", t.d->rank, err->msg);
+        dist_abort(t.d, CGNN_ERR_RUNTIME);
+    }
     bad = trace_close(&t.trace, err) != 0;
     if (!bad && root) bad = logs_check(&t, 1, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
