@@ -618,6 +618,8 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (t->have_emb) part_rpc_set_embedding(&t->pr, &t->emb);
         dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
         if (dist_rpc_start(t->rpc, err) != 0) return -1;
+        const char *stall = getenv("CGNN_TEST_RPC_STALL_S"); /* tests: this rank's server stops answering */
+        if (stall && (t->fault_rank < 0 || t->fault_rank == d->rank)) dist_rpc_test_stall(t->rpc, atof(stall));
     }
     /* the loaders first: with labelled LP pairs, their listed negatives size the batches */
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
@@ -1254,6 +1256,8 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (t.parted && dist_phase_failed(t.d, dist_rpc_create(&t.rpc, t.d, err) != 0, err)) goto done;
     if (!root && !t.parted) dist_barrier(t.d);
     bad = trainer_setup(&t, res, err) != 0;
+    /* parted: every rank has loaded its part before rank 0 touches any output */
+    if (t.parted && dist_phase_failed(t.d, bad, err)) goto done;
     /* exact resume (train/train_state.h): a state left by an interrupted run of this job is
      * checked before any output is touched, and keeps its logs */
     int resume = 0;
