@@ -355,11 +355,41 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 45);
+    ASSERT_EQ(n, 48);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
     ASSERT(has_drop);
+}
+
+TEST(seed_assignment_args) {
+    task_config c;
+    cgnn_err err = {0};
+    const char *head = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                       "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                       "trainerConfig:\n  trainerArgs:\n";
+    char y[1024];
+    snprintf(y, sizeof y, "%s", head);
+    if (config_load_task(&c, write_yaml("sa0.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.seed_assignment, SEED_ASSIGN_AUTO);
+    ASSERT_NEAR(c.args.rpc_timeout_s, 60, 0);
+    snprintf(y, sizeof y, "%s    seed_assignment: global\n    rpc_timeout_s: \"2.5\"\n", head);
+    if (config_load_task(&c, write_yaml("sa1.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.seed_assignment, SEED_ASSIGN_GLOBAL);
+    ASSERT_NEAR(c.args.rpc_timeout_s, 2.5, 0);
+    snprintf(y, sizeof y, "%s    seed_partition_uri: file:///tmp/parts\n", head);
+    if (config_load_task(&c, write_yaml("sa2.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.seed_assignment, SEED_ASSIGN_LOCAL);
+    ASSERT(!strcmp(c.args.seed_partition, "/tmp/parts"));
+    snprintf(y, sizeof y, "%s    seed_assignment: everywhere\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("sa3.yaml", y), &err), -1);
+    ASSERT(strstr(err.msg, "seed_assignment") && strstr(err.msg, "expected local"));
+    snprintf(y, sizeof y, "%s    seed_assignment: global\n    seed_partition_uri: p\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("sa4.yaml", y), &err), -1);
+    ASSERT(strstr(err.msg, "contradicts seed_assignment: global"));
+    snprintf(y, sizeof y, "%s    rpc_timeout_s: \"0\"\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("sa5.yaml", y), &err), -1);
+    ASSERT(strstr(err.msg, "rpc_timeout_s"));
 }
 
 TEST(embedding_and_lp_args) {
@@ -658,6 +688,7 @@ int main(void) {
     RUN(epochs_and_batches);
     RUN(trainer_arg_keys);
     RUN(embedding_and_lp_args);
+    RUN(seed_assignment_args);
     RUN(profiler_args);
     RUN(resolve_uri);
     RUN(err_malformed_yaml);

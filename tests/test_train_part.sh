@@ -100,6 +100,13 @@ run 3 ev_rep && run 3 ev_par || bad "evaluation runs failed: $(tail -3 "$TMP/ev_
 cmp -s "$TMP/ev_rep/eval_metrics.json" "$TMP/ev_par/eval_metrics.json" && ok ||
   bad "evaluation on parts differs: $(cat "$TMP/ev_rep/eval_metrics.json") vs $(cat "$TMP/ev_par/eval_metrics.json")"
 
+# cgnn embed does not run on parts yet: a clear refusal, not a wrong result
+config emb_par facebook_lp_graphsage "$TMP/fb3" "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_rep/model.safetensors#"
+"$CGNN" embed --task_config_uri="$TMP/emb_par.yaml" --out "$TMP/emb.npy" >"$TMP/emb_par.out" 2>"$TMP/emb_par.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "is a partitioned graph; cgnn embed does not run on parts yet" "$TMP/emb_par.err" && [[ ! -e $TMP/emb.npy ]] &&
+  ok || bad "cgnn embed on parts: exit $rc: $(tail -2 "$TMP/emb_par.err")"
+
 # ---- failures ----
 expect() { # expect NAME CODE PATTERN: the run failed with CODE and rank 0 printed PATTERN
   local name=$1 code=$2 pattern=$3 rc=$4

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "graph/partbook.h"
 #include "dist/dist.h"
 #include "graph/csc.h"
 #include "io/dataset.h"
@@ -72,6 +73,12 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: sharedConfig.trainedModelMetadata.trainedModelUri: '%s' does not exist (train the model "
                        "first: cgnn train)", tc->file, ck);
+    if (partbook_is_partition(tc->dataset_path))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: sharedConfig.preprocessedMetadataUri: %s is a partitioned graph; cgnn embed does not run "
+                       "on parts yet: point it at the dataset that was partitioned (the checkpoint's rows are in "
+                       "original ids, as that dataset's)",
+                       tc->file, tc->dataset_path);
     if (dataset_open(&j->ds, tc->dataset_path, err) != 0) return -1;
     j->have_ds = 1;
     if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
