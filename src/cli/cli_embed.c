@@ -1,7 +1,9 @@
 /* cli_embed.c — `cgnn embed --task_config_uri=task.yaml [--resource_config_uri=r.yaml] [--out F.npy]
  * [--batch N] [--activations_dir DIR]`: the final-layer output of every node of the dataset by
  * layer-wise full-neighbourhood inference with the trained model (GiGL's Inferencer; nn/infer.h).
- * Under mpirun every rank computes a slice of the nodes; rank 0 writes the .npy. */
+ * Under mpirun every rank computes a slice of the nodes; rank 0 writes the .npy. On a partitioned
+ * graph (preprocessedMetadataUri names a `cgnn partition` output) rank r computes part r % P's
+ * nodes (nn/infer.h: infer_run_part) and rank 0 gathers them in original id order. */
 #include <cblas.h>
 #undef I
 #include <omp.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cli/cli.h"
 #include "graph/partbook.h"
@@ -19,6 +22,8 @@
 #include "io/outguard.h"
 #include "io/safetensors.h"
 #include "nn/infer.h"
+#include "dist/dist_rpc.h"
+#include "sample/part_rpc.h"
 #include "train/config.h"
 #include "train/outputs.h"
 #include "train/progress.h"
@@ -49,6 +54,14 @@ static const cli_command EMBED_CMD = {
 typedef struct embed_job {
     dataset ds;
     csc_graph g;
+    const dataset *dsp;  /* ds, or the part's (pb.ds) */
+    /* a partitioned graph: this rank's part, served to the others (sample/part_rpc) */
+    int parted;
+    partbook pb;
+    sampler_part spart;
+    dist_rpc *rpc;       /* created collectively before the setup */
+    part_rpc pr;
+    int have_pr;
     st_file ckpt;
     model m;
     infer_input in;
@@ -59,6 +72,9 @@ typedef struct embed_job {
 
 static void job_free(embed_job *j) {
     outguard_free(&j->guard);
+    if (j->have_pr) part_rpc_free(&j->pr);
+    dist_rpc_free(j->rpc);
+    partbook_close(&j->pb);
     if (j->have_m) model_free(&j->m);
     if (j->have_ckpt) safetensors_free(&j->ckpt);
     if (j->have_g) csc_free(&j->g);
@@ -67,26 +83,34 @@ static void job_free(embed_job *j) {
 
 /* Opens the data and the checkpoint and checks them against each other. */
 static int job_setup(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
-                     const char *act_dir, int root, cgnn_err *err) {
+                     const char *act_dir, const dist_ctx *d, cgnn_err *err) {
+    const int root = d->rank == 0;
     const char *ck = tc->trained_model_uri;
     if (!ck[0] || access(ck, F_OK) != 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: sharedConfig.trainedModelMetadata.trainedModelUri: '%s' does not exist (train the model "
                        "first: cgnn train)", tc->file, ck);
-    if (partbook_is_partition(tc->dataset_path))
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: sharedConfig.preprocessedMetadataUri: %s is a partitioned graph; cgnn embed does not run "
-                       "on parts yet: point it at the dataset that was partitioned (the checkpoint's rows are in "
-                       "original ids, as that dataset's)",
-                       tc->file, tc->dataset_path);
-    if (dataset_open(&j->ds, tc->dataset_path, err) != 0) return -1;
-    j->have_ds = 1;
-    if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
-    if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
-    j->have_g = 1;
-    const ds_feature *feat = dataset_find_feature(&j->ds, DS_DOMAIN_NODE, 0, "feat");
-    for (int i = 0; i < j->ds.num_features && !feat; i++)
-        if (j->ds.features[i].domain == DS_DOMAIN_NODE) feat = &j->ds.features[i];
+    if (j->parted) { /* part rank % P: its dataset, local index and the id maps */
+        if (partbook_read_json(&j->pb, tc->dataset_path, err) != 0)
+            return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", tc->file);
+        const int P = j->pb.num_parts;
+        partbook_close(&j->pb);
+        if (partbook_check_world(P, d->size, err) != 0) return err_prefix(err, "%s: ", tc->dataset_path);
+        if (partbook_open(&j->pb, tc->dataset_path, partbook_part_for_rank(P, d->rank, d->size), 0, err) != 0) return -1;
+        j->dsp = &j->pb.ds;
+        j->spart = (sampler_part){P, j->pb.part, j->pb.node_map, j->pb.orig_of_local, j->pb.num_nodes,
+                                  j->pb.num_edges, j->pb.max_in_degree, NULL, NULL};
+    } else {
+        if (dataset_open(&j->ds, tc->dataset_path, err) != 0) return -1;
+        j->have_ds = 1;
+        j->dsp = &j->ds;
+        if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
+        if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
+        j->have_g = 1;
+    }
+    const ds_feature *feat = dataset_find_feature(j->dsp, DS_DOMAIN_NODE, 0, "feat");
+    for (int i = 0; i < j->dsp->num_features && !feat; i++)
+        if (j->dsp->features[i].domain == DS_DOMAIN_NODE) feat = &j->dsp->features[i];
     if (safetensors_read(&j->ckpt, ck, err) != 0)
         return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
     j->have_ckpt = 1;
@@ -103,7 +127,14 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         j->in.emb_rows = j->ckpt.shapes[emb][0];
         j->in.emb_dim = j->ckpt.shapes[emb][1];
     }
-    if (infer_check_input(&j->m, &j->g, &j->in, err) != 0) return err_prefix(err, "%s (dataset %s): ", ck, j->ds.dir);
+    if (!j->parted && infer_check_input(&j->m, &j->g, &j->in, err) != 0)
+        return err_prefix(err, "%s (dataset %s): ", ck, j->ds.dir);
+    if (j->parted) { /* this part's services (features, and the activations of each layer) */
+        if (part_rpc_init(&j->pr, j->rpc, d->rank, d->size, &j->pb.local, &j->spart, feat, err) != 0) return -1;
+        j->have_pr = 1;
+        dist_rpc_set_timeout(j->rpc, tc->args.rpc_timeout_s);
+        if (dist_rpc_start(j->rpc, err) != 0) return -1;
+    }
     if (out_flag) {
         snprintf(j->out, sizeof j->out, "%s", out_flag);
     } else {
@@ -113,7 +144,8 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     if (root) { /* never over an input, another output, or another job's output */
         outguard_add_input(&j->guard, tc->file, "the task config");
         outguard_add_input(&j->guard, res_file, "the resource config");
-        outguard_add_dataset(&j->guard, &j->ds);
+        outguard_add_dataset(&j->guard, j->dsp);
+        if (j->parted) outguard_add_input(&j->guard, j->pb.json_path, "the partition JSON");
         outguard_add_input(&j->guard, ck, "the checkpoint (trainedModelUri)");
         static const char *const own[] = {"layer_*.f32", NULL};
         const char *const also[] = {j->out, NULL};
@@ -143,6 +175,9 @@ static void on_chunk(void *ctx, int layer, int num_layers, int64_t done, int64_t
     if (done == total) progress_end_phase(&e->p, "layer", "chunks");
 }
 
+/* infer_part.publish: the rows ACT serves from now on */
+static void publish_rows(void *ctx, const float *rows, int64_t n, int64_t dim) { part_rpc_set_rows(ctx, rows, n, dim); }
+
 int cli_cmd_embed(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -166,16 +201,23 @@ int cli_cmd_embed(int argc, char **argv) {
         return cli_fail(&err);
     }
     const char *act_dir = cli_flag_str(&EMBED_CMD, "activations_dir");
-    dist_ctx d;
-    dist_init(&d, NULL, NULL);
-    const int root = d.rank == 0;
-    if (quiet || !root) log_level = 0;
     task_config *tc = cgnn_calloc(1, sizeof *tc);
     resource_config rc;
     embed_job *j = cgnn_calloc(1, sizeof *j);
     int status = 0;
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&EMBED_CMD, "resource_config_uri"), &err) != 0;
+    /* a partitioned graph's ranks serve each other from a service thread: MPI_THREAD_MULTIPLE */
+    j->parted = !bad && partbook_is_partition(tc->dataset_path);
+    dist_ctx d;
+    cgnn_err ierr = {0};
+    if (dist_init_threads(&d, NULL, NULL, j->parted, &ierr) != 0 && !bad) {
+        bad = 1;
+        err = ierr;
+        err_prefix(&err, "%s: a partitioned graph: ", tc->dataset_path);
+    }
+    const int root = d.rank == 0;
+    if (quiet || !root) log_level = 0;
     if (!bad && rc.num_replicas > 0 && rc.num_replicas != d.size)
         bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
                       "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;
@@ -188,17 +230,25 @@ int cli_cmd_embed(int argc, char **argv) {
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
 
-    /* rank 0 first: it builds and caches the graph index, then the others load it */
-    if (!root) dist_barrier(&d);
+    /* rank 0 first: it builds and caches the graph index, then the others load it (parts: all at
+     * once, after the rpc layer is created, collectively) */
+    if (j->parted && dist_phase_failed(&d, dist_rpc_create(&j->rpc, &d, &err) != 0, &err)) goto fail;
+    if (!root && !j->parted) dist_barrier(&d);
     outguard_init(&j->guard);
-    bad = job_setup(j, tc, rc.file, cli_flag_str(&EMBED_CMD, "out"), act_dir, root, &err) != 0;
-    if (root) dist_barrier(&d);
+    bad = job_setup(j, tc, rc.file, cli_flag_str(&EMBED_CMD, "out"), act_dir, &d, &err) != 0;
+    if (root && !j->parted) dist_barrier(&d);
     if (dist_phase_failed(&d, bad, &err)) goto fail;
+    const int64_t whole_n = j->parted ? j->pb.num_nodes : j->g.num_nodes;
+    const int64_t whole_e = j->parted ? j->pb.num_edges : j->g.num_edges;
     { /* every rank embeds the same graph with the same model, in the same chunks */
         const char *names[] = {"the dataset's node count", "the dataset's edges (CRC-32 of the ids)",
                                "the model's layers", "the model's input channels", "the model's hidden channels",
                                "the model's output channels", "--batch"};
-        const int64_t vals[] = {j->g.num_nodes, (int64_t)j->g.edges_crc, j->m.cfg.num_layers, j->m.cfg.in_dim,
+        const int64_t vals[] = {whole_n,
+                                j->parted ? (int64_t)crc32(0L, (const unsigned char *)j->pb.partition_id,
+                                                           (uInt)strlen(j->pb.partition_id))
+                                          : (int64_t)j->g.edges_crc,
+                                j->m.cfg.num_layers, j->m.cfg.in_dim,
                                 j->m.cfg.hidden_dim, j->m.cfg.out_dim, chunk};
         if (dist_check_agreement(&d, names, vals, (int)(sizeof vals / sizeof vals[0]), &err) != 0) goto fail;
     }
@@ -208,8 +258,8 @@ int cli_cmd_embed(int argc, char **argv) {
              "%lld embedding channels; blocks of %lld nodes; %d process%s x %d threads; activations %s%s",
              model_kind_name(j->m.cfg.kind), j->m.cfg.num_layers, (long long)in_dims[0],
              (long long)j->m.cfg.hidden_dim, (long long)out_dims[j->m.cfg.num_layers - 1],
-             j->m.cfg.l2_normalize_output ? ", L2-normalised" : "", j->ds.name[0] ? j->ds.name : j->ds.dir,
-             (long long)j->g.num_nodes, (long long)j->g.num_edges, (long long)(j->in.feat ? j->in.feat->dim : 0),
+             j->m.cfg.l2_normalize_output ? ", L2-normalised" : "", j->dsp->name[0] ? j->dsp->name : j->dsp->dir,
+             (long long)whole_n, (long long)whole_e, (long long)(j->in.feat ? j->in.feat->dim : 0),
              (long long)j->in.emb_dim, (long long)chunk, d.size, d.size == 1 ? "" : "es", threads,
              act_dir && *act_dir ? "in " : "in memory", act_dir && *act_dir ? act_dir : "");
 
@@ -217,14 +267,28 @@ int cli_cmd_embed(int argc, char **argv) {
     progress_init(&prog.p, root && !quiet);
     infer_options opt = {chunk, act_dir, &d, root && !quiet ? on_chunk : NULL, &prog};
     infer_result res;
-    if (infer_run(&res, &j->m, &j->g, &j->in, &opt, &err) != 0) goto fail;
+    if (j->parted) {
+        const infer_part ip = {&j->pb.local, &j->spart, j->pb.first, j->pb.n_local, j->pb.orig_of_new,
+                               &j->pr.feat_part, &j->pr.act_part, publish_rows, &j->pr, d.rank < j->pb.num_parts};
+        if (infer_run_part(&res, &j->m, &j->in, &ip, &opt, &err) != 0) goto fail;
+    } else if (infer_run(&res, &j->m, &j->g, &j->in, &opt, &err) != 0) {
+        goto fail;
+    }
     char times[256] = "";
     for (int l = 0, off = 0; l < j->m.cfg.num_layers && off < (int)sizeof times - 32; l++)
         off += snprintf(times + off, sizeof times - (size_t)off, "%s%.2f s", l ? ", " : "", res.layer_seconds[l]);
     log_info("layers took %s (rank 0); %lld blocks, %lld edges aggregated", times, (long long)res.chunks,
              (long long)res.edges);
-    const int64_t shape[2] = {res.num_nodes, res.dim};
-    bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, res.embeddings, &err) != 0;
+    const int64_t shape[2] = {whole_n, res.dim};
+    float *full = j->parted ? part_gather_to_root(&d, j->pb.num_parts, res.embeddings, res.num_nodes, res.dim,
+                                                  j->pb.orig_of_new, whole_n)
+                            : NULL; /* parts: every part's rows, original id order, on rank 0 */
+    bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, full ? full : res.embeddings, &err) != 0;
+    free(full);
+    if (j->parted && dist_rpc_stop(j->rpc, &err) != 0) { /* collective: nobody asks anything any more */
+        fprintf(stderr, "cgnn: error: rank %d: %s\n", d.rank, err.msg);
+        dist_abort(&d, CGNN_ERR_RUNTIME);
+    }
     double slowest = res.seconds;
     if (d.size > 1) { /* the job took as long as its slowest rank */
         int64_t ms = (int64_t)(res.seconds * 1e3);

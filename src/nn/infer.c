@@ -407,3 +407,179 @@ done:
     state_free(&st);
     return rc;
 }
+
+/* ---- a partitioned graph ------------------------------------------------------------------ */
+
+/* The peer of a partitioned graph failed or timed out inside a layer: the other ranks may wait in
+ * the layer's barrier for this one, so the job ends here. */
+static _Noreturn void part_peer_failure(const dist_ctx *d, const cgnn_err *e) {
+    fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", d->rank, e->msg);
+    fflush(stderr);
+    dist_abort(d, CGNN_ERR_RUNTIME);
+}
+
+int infer_run_part(infer_result *res, const model *m, const infer_input *in, const infer_part *ip,
+                   const infer_options *opt, cgnn_err *err) {
+    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    const dist_ctx *d = opt->dist ? opt->dist : &serial;
+    memset(res, 0, sizeof *res);
+    const double t0 = timer_now();
+    const int L = m->cfg.num_layers;
+    const int64_t N = ip->part->num_nodes, C = opt->chunk, first = ip->first, nl = ip->n_local;
+    const int64_t F = in->feat ? in->feat->dim : 0, E = in->emb ? in->emb_dim : 0, W = F + E;
+    const int T = omp_get_max_threads();
+    infer_run_state st;
+    memset(&st, 0, sizeof st);
+    gather_part_scratch gsc;
+    memset(&gsc, 0, sizeof gsc);
+    float *prev = NULL, *cur = NULL, *own_norm = NULL;
+    int64_t *counts = NULL;
+    int rc = -1, bad = 0;
+    if (in->feat && in->feat->rows != nl)
+        bad = err_set(err, CGNN_ERR_INPUT, "node feature '%s' has %lld rows, the part %lld nodes", in->feat->name,
+                      (long long)in->feat->rows, (long long)nl) != 0;
+    if (!bad && in->emb && in->emb_rows != N)
+        bad = err_set(err, CGNN_ERR_INPUT, INFER_EMB_KEY ": %lld rows, the graph has %lld nodes",
+                      (long long)in->emb_rows, (long long)N) != 0;
+    if (!bad && F + E != m->cfg.in_dim)
+        bad = err_set(err, CGNN_ERR_INPUT, "in_channels: the model takes %lld input channels, the data gives %lld",
+                      (long long)m->cfg.in_dim, (long long)W) != 0;
+    if (!bad && (N >= INT32_MAX || C < 1))
+        bad = err_set(err, CGNN_ERR_INPUT, "chunk %lld / %lld nodes out of range", (long long)C, (long long)N) != 0;
+    if (!bad && opt->activations_dir && *opt->activations_dir)
+        bad = err_set(err, CGNN_ERR_INPUT, "--activations_dir: activations of a partitioned graph stay in memory "
+                      "(each rank holds its part's rows only)") != 0;
+    /* sizes: the largest chunk of own rows */
+    int64_t max_edges = 0, max_in = 0, max_out = 0;
+    for (int64_t a = 0; !bad && a < nl; a += C) {
+        const int64_t b = a + C < nl ? a + C : nl;
+        if (ip->local->indptr[b] - ip->local->indptr[a] > max_edges) max_edges = ip->local->indptr[b] - ip->local->indptr[a];
+    }
+    const int64_t max_dst = C < nl ? C : (nl > 0 ? nl : 1);
+    const int64_t max_src = max_dst + max_edges < N ? max_dst + max_edges : N;
+    int64_t work = 0;
+    for (int l = 0; l < L; l++) {
+        int64_t I, O;
+        model_layer_dims(m, l, &I, &O);
+        if (I > max_in) max_in = I;
+        if (O > max_out) max_out = O;
+        const int64_t w = model_layer_infer_work(m, l, max_src, max_dst, max_edges);
+        if (w > work) work = w;
+    }
+    if (!bad) {
+        sampler_config sc;
+        memset(&sc, 0, sizeof sc);
+        sc.num_layers = 1;
+        sc.fanouts[0] = -1;
+        minibatch_capacity cap;
+        memset(&cap, 0, sizeof cap);
+        cap.num_layers = 1;
+        cap.max_items = max_dst;
+        cap.max_nodes[0] = max_dst;
+        cap.max_nodes[1] = max_src;
+        cap.max_edges[0] = max_edges;
+        bad = minibatch_alloc(&st.mb, &cap, err) != 0 || sampler_init_part(&st.s, ip->local, ip->part, &sc, &cap, err) != 0 ||
+              gather_part_scratch_init(&gsc, ip->part->num_parts, max_src, err) != 0;
+    }
+    if (!bad) {
+        st.seeds = cgnn_malloc((size_t)max_dst * sizeof(int64_t));
+        st.h_src = cgnn_malloc((size_t)(max_src * max_in + 1) * sizeof(float));
+        st.work = cgnn_malloc((size_t)(work + 16) * sizeof(float));
+        if (F > 0 && E > 0) st.feat_tmp = cgnn_malloc((size_t)(max_src * F) * sizeof(float));
+        if (m->cfg.kind == MODEL_GCN) st.src_norm = cgnn_malloc((size_t)max_src * sizeof(float));
+    }
+    if (dist_phase_failed(d, bad, err)) goto done;
+    if (m->cfg.kind == MODEL_GCN) { /* the whole graph's norms, new-id order: own rows, all-gathered */
+        own_norm = cgnn_malloc((size_t)(nl + 1) * sizeof(float));
+#pragma omp parallel for schedule(dynamic, 4096)
+        for (int64_t i = 0; i < nl; i++) { /* as infer_gcn_norm: 1 + in-edges other than a self-edge */
+            int64_t deg = 1;
+            for (int64_t e = ip->local->indptr[i]; e < ip->local->indptr[i + 1]; e++)
+                deg += csc_index(ip->local, e) != first + i;
+            own_norm[i] = 1.0f / sqrtf((float)deg);
+        }
+        counts = cgnn_malloc((size_t)d->size * sizeof(int64_t));
+        st.gnorm = cgnn_malloc((size_t)N * sizeof(float));
+        const int64_t total = dist_allgather_counts(d, ip->sends_norms ? nl : 0, counts);
+        CGNN_CHECK(total == N);
+        dist_allgatherv_f32(d, own_norm, st.gnorm, counts);
+    }
+    for (int l = 0; l < L; l++) {
+        const double tl = timer_now();
+        int64_t I, O;
+        model_layer_dims(m, l, &I, &O);
+        cur = cgnn_malloc((size_t)(nl * O + 1) * sizeof(float));
+        const int64_t total = (nl + C - 1) / C;
+        int64_t done = 0;
+        if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, 0, total);
+        ds_feature prev_view; /* own rows of layer l-1 */
+        memset(&prev_view, 0, sizeof prev_view);
+        prev_view.array.dtype = NPY_DTYPE_FLOAT32;
+        prev_view.array.ndim = 2;
+        prev_view.array.shape[0] = prev_view.rows = nl;
+        prev_view.array.shape[1] = prev_view.dim = I;
+        prev_view.array.count = nl * I;
+        prev_view.array.data = prev;
+        for (int64_t a = 0; a < nl; a += C, done++) {
+            const int64_t n = a + C < nl ? C : nl - a;
+            for (int64_t k = 0; k < n; k++) st.seeds[k] = first + a + k;
+            cgnn_err e = {0};
+            if (sampler_sample(&st.s, &st.mb, st.seeds, n, 0, &e) != 0) part_peer_failure(d, &e);
+            const sampler_block *b = &st.mb.blocks[0];
+            const int64_t *ids = st.mb.input_nodes, ns = b->num_src;
+            CGNN_CHECK(b->num_dst == n && ids[0] == first + a); /* dst first, in seed order */
+            if (l == 0) {
+                if (F > 0) {
+                    float *x = E > 0 ? st.feat_tmp : st.h_src;
+                    if (gather_rows_part(x, F, in->feat, ip->feat_part, &gsc, ids, ns, T, &e) != 0)
+                        part_peer_failure(d, &e);
+                    if (in->normalize_rows) gather_normalize_rows(x, ns, F);
+                    if (E > 0)
+#pragma omp parallel for schedule(static) if (ns * F > 65536)
+                        for (int64_t j = 0; j < ns; j++) memcpy(st.h_src + j * W, x + j * F, (size_t)F * sizeof(float));
+                }
+#pragma omp parallel for schedule(static) if (ns * E > 65536)
+                for (int64_t j = 0; j < ns; j++)
+                    memcpy(st.h_src + j * W + F, in->emb + ip->orig_of_new[ids[j]] * E, (size_t)E * sizeof(float));
+            } else if (gather_rows_part(st.h_src, I, &prev_view, ip->act_part, &gsc, ids, ns, T, &e) != 0) {
+                part_peer_failure(d, &e);
+            }
+            if (st.src_norm)
+                for (int64_t j = 0; j < ns; j++) st.src_norm[j] = st.gnorm[ids[j]];
+            model_layer_forward_infer(m, l, b, st.h_src, st.src_norm, cur + a * O, st.work);
+            res->chunks++;
+            res->edges += b->num_edges;
+            if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, done + 1, total);
+        }
+        dist_barrier(d); /* every rank is done with layer l: nobody reads layer l-1 any more */
+        if (l + 1 < L) {
+            ip->publish(ip->ctx, cur, nl, O);
+            dist_barrier(d); /* every rank serves layer l before anyone asks for it */
+        } else {
+            ip->publish(ip->ctx, NULL, 0, 0);
+        }
+        free(prev);
+        prev = cur;
+        cur = NULL;
+        res->layer_seconds[l] = timer_now() - tl;
+    }
+    int64_t Ol, Il;
+    model_layer_dims(m, L - 1, &Il, &Ol);
+    res->num_nodes = nl;
+    res->dim = Ol;
+    res->store.data = prev;
+    res->store.rows = nl;
+    res->store.cols = Ol;
+    res->embeddings = prev;
+    prev = NULL;
+    res->seconds = timer_now() - t0;
+    rc = 0;
+done:
+    free(prev);
+    free(cur);
+    free(own_norm);
+    free(counts);
+    gather_part_scratch_free(&gsc);
+    state_free(&st);
+    return rc;
+}

@@ -43,6 +43,8 @@
 #include "io/dataset.h"
 #include "io/safetensors.h"
 #include "nn/model.h"
+#include "sample/gather.h"
+#include "sample/sampler.h"
 #include "util/err.h"
 
 #define INFER_DEFAULT_CHUNK 8192
@@ -106,6 +108,36 @@ int infer_check_input(const model *m, const csc_graph *g, const infer_input *in,
  * Returns 0 with *res filled (the caller owns it: infer_result_free), or -1 with *err. */
 int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer_input *in,
               const infer_options *opt, cgnn_err *err);
+
+/* ---- a partitioned graph (`cgnn embed` on parts) --------------------------------------------
+ * Rank r computes the rows of its own part's nodes, layer by layer, exactly as infer_run does
+ * for them on the whole graph: the block of a chunk comes from the part's local index (a node's
+ * in-edges in the original edge order), own input rows are read locally and the other parts'
+ * through the callbacks (features: feat_part; layer l-1's rows: act_part, served by their owners
+ * from what they published). Between layers: barrier (no rank reads layer l-1 any more), publish
+ * layer l's own rows, barrier. GCN's full-graph degrees: every part's norms all-gathered (4 N
+ * bytes). A peer that fails or does not answer ends the job (dist_abort) after printing why:
+ * the others may be waiting in a barrier. The result holds this rank's own rows (n_local, O),
+ * in new-id order (graph/partbook: part_gather_to_root puts every part's rows in original id
+ * order on rank 0). */
+typedef struct infer_part {
+    const csc_graph *local;       /* own nodes' in-edges: row i = new id first + i */
+    const sampler_part *part;     /* ranges and whole-graph sizes (pick_remote unused: one hop) */
+    int64_t first, n_local;       /* own new ids [first, first + n_local) */
+    const int64_t *orig_of_new;   /* (N) new id -> original id: the rows of in->emb */
+    const gather_part *feat_part; /* remote feature rows (in->feat holds the own rows) */
+    const gather_part *act_part;  /* remote rows of the previous layer */
+    void (*publish)(void *ctx, const float *rows, int64_t n, int64_t dim); /* own rows served from now on */
+    void *ctx;
+    int sends_norms;              /* this rank contributes its part's GCN norms (one rank per part) */
+} infer_part;
+
+/* infer_run on a part: in->feat holds own rows (n_local), in->emb the whole table (N rows, by
+ * original id). Collective over opt->dist (every rank of the job calls it; ranks sharing a part
+ * compute the same rows). activations_dir must be unset. Returns 0 with res->embeddings = own
+ * rows (n_local, O), res->num_nodes = n_local; or -1 with *err for bad inputs (collective). */
+int infer_run_part(infer_result *res, const model *m, const infer_input *in, const infer_part *ip,
+                   const infer_options *opt, cgnn_err *err);
 
 /* Releases the embeddings; deletes their file (activations_dir) on the rank that created it.
  * NULL-safe and safe on a zeroed result. Not collective. */

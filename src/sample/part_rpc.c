@@ -141,6 +141,18 @@ static int handle_emb(void *ctx, int src, const void *req, size_t len, dist_rpc_
     return handle_rows(pr->emb ? &pr->emb_view : NULL, &pr->emb_part, req, len, reply, "embedding", err);
 }
 
+/* The view is swapped between layers (part_rpc_set_rows, under the mutex, followed by a barrier
+ * before any peer asks for the new layer): copy it under the mutex, then serve. */
+static int handle_act(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    pthread_mutex_lock(&pr->mu);
+    const int have = pr->act_view.array.data != NULL;
+    ds_feature view = pr->act_view;
+    pthread_mutex_unlock(&pr->mu);
+    return handle_rows(have ? &view : NULL, &pr->act_part, req, len, reply, "activation", err);
+}
+
 /* ---- client callbacks ----------------------------------------------------------------- */
 
 static int pick_remote(void *ctx, sampler_remote_hop *hop, cgnn_err *err) {
@@ -243,6 +255,7 @@ static int fetch_rows(part_rpc *pr, int handler, gather_remote_req *rq, cgnn_err
 
 static int fetch_feat(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_FEAT, rq, err); }
 static int fetch_emb(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_EMB, rq, err); }
+static int fetch_act(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_ACT, rq, err); }
 
 /* ---- set-up ---------------------------------------------------------------------------- */
 
@@ -267,25 +280,39 @@ int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_gr
                                   .fetch_remote = fetch_feat, .ctx = pr};
     pr->emb_part = pr->feat_part;
     pr->emb_part.fetch_remote = fetch_emb;
+    pr->act_part = pr->feat_part;
+    pr->act_part.fetch_remote = fetch_act;
     dist_rpc_register(rpc, PART_RPC_PICK, "sample", handle_pick, pr);
     dist_rpc_register(rpc, PART_RPC_FEAT, "features", handle_feat, pr);
     dist_rpc_register(rpc, PART_RPC_EMB, "embedding", handle_emb, pr);
+    dist_rpc_register(rpc, PART_RPC_ACT, "activations", handle_act, pr);
     return 0;
+}
+
+/* A float32 (rows, dim) view of data (NULL: none). */
+static void f32_view(ds_feature *v, const float *data, int64_t rows, int64_t dim) {
+    memset(v, 0, sizeof *v);
+    if (!data) return;
+    v->array.dtype = NPY_DTYPE_FLOAT32;
+    v->array.ndim = 2;
+    v->array.shape[0] = rows;
+    v->array.shape[1] = dim;
+    v->array.count = rows * dim;
+    v->array.data = (void *)data;
+    v->rows = rows;
+    v->dim = dim;
 }
 
 void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb) {
     pr->emb = emb;
-    memset(&pr->emb_view, 0, sizeof pr->emb_view);
-    if (!emb) return;
-    ds_feature *v = &pr->emb_view;
-    v->array.dtype = NPY_DTYPE_FLOAT32;
-    v->array.ndim = 2;
-    v->array.shape[0] = emb->num_rows;
-    v->array.shape[1] = emb->dim;
-    v->array.count = emb->num_rows * emb->dim;
-    v->array.data = emb->weight;
-    v->rows = emb->num_rows;
-    v->dim = emb->dim;
+    if (emb) f32_view(&pr->emb_view, emb->weight, emb->num_rows, emb->dim);
+    else memset(&pr->emb_view, 0, sizeof pr->emb_view);
+}
+
+void part_rpc_set_rows(part_rpc *pr, const float *rows, int64_t n, int64_t dim) {
+    pthread_mutex_lock(&pr->mu);
+    f32_view(&pr->act_view, rows, n, dim);
+    pthread_mutex_unlock(&pr->mu);
 }
 
 void part_rpc_free(part_rpc *pr) {
@@ -294,4 +321,25 @@ void part_rpc_free(part_rpc *pr) {
     free(pr->pool);
     pthread_mutex_destroy(&pr->mu);
     memset(pr, 0, sizeof *pr);
+}
+
+float *part_gather_to_root(const dist_ctx *d, int num_parts, const float *rows, int64_t n_local, int64_t dim,
+                           const int64_t *orig_of_new, int64_t N) {
+    const int W = d->size, root = d->rank == 0;
+    int64_t *send = cgnn_calloc((size_t)(2 * W), sizeof *send), *recv_counts = send + W;
+    if (d->rank < num_parts) send[0] = n_local;
+    dist_alltoall_counts(d, send, recv_counts);
+    float *recv = root ? cgnn_malloc((size_t)(N * dim) * sizeof(float) + 1) : NULL, *full = NULL;
+    dist_alltoallv_rows(d, rows, send, recv, recv_counts, (size_t)dim * sizeof(float));
+    if (root) { /* received in rank = part order: new ids ascending */
+        int64_t got = 0;
+        for (int r = 0; r < W; r++) got += recv_counts[r];
+        CGNN_CHECK(got == N);
+        full = cgnn_malloc((size_t)(N * dim) * sizeof(float) + 1);
+#pragma omp parallel for schedule(static)
+        for (int64_t v = 0; v < N; v++) memcpy(full + orig_of_new[v] * dim, recv + v * dim, (size_t)dim * sizeof(float));
+        free(recv);
+    }
+    free(send);
+    return full;
 }

@@ -4,6 +4,8 @@
  *   PICK  (hop, key, fanout, replace, nodes)  → counts + neighbours  (sampler_pick_owned)
  *   FEAT  (ids)                               → raw feature rows      (gather_rows_owned)
  *   EMB   (ids)                               → float32 embedding rows of a sharded table
+ *   ACT   (ids)                               → float32 rows of the previous layer's activations
+ *                                                (layer-wise inference, `cgnn embed` on parts)
  * and this module provides the callbacks the sampler (sampler_part.pick_remote) and the
  * gathers (gather_part.fetch_remote) call to make them: one request per owner per call, all
  * owners at once (dist_rpc_call_many). A part held by several ranks (world > P) is asked of the
@@ -34,7 +36,7 @@
 #include "sample/gather.h"
 #include "sample/sampler.h"
 
-enum { PART_RPC_PICK = 1, PART_RPC_FEAT = 2, PART_RPC_EMB = 3 };
+enum { PART_RPC_PICK = 1, PART_RPC_FEAT = 2, PART_RPC_EMB = 3, PART_RPC_ACT = 4 };
 
 typedef struct part_rpc_scratch part_rpc_scratch;
 
@@ -46,7 +48,8 @@ typedef struct part_rpc {
     const ds_feature *features;   /* own rows, or NULL */
     const embedding_table *emb;   /* own rows of a sharded table, or NULL */
     ds_feature emb_view;          /* emb's weight as a float32 feature (for gather_rows_part) */
-    gather_part feat_part, emb_part; /* fetch callbacks for the gathers */
+    gather_part feat_part, emb_part, act_part; /* fetch callbacks for the gathers */
+    ds_feature act_view;          /* own rows of the activations ACT serves (part_rpc_set_rows) */
     sampler_part sampler;         /* *part with pick_remote set */
     /* service-thread scratch (the handlers run one at a time there; self calls use a pool set) */
     pthread_mutex_t mu;
@@ -60,7 +63,18 @@ int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_gr
                   const ds_feature *features, cgnn_err *err);
 /* Declares the sharded embedding table whose rows EMB serves (before dist_rpc_start). */
 void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb);
+/* Declares the own rows ACT serves from now on: rows (n, dim) float32 (NULL: none). Thread-safe
+ * against the service thread; the caller follows it with a barrier before any peer may ask for
+ * the new rows (layer-wise inference: after each layer). */
+void part_rpc_set_rows(part_rpc *pr, const float *rows, int64_t n, int64_t dim);
 void part_rpc_free(part_rpc *pr); /* NULL-safe */
+
+/* Collective over d: every part's rows — rows is this rank's (n_local, dim) float32 in new-id
+ * order — on rank 0 in original id order, (N, dim) owned by the caller; NULL on the other ranks.
+ * Ranks 0..P-1 send their part (the others hold replicas of one of those). Checkpoints of sharded
+ * embeddings and `cgnn embed` on parts. */
+float *part_gather_to_root(const dist_ctx *d, int num_parts, const float *rows, int64_t n_local, int64_t dim,
+                           const int64_t *orig_of_new, int64_t N);
 
 /* The rank asked for part p's data: the holder of p in this rank's group of P ranks. */
 int part_rpc_peer(const part_rpc *pr, int p);

@@ -269,35 +269,15 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
 static int64_t whole_nodes(const trainer *t) { return t->parted ? t->pb.num_nodes : t->g->num_nodes; }
 static int64_t whole_edges(const trainer *t) { return t->parted ? t->pb.num_edges : t->g->num_edges; }
 
-/* Collective (parted): every part's rows of a sharded table (rows: this rank's (n_local, D))
- * gathered to rank 0 in original id order, (N, D) owned by the caller; NULL on other ranks.
- * Ranks 0..P-1 send their part (the others hold replicas of one of those). */
-static float *gather_table(trainer *t, const float *rows) {
-    const int W = t->d->size, P = t->pb.num_parts;
-    const int64_t D = t->emb.dim, N = t->pb.num_nodes;
-    int64_t *send = cgnn_calloc((size_t)(2 * W), sizeof *send), *recv_counts = send + W;
-    if (t->d->rank < P) send[0] = t->pb.n_local;
-    dist_alltoall_counts(t->d, send, recv_counts);
-    float *recv = is_root(t) ? cgnn_malloc((size_t)(N * D) * sizeof(float) + 1) : NULL, *full = NULL;
-    dist_alltoallv_rows(t->d, rows, send, recv, recv_counts, (size_t)D * sizeof(float));
-    if (is_root(t)) { /* received in rank = part order: new ids ascending */
-        full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
-        const int64_t *orig = t->pb.orig_of_new;
-#pragma omp parallel for schedule(static)
-        for (int64_t v = 0; v < N; v++) memcpy(full + orig[v] * D, recv + v * D, (size_t)D * sizeof(float));
-        free(recv);
-    }
-    free(send);
-    return full;
-}
-
 /* Writes the checkpoint: the model's params, plus "embedding.weight" when the model has
  * learnable node embeddings: emb_rows is the table, or (parted) this rank's shard, gathered to
  * rank 0 in original id order first. Collective; rank 0 writes. Returns 0, or -1 with *err on
  * rank 0. */
 static int save_checkpoint(trainer *t, const float *params, const float *emb_rows, cgnn_err *err) {
     if (!t->have_emb) return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err) : 0;
-    float *full = t->parted ? gather_table(t, emb_rows) : NULL;
+    float *full = t->parted ? part_gather_to_root(t->d, t->pb.num_parts, emb_rows, t->pb.n_local, t->emb.dim,
+                                                 t->pb.orig_of_new, t->pb.num_nodes)
+                           : NULL;
     int rc = 0;
     if (is_root(t))
         rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, &t->m, params, full ? full : emb_rows,
