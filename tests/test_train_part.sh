@@ -71,7 +71,7 @@ NC=(-e 's/num_epochs: "200"/num_epochs: "4"/' -e 's/main_sample_batch_size: "140
 config nc_rep cora_graphsage data/cora "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/'
 config nc_par cora_graphsage "$TMP/cora2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/'
 both 2 nc_rep nc_par
-grep -q "remote traffic per step" "$TMP/nc_par.err" && ok || bad "no traffic line: $(tail -3 "$TMP/nc_par.err")"
+grep -q "remote traffic per batch" "$TMP/nc_par.err" && ok || bad "no traffic line: $(tail -3 "$TMP/nc_par.err")"
 config nc_repl cora_graphsage data/cora "${NC[@]}" -e "s#    seed: \"0\"#    seed: \"0\"\n    seed_partition_uri: $TMP/cora2#"
 config nc_parl cora_graphsage "$TMP/cora2/cora.json" "${NC[@]}" # local: the default on parts
 both 2 nc_repl nc_parl

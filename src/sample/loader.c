@@ -154,6 +154,7 @@ static void *worker_main(void *arg) {
         produce(l, w->index, b, slot, w);
         pthread_mutex_lock(&l->mu);
         l->state[slot] = LOADER_SLOT_READY;
+        l->built++;
         l->in_flight--;
         pthread_cond_broadcast(&l->cv);
     }
@@ -367,6 +368,13 @@ void loader_start_epoch_at(loader *l, int epoch, int64_t first_batch, int64_t ma
 
 int64_t loader_num_batches(const loader *l) { return l->batches; }
 
+int64_t loader_batches_built(loader *l) {
+    pthread_mutex_lock(&l->mu);
+    const int64_t n = l->built;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
 minibatch *loader_next(loader *l) {
     if (l->next_consume >= l->batches) return NULL;
     const int64_t b = l->next_consume;
@@ -376,6 +384,7 @@ minibatch *loader_next(loader *l) {
         loader_worker *w = l->workers_arg;
         produce(l, 0, b, slot, &w[0]);
         l->state[slot] = LOADER_SLOT_READY;
+        l->built++;
         l->next_claim = b + 1;
     } else {
         pthread_mutex_lock(&l->mu);

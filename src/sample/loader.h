@@ -102,6 +102,7 @@ typedef struct loader {
     int generation;             /* bumped by every start so stale workers notice */
     int64_t batches;            /* batches to produce this epoch */
     int64_t next_claim, next_consume, in_flight;
+    int64_t built;              /* batches built since loader_init (prefetched ones included) */
     int failed;                 /* a batch could not be built (a peer of a partitioned graph) */
     cgnn_err err;               /* the first such failure */
 } loader;
@@ -137,6 +138,9 @@ minibatch *loader_next(loader *l);
 /* After loader_next returned NULL: 1 (and the reason in *err) if the epoch ended because a
  * batch could not be built (on a partitioned graph, a peer failed or timed out), else 0. */
 int loader_failed(loader *l, cgnn_err *err);
+
+/* Batches built since loader_init, prefetched ones included (traffic per batch). */
+int64_t loader_batches_built(loader *l);
 
 /* Returns the batch's slot to the producers. */
 void loader_release(loader *l, minibatch *mb);

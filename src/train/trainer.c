@@ -1177,8 +1177,9 @@ static int open_logs(trainer *t, cgnn_err *err) {
     return 0;
 }
 
-/* Rank 0, after training on a partitioned graph: the remote traffic per training step
- * (validation batches included), per service, summed over ranks, and this rank's wait. */
+/* Rank 0, after training on a partitioned graph: the remote traffic per batch built (training
+ * and validation, prefetched batches included), per service, averaged over ranks, and rank 0's
+ * wait (sampler threads and consumer together: it overlaps the step). */
 static void log_part_traffic(trainer *t) {
     static const int ids[3] = {PART_RPC_PICK, PART_RPC_FEAT, PART_RPC_EMB};
     static const char *const names[3] = {"sampling", "feature", "embedding"};
@@ -1192,16 +1193,20 @@ static void log_part_traffic(trainer *t) {
     double per_rank[3][4];
     memcpy(per_rank, v, sizeof v);
     dist_allreduce_sum_f64(t->d, &v[0][0], 12);
-    if (!is_root(t) || t->timed_steps <= 0) return;
-    const double steps = (double)t->timed_steps, W = (double)t->d->size;
+    /* per batch built (training and validation, prefetched ones included: the counters count them) */
+    double built = (double)((t->have_train ? loader_batches_built(&t->train) : 0) +
+                            (t->have_val ? loader_batches_built(&t->val) : 0));
+    dist_allreduce_sum_f64(t->d, &built, 1);
+    if (!is_root(t) || built <= 0) return;
+    const double steps = built / (double)t->d->size, W = (double)t->d->size;
     char line[512];
-    int len = snprintf(line, sizeof line, "partitioned graph: remote traffic per step and rank (mean of %d ranks):",
-                       t->d->size);
+    int len = snprintf(line, sizeof line, "partitioned graph: remote traffic per batch and rank (mean of %d ranks, "
+                       "%.0f batches):", t->d->size, built);
     for (int k = 0; k < 3 && len < (int)sizeof line; k++)
         len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.1f requests, %.1f KB out, %.1f KB back",
                         k ? ";" : "", names[k], v[k][0] / steps / W, v[k][1] / steps / W / 1e3,
                         v[k][2] / steps / W / 1e3);
-    log_info("%s; waiting on peers (sampler threads and the consumer, rank 0) %.2f ms per step", line,
+    log_info("%s; waiting on peers (sampler threads and the consumer, rank 0) %.2f ms per batch", line,
              1e3 * (per_rank[0][3] + per_rank[1][3] + per_rank[2][3]) / steps);
 }
 
