@@ -538,9 +538,10 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
 #pragma omp parallel for schedule(static) if (ns * F > 65536)
                         for (int64_t j = 0; j < ns; j++) memcpy(st.h_src + j * W, x + j * F, (size_t)F * sizeof(float));
                 }
+                if (E > 0)
 #pragma omp parallel for schedule(static) if (ns * E > 65536)
-                for (int64_t j = 0; j < ns; j++)
-                    memcpy(st.h_src + j * W + F, in->emb + ip->orig_of_new[ids[j]] * E, (size_t)E * sizeof(float));
+                    for (int64_t j = 0; j < ns; j++)
+                        memcpy(st.h_src + j * W + F, in->emb + ip->orig_of_new[ids[j]] * E, (size_t)E * sizeof(float));
             } else if (gather_rows_part(st.h_src, I, &prev_view, ip->act_part, &gsc, ids, ns, T, &e) != 0) {
                 part_peer_failure(d, &e);
             }
