@@ -3,10 +3,10 @@
 #   - the partitioned run equals the replicated run byte for byte (model.safetensors and the
 #     eval metrics JSON) with the same seed assignment:
 #       Cora node classification, 2 parts (METIS) on 2 ranks: global, and local (the replicated
-#       run takes the assignment from the partition: seed_partition_uri);
+#       run takes the assignment from the partition: seed_partition_uri); 3 parts on 3 ranks;
 #       facebook link prediction with learnable node embeddings (sharded by part), random
-#       negatives and exclude_seed_edges, 3 parts on 3 ranks (global), and 2 parts on 4 ranks
-#       (ranks share parts: local);
+#       negatives and exclude_seed_edges, 3 parts on 3 ranks and 2 on 2 (global), and 2 parts on
+#       4 ranks (ranks share parts: local);
 #       evaluating a trained model with embeddings on parts (shouldSkipTraining);
 #   - failures: a part count that does not fit the world, a missing part, a part of another
 #     partitioning run (exit 2, named); a rank that dies, or whose server stops answering (a
@@ -76,6 +76,11 @@ config nc_repl cora_graphsage data/cora "${NC[@]}" -e "s#    seed: \"0\"#    see
 config nc_parl cora_graphsage "$TMP/cora2/cora.json" "${NC[@]}" # local: the default on parts
 both 2 nc_repl nc_parl
 grep -q "seed assignment: local" "$TMP/nc_parl.err" && ok || bad "local assignment not announced"
+# 3 parts on 3 ranks (an uneven local split: ranks whose part runs out join)
+part data/cora 3 metis cora3
+config nc3_repl cora_graphsage data/cora "${NC[@]}" -e "s#    seed: \"0\"#    seed: \"0\"\n    seed_partition_uri: $TMP/cora3#"
+config nc3_parl cora_graphsage "$TMP/cora3" "${NC[@]}"
+both 3 nc3_repl nc3_parl
 
 # ---- link prediction with sharded embeddings, facebook ----
 LP=(-e 's/num_epochs: "4"/num_epochs: "1"/' -e 's/    seed: "0"/    seed: "0"\n    node_embedding_dim: "8"\n    num_max_train_batches: "10"/'
@@ -85,6 +90,9 @@ GLOBAL=(-e 's/num_val_batches: "2"/num_val_batches: "2"\n    num_test_batches: "
 config lp_rep facebook_lp_graphsage data/facebook-lp "${LP[@]}" "${GLOBAL[@]}"
 config lp_par facebook_lp_graphsage "$TMP/fb3" "${LP[@]}" "${GLOBAL[@]}"
 both 3 lp_rep lp_par
+config lp2_rep facebook_lp_graphsage data/facebook-lp "${LP[@]}" "${GLOBAL[@]}"
+config lp2_par facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" "${GLOBAL[@]}"
+both 2 lp2_rep lp2_par
 LOCAL=(-e 's/num_val_batches: "2"/num_val_batches: "2"\n    num_test_batches: "3"/')
 config lp4_rep facebook_lp_graphsage data/facebook-lp "${LP[@]}" "${LOCAL[@]}" \
   -e "s#num_test_batches: \"3\"#num_test_batches: \"3\"\n    seed_partition_uri: $TMP/fb2#"
