@@ -20,7 +20,7 @@ export OMP_NUM_THREADS=1
 fails=0
 bash "$CL" up "$N" 1gbit || { echo "FAIL: netns-cluster.sh up"; exit 1; }
 before=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
-out=$(timeout 300 bash "$CL" run "$N" 2 -- "$BIN" 2>&1); rc=$?
+out=$(timeout 120 bash "$CL" run "$N" 2 -- "$BIN" 2>&1); rc=$?
 echo "$out" | tail -3
 if [[ $rc -ne 0 ]] || ! grep -q "mpi_embedding_check: OK (2 ranks" <<<"$out"; then
   echo "FAIL: mpi_embedding_check over two hosts (exit $rc)"; fails=$((fails + 1))
@@ -47,7 +47,7 @@ done
   "$CGNN" train --quiet --task_config_uri="$TMP/rep.yaml" --resource_config_uri="$TMP/res.yaml") >"$TMP/rep.out" 2>&1 ||
   { echo "FAIL: replicated run: $(tail -3 "$TMP/rep.out")"; fails=$((fails + 1)); }
 before=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
-timeout 300 bash "$CL" run "$N" 2 -- "$CGNN" train --task_config_uri="$TMP/par.yaml" --resource_config_uri="$TMP/res.yaml" >"$TMP/par.out" 2>&1 ||
+timeout 120 bash "$CL" run "$N" 2 -- "$CGNN" train --task_config_uri="$TMP/par.yaml" --resource_config_uri="$TMP/res.yaml" >"$TMP/par.out" 2>&1 ||
   { echo "FAIL: partitioned run over two hosts: $(tail -5 "$TMP/par.out")"; fails=$((fails + 1)); }
 after=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
 grep "remote traffic" "$TMP/par.out" | sed 's/^/  /'

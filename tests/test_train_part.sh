@@ -140,6 +140,11 @@ rm -rf "$TMP/cora2m/part1" && cp -r "$TMP/cora2r/part1" "$TMP/cora2m/"
 config mixed cora_graphsage "$TMP/cora2m" "${NC[@]}"
 run 2 mixed; expect mixed 2 "written by another run of cgnn partition" $?
 ls "$TMP/missing" "$TMP/mixed" >/dev/null 2>&1 && bad "a refused run created its outputs" || ok
+# an output naming one of the partition's files is refused, and the file is left as it was
+cp "$TMP/cora2/cora.json" "$TMP/cora.json.orig"
+config alias cora_graphsage "$TMP/cora2" "${NC[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/cora2/cora.json#"
+run 2 alias; expect alias 2 "is the partition JSON" $?
+cmp -s "$TMP/cora2/cora.json" "$TMP/cora.json.orig" && ok || bad "the partition JSON was changed"
 config dies cora_graphsage "$TMP/cora2" "${NC[@]}"
 start=$(date +%s)
 run 2 dies CGNN_TEST_EXIT_AT_STEP=3 CGNN_TEST_FAULT_RANK=1

@@ -669,6 +669,14 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
     outguard_add_input(&t->guard, c->file, "the task config");
     outguard_add_input(&t->guard, res->file, "the resource config");
     outguard_add_dataset(&t->guard, t->ds);
+    const partbook *pbs[2] = {t->parted ? &t->pb : NULL, t->seed_pb.num_parts ? &t->seed_pb : NULL};
+    for (int k = 0; k < 2; k++) { /* a partition's JSON, id maps and whole splits are inputs too */
+        if (!pbs[k]) continue;
+        outguard_add_input(&t->guard, pbs[k]->json_path, "the partition JSON");
+        outguard_add_input(&t->guard, pbs[k]->orig_ids_path, "the partition's id map");
+        outguard_add_input(&t->guard, pbs[k]->new_ids_path, "the partition's id map");
+        if (pbs[k]->global.dir[0]) outguard_add_dataset(&t->guard, &pbs[k]->global);
+    }
     if (c->should_skip_training) outguard_add_input(&t->guard, c->trained_model_uri, "the checkpoint to evaluate");
     char f_model[CONFIG_PATH_MAX + 64], f_metrics[CONFIG_PATH_MAX + 64], f_tb[CONFIG_PATH_MAX + 64],
         f_prof[CONFIG_PATH_MAX + 64];
