@@ -87,5 +87,16 @@ expect 2 "bench sample bad fanouts" -- "$CGNN" bench sample --dataset "$TMP/g" -
 contains "fanouts[1]" "bad fanout named"
 expect 2 "bench unknown" -- "$CGNN" bench nothing
 
+# a config declaring a typed graph (GiGL's DBLP-style graphMetadata) on a homogeneous dataset is
+# refused naming both sides, never trained as a homogeneous model; nothing is written
+sed -e "s#out/cora_graphsage/#$TMP/typed/#g" \
+    -e 's/  nodeTypes: \[paper\]/  nodeTypes: [author, paper, term]/' \
+    -e 's/  edgeTypes: \[{srcNodeType: paper, relation: cites, dstNodeType: paper}\]/  edgeTypes: [{srcNodeType: author, relation: writes, dstNodeType: paper}, {srcNodeType: paper, relation: cites, dstNodeType: paper}]/' \
+    "$SRC/examples/cora_graphsage.yaml" >"$TMP/typed.yaml"
+expect 2 "typed config on a homogeneous dataset" -- bash -c "cd '$SRC' && '$CGNN' train --task_config_uri='$TMP/typed.yaml'"
+contains "graphMetadata declares 3 node types (author, paper, term) and 2 edge types (author:writes:paper, paper:cites:paper)" "typed config: the config's side"
+contains "has 1 node type (_default" "typed config: the dataset side"
+[[ ! -e $TMP/typed ]] && pass=$((pass + 1)) || { echo "FAIL: a refused typed config wrote outputs"; fails=$((fails + 1)); }
+
 echo "test_cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

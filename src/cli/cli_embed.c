@@ -108,6 +108,7 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
         j->have_g = 1;
     }
+    if (config_check_types(tc, j->dsp, err) != 0) return -1;
     const ds_feature *feat = dataset_find_feature(j->dsp, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < j->dsp->num_features && !feat; i++)
         if (j->dsp->features[i].domain == DS_DOMAIN_NODE) feat = &j->dsp->features[i];

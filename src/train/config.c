@@ -10,6 +10,7 @@
  * Every error is CGNN_ERR_INPUT, "FILE: PATH (line N): what is wrong".
  */
 #include "train/config.h"
+#include "io/dataset.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -767,17 +768,39 @@ static int get_list(const yamldoc *doc, const yamldoc_node *map, const char *key
     return 0;
 }
 
-static int parse_graph_metadata(const yamldoc *doc, const yamldoc_node *root, cgnn_err *err) {
+/* Appends name to the comma-separated list out (cap bytes) unless it is there; returns 1 if it
+ * was new. Names past the buffer are counted but not listed ("..."). */
+static int add_type_name(char *out, size_t cap, const char *name) {
+    const size_t n = strlen(name), len = strlen(out);
+    for (const char *p = out; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t k = end ? (size_t)(end - p) : strlen(p);
+        if (k == n && strncmp(p, name, n) == 0) return 0;
+        p = end ? end + 2 : p + k;
+    }
+    if (len + n + 6 < cap) snprintf(out + len, cap - len, "%s%s", len ? ", " : "", name);
+    else if (len + 4 < cap && strcmp(out + (len >= 3 ? len - 3 : 0), "...") != 0) snprintf(out + len, cap - len, "...");
+    return 1;
+}
+
+static int parse_graph_metadata(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
     const yamldoc_node *gm, *list;
     if (get_section(doc, root, "graphMetadata", &gm, err) != 0) return -1;
     if (!gm) return 0;
     if (yamldoc_check_keys(doc, gm, GRAPH_METADATA_KEYS, err) != 0) return -1;
     if (get_list(doc, gm, "nodeTypes", &list, err) != 0) return -1;
-    for (int i = 0; list && i < list->len; i++)
+    for (int i = 0; list && i < list->len; i++) {
         if (yamldoc_expect_kind(doc, list->items[i], YAMLDOC_SCALAR, err) != 0) return -1;
+        c->num_node_types += add_type_name(c->node_types, sizeof c->node_types, list->items[i]->scalar);
+    }
     if (get_list(doc, gm, "edgeTypes", &list, err) != 0) return -1;
-    for (int i = 0; list && i < list->len; i++)
-        if (parse_edge_type(doc, list->items[i], NULL, err) != 0) return -1;
+    for (int i = 0; list && i < list->len; i++) {
+        config_edge_type et;
+        if (parse_edge_type(doc, list->items[i], &et, err) != 0) return -1;
+        char name[400];
+        snprintf(name, sizeof name, "%s:%s:%s", et.src_node_type, et.relation, et.dst_node_type);
+        c->num_edge_types += add_type_name(c->edge_types, sizeof c->edge_types, name);
+    }
     return 0;
 }
 
@@ -814,6 +837,7 @@ static int parse_task_metadata(const yamldoc *doc, const yamldoc_node *root, tas
         if (get_list(doc, body, "supervisionNodeTypes", &list, err) != 0) return -1;
         for (int i = 0; list && i < list->len; i++)
             if (yamldoc_expect_kind(doc, list->items[i], YAMLDOC_SCALAR, err) != 0) return -1;
+        c->num_supervision_types = list ? list->len : 0;
         if (list && list->len > 0)
             return copy_str(c->supervision_node_type, sizeof c->supervision_node_type,
                             list->items[0]->scalar, doc, list->items[0], err);
@@ -824,6 +848,7 @@ static int parse_task_metadata(const yamldoc *doc, const yamldoc_node *root, tas
     if (!body) return 0;
     if (yamldoc_check_keys(doc, body, LP_KEYS, err) != 0) return -1;
     if (get_list(doc, body, "supervisionEdgeTypes", &list, err) != 0) return -1;
+    c->num_supervision_types = list ? list->len : 0;
     for (int i = 0; list && i < list->len; i++)
         if (parse_edge_type(doc, list->items[i], i == 0 ? &c->supervision_edge_type : NULL, err) != 0)
             return -1;
@@ -895,7 +920,7 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     const yamldoc_node *root = doc.root, *tc, *targs, *ff;
     if (yamldoc_expect_kind(&doc, root, YAMLDOC_MAPPING, err) != 0) goto out;
     if (yamldoc_check_keys(&doc, root, TOP_KEYS, err) != 0) goto out;
-    if (parse_graph_metadata(&doc, root, err) != 0) goto out;
+    if (parse_graph_metadata(&doc, root, c, err) != 0) goto out;
     if (parse_task_metadata(&doc, root, c, err) != 0) goto out;
     if (parse_shared_config(&doc, root, c, err) != 0) goto out;
     if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
@@ -976,4 +1001,22 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
 out:
     yamldoc_free(&doc);
     return rc;
+}
+
+int config_check_types(const task_config *c, const struct dataset *ds, cgnn_err *err) {
+    if (c->num_node_types <= 1 && c->num_edge_types <= 1 && c->num_supervision_types <= 1) return 0;
+    const int lp = c->task == TASK_LINK_PREDICTION;
+    char sup[96] = "";
+    if (c->num_supervision_types > 1)
+        snprintf(sup, sizeof sup, " and %d %s", c->num_supervision_types,
+                 lp ? "supervisionEdgeTypes" : "supervisionNodeTypes");
+    return err_set(err, CGNN_ERR_INPUT,
+                   "%s: graphMetadata declares %d node type%s (%s) and %d edge type%s (%s)%s, but the dataset %s has "
+                   "%d node type%s (%s) and %d edge type%s (%s): cgnn does not train heterogeneous graphs yet, and "
+                   "refuses rather than train a homogeneous model on a typed task",
+                   c->file, c->num_node_types, c->num_node_types == 1 ? "" : "s", c->node_types, c->num_edge_types,
+                   c->num_edge_types == 1 ? "" : "s", c->edge_types, sup, ds->dir, ds->num_node_types,
+                   ds->num_node_types == 1 ? "" : "s", ds->num_node_types > 0 ? ds->node_types[0].name : "",
+                   ds->num_edge_types, ds->num_edge_types == 1 ? "" : "s",
+                   ds->num_edge_types > 0 ? ds->edge_types[0].name : "");
 }

@@ -95,6 +95,11 @@ typedef struct task_config {
     char tensorboard_logs_uri[CONFIG_PATH_MAX];
     int should_skip_training;
     int should_skip_model_evaluation;
+    /* graphMetadata and the supervision types as declared: cgnn's datasets have one node type and
+     * one edge type, so a config declaring several is refused by the trainer, naming both sides */
+    int num_node_types, num_edge_types; /* distinct nodeTypes / edgeTypes entries (0: not given) */
+    char node_types[256], edge_types[256]; /* the first of them, comma-separated (for messages) */
+    int num_supervision_types;        /* supervisionNodeTypes / supervisionEdgeTypes entries */
     char supervision_node_type[128];  /* "" if not given */
     config_edge_type supervision_edge_type; /* LP: the first supervisionEdgeTypes entry; "" if not given */
     int profiler_enabled;
@@ -125,5 +130,12 @@ int config_resolve_uri(char *out, size_t cap, const char *uri, const char *what,
 
 /* Every trainerArgs key cgnn knows (NULL-terminated), for docs and suggestions. */
 extern const char *const CONFIG_TRAINER_ARG_KEYS[];
+
+/* A config that declares several node types, edge types or supervision types (graphMetadata,
+ * supervisionNodeTypes / supervisionEdgeTypes) against a dataset: cgnn's datasets and models
+ * are homogeneous today, so that is CGNN_ERR_INPUT naming both sides (never a homogeneous model
+ * trained silently). Returns 0 or -1 with *err. */
+struct dataset;
+int config_check_types(const task_config *c, const struct dataset *ds, cgnn_err *err);
 
 #endif

@@ -484,6 +484,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (dataset_open(&t->own_ds, t->cfg->dataset_path, err) != 0) return -1;
         t->ds = &t->own_ds;
     }
+    if (config_check_types(t->cfg, t->ds, err) != 0) return -1;
     for (int i = 0; i < t->ds->num_tasks && !t->task; i++)
         if (t->ds->tasks[i].kind == want) t->task = &t->ds->tasks[i];
     if (!t->task)
