@@ -231,6 +231,22 @@ TEST(bad_files) {
     n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (4,), }", vals, 16, -1);
     ASSERT_EQ(expect_bad(dir, "corrupt3.npy", buf, n, "missing 'fortran_order'"), 0);
 
+    /* Found by fuzz_npy: a header length other than numpy's padding left the data at byte 69,
+     * misaligned for its int32 items (every typed read of it was undefined behaviour). */
+    {
+        const char *d = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+        const size_t dl = strlen(d), hl = 59; /* 10 + 59 = 69 bytes before the data */
+        const int32_t v[2] = {1, 2};
+        ASSERT(dl + 1 <= hl);
+        memcpy(buf, "\x93NUMPY\x01\x00", 8);
+        buf[8] = (unsigned char)hl, buf[9] = 0;
+        memcpy(buf + 10, d, dl);
+        memset(buf + 10 + dl, ' ', hl - dl - 1);
+        buf[10 + hl - 1] = '\n';
+        memcpy(buf + 10 + hl, v, sizeof v);
+        ASSERT_EQ(expect_bad(dir, "misaligned.npy", buf, 10 + hl + sizeof v, "not a multiple of the 4-byte int32"), 0);
+    }
+
     /* Found by fuzz_npy: 2^62 int64 elements are 2^65 bytes, which wrapped to 0 and matched
      * an empty data section, so the array was accepted with 2^62 elements and no data. */
     n = make_npy(buf, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (4611686018427387904, ), }", NULL, 0, -1);

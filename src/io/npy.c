@@ -248,6 +248,16 @@ static int npy_open_impl(npy_array *a, const char *path, int populate, int allow
                 "%s: corrupt file: %zu bytes of data after the declared shape", path, have - need);
         goto fail;
     }
+    /* the mapping is page-aligned: the data is aligned for its items iff its offset is. numpy pads
+     * the header to a multiple of 64 bytes (16 before numpy 1.14); a crafted header length that
+     * misaligns the data would make every typed read of it undefined behaviour */
+    if ((hstart + hlen) % npy_dtype_size(a->dtype) != 0) {
+        err_set(err, CGNN_ERR_INPUT,
+                "%s: header: the data starts at byte %zu, not a multiple of the %zu-byte %s items (numpy pads "
+                "the header to 64 bytes; rewrite the file with np.save)",
+                path, hstart + hlen, npy_dtype_size(a->dtype), npy_dtype_name(a->dtype));
+        goto fail;
+    }
     a->data = (const char *)base + hstart + hlen;
     return 0;
 fail:
