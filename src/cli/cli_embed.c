@@ -91,12 +91,10 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
                        "%s: sharedConfig.trainedModelMetadata.trainedModelUri: '%s' does not exist (train the model "
                        "first: cgnn train)", tc->file, ck);
     if (j->parted) { /* part rank % P: its dataset, local index and the id maps */
-        if (partbook_read_json(&j->pb, tc->dataset_path, err) != 0)
-            return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", tc->file);
+        char what[CONFIG_PATH_MAX + 64];
+        snprintf(what, sizeof what, "%s: sharedConfig.preprocessedMetadataUri", tc->file);
+        if (partbook_open_for_rank(&j->pb, tc->dataset_path, d->rank, d->size, 0, what, err) != 0) return -1;
         const int P = j->pb.num_parts;
-        partbook_close(&j->pb);
-        if (partbook_check_world(P, d->size, err) != 0) return err_prefix(err, "%s: ", tc->dataset_path);
-        if (partbook_open(&j->pb, tc->dataset_path, partbook_part_for_rank(P, d->rank, d->size), 0, err) != 0) return -1;
         j->dsp = &j->pb.ds;
         j->spart = (sampler_part){P, j->pb.part, j->pb.node_map, j->pb.orig_of_local, j->pb.num_nodes,
                                   j->pb.num_edges, j->pb.max_in_degree, NULL, NULL};
@@ -286,10 +284,7 @@ int cli_cmd_embed(int argc, char **argv) {
                             : NULL; /* parts: every part's rows, original id order, on rank 0 */
     bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, full ? full : res.embeddings, &err) != 0;
     free(full);
-    if (j->parted && dist_rpc_stop(j->rpc, &err) != 0) { /* collective: nobody asks anything any more */
-        fprintf(stderr, "cgnn: error: rank %d: %s\n", d.rank, err.msg);
-        dist_abort(&d, CGNN_ERR_RUNTIME);
-    }
+    if (j->parted && dist_rpc_stop(j->rpc, &err) != 0) dist_fail_job(&d, &err); /* collective: nobody asks any more */
     double slowest = res.seconds;
     if (d.size > 1) { /* the job took as long as its slowest rank */
         int64_t ms = (int64_t)(res.seconds * 1e3);

@@ -90,5 +90,10 @@ int dist_check_agreement(const dist_ctx *d, const char *const *names, const int6
 
 /* Ends the whole job now with exit status code (MPI_Abort; exit() when serial). */
 _Noreturn void dist_abort(const dist_ctx *d, int code);
+/* A failure in the middle of a phase that the other ranks may be waiting on (inside a collective or
+ * a barrier), such as a peer that failed or stopped answering: prints "cgnn: error: rank R: MSG;
+ * ending the job" and ends the whole job (dist_abort, CGNN_ERR_RUNTIME) — an orderly error path
+ * could hang them. */
+_Noreturn void dist_fail_job(const dist_ctx *d, const cgnn_err *e);
 
 #endif

@@ -1,6 +1,8 @@
 /* dist_phase.c — the collective end of a phase, shared by the MPI and serial backends. */
 #include "dist/dist.h"
 
+#include <stdio.h>
+
 int dist_phase_failed(const dist_ctx *d, int failed, cgnn_err *err) {
     char report[sizeof err->msg];
     int code = 0;
@@ -34,4 +36,10 @@ int dist_check_agreement(const dist_ctx *d, const char *const *names, const int6
     }
     free(counts);
     return rc;
+}
+
+void dist_fail_job(const dist_ctx *d, const cgnn_err *e) {
+    fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", d->rank, e->msg);
+    fflush(stderr);
+    dist_abort(d, CGNN_ERR_RUNTIME);
 }

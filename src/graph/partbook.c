@@ -549,6 +549,21 @@ int partbook_open(partbook *pb, const char *path, int part, int nthreads, cgnn_e
     return rc;
 }
 
+int partbook_open_for_rank(partbook *pb, const char *path, int rank, int world, int nthreads, const char *what,
+                           cgnn_err *err) {
+    if (partbook_read_json(pb, path, err) != 0) return what ? err_prefix(err, "%s: ", what) : -1;
+    const int P = pb->num_parts;
+    partbook_close(pb);
+    if (partbook_check_world(P, world, err) != 0) return err_prefix(err, "%s: ", path);
+    if (partbook_open(pb, path, partbook_part_for_rank(P, rank, world), nthreads, err) != 0) return -1;
+    if (pb->num_parts != P) { /* rewritten between the two reads */
+        err_set(err, CGNN_ERR_INPUT, "%s: num_parts changed while the job started", pb->json_path);
+        partbook_close(pb);
+        return -1;
+    }
+    return 0;
+}
+
 int partbook_verify(const partbook *pb, int nthreads, cgnn_err *err) {
     const int T = nthreads > 0 ? nthreads : omp_get_max_threads();
     dataset ds;

@@ -115,6 +115,13 @@ int partbook_read_json(partbook *pb, const char *path, cgnn_err *err);
  * is closed on failure. The caller owns *pb (partbook_close). */
 int partbook_open(partbook *pb, const char *path, int part, int nthreads, cgnn_err *err);
 
+/* What a rank of a job of `world` ranks loads: reads the JSON, checks the world fits the parts
+ * (partbook_check_world, the error prefixed with path) and opens part rank % P
+ * (partbook_open). what (may be NULL) prefixes errors reading the JSON ("FILE: FIELD").
+ * Returns 0, or -1 with *err; *pb is closed on failure. */
+int partbook_open_for_rank(partbook *pb, const char *path, int rank, int world, int nthreads, const char *what,
+                           cgnn_err *err);
+
 /* Checks every part and the global splits against the JSON of pb (from partbook_read_json):
  * each opens as a dataset (dataset_open's checks) with the same partition id, part number, node
  * range and counts; and the id maps (inverse permutations, original ids ascending within every

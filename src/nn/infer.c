@@ -275,41 +275,49 @@ int infer_check_input(const model *m, const csc_graph *g, const infer_input *in,
     return 0;
 }
 
+/* The buffer sizes of one-hop blocks over chunks of C destination rows [lo, hi) of an index
+ * whose rows are indptr (sources among N nodes), and the one-hop sampler's config and capacity
+ * for them (fanout -1: every in-edge). */
+typedef struct infer_sizes {
+    int64_t max_edges, max_dst, max_src, max_in, max_out, work;
+    sampler_config sc;
+    minibatch_capacity cap;
+} infer_sizes;
+
+static void infer_sizes_compute(infer_sizes *z, const model *m, const int64_t *indptr, int64_t lo, int64_t hi,
+                                int64_t C, int64_t N) {
+    memset(z, 0, sizeof *z);
+    for (int64_t a = lo; a < hi; a += C) {
+        const int64_t b = a + C < hi ? a + C : hi;
+        if (indptr[b] - indptr[a] > z->max_edges) z->max_edges = indptr[b] - indptr[a];
+    }
+    z->max_dst = C < hi - lo ? C : (hi - lo > 0 ? hi - lo : 1);
+    z->max_src = z->max_dst + z->max_edges < N ? z->max_dst + z->max_edges : N;
+    for (int l = 0; l < m->cfg.num_layers; l++) {
+        int64_t I, O;
+        model_layer_dims(m, l, &I, &O);
+        if (I > z->max_in) z->max_in = I;
+        if (O > z->max_out) z->max_out = O;
+        const int64_t w = model_layer_infer_work(m, l, z->max_src, z->max_dst, z->max_edges);
+        if (w > z->work) z->work = w;
+    }
+    z->sc.num_layers = 1;
+    z->sc.fanouts[0] = -1;
+    z->cap.num_layers = 1;
+    z->cap.max_items = z->max_dst;
+    z->cap.max_nodes[0] = z->max_dst;
+    z->cap.max_nodes[1] = z->max_src;
+    z->cap.max_edges[0] = z->max_edges;
+}
+
 /* Sizes and allocates the buffers for this rank's chunks of [lo, hi). */
 static int setup(infer_run_state *st, const model *m, const csc_graph *g, const infer_input *in, int64_t C,
                  int64_t lo, int64_t hi, int multi_rank_memory, const dist_ctx *d, cgnn_err *err) {
-    const int L = m->cfg.num_layers;
     const int64_t N = g->num_nodes;
-    int64_t max_edges = 0, max_in = 0, max_out = 0;
-    for (int64_t a = lo; a < hi; a += C) {
-        const int64_t b = a + C < hi ? a + C : hi;
-        if (g->indptr[b] - g->indptr[a] > max_edges) max_edges = g->indptr[b] - g->indptr[a];
-    }
-    const int64_t max_dst = C < hi - lo ? C : (hi - lo > 0 ? hi - lo : 1);
-    const int64_t max_src = max_dst + max_edges < N ? max_dst + max_edges : N;
-    for (int l = 0; l < L; l++) {
-        int64_t I, O;
-        model_layer_dims(m, l, &I, &O);
-        if (I > max_in) max_in = I;
-        if (O > max_out) max_out = O;
-    }
-    int64_t work = 0;
-    for (int l = 0; l < L; l++) {
-        int64_t w = model_layer_infer_work(m, l, max_src, max_dst, max_edges);
-        if (w > work) work = w;
-    }
-    sampler_config sc;
-    memset(&sc, 0, sizeof sc);
-    sc.num_layers = 1;
-    sc.fanouts[0] = -1;
-    minibatch_capacity cap;
-    memset(&cap, 0, sizeof cap);
-    cap.num_layers = 1;
-    cap.max_items = max_dst;
-    cap.max_nodes[0] = max_dst;
-    cap.max_nodes[1] = max_src;
-    cap.max_edges[0] = max_edges;
-    if (minibatch_alloc(&st->mb, &cap, err) != 0 || sampler_init(&st->s, g, &sc, &cap, err) != 0) return -1;
+    infer_sizes z;
+    infer_sizes_compute(&z, m, g->indptr, lo, hi, C, N);
+    const int64_t max_dst = z.max_dst, max_src = z.max_src, max_in = z.max_in, max_out = z.max_out, work = z.work;
+    if (minibatch_alloc(&st->mb, &z.cap, err) != 0 || sampler_init(&st->s, g, &z.sc, &z.cap, err) != 0) return -1;
     const int64_t F = in->feat ? in->feat->dim : 0;
     st->seeds = malloc((size_t)max_dst * sizeof(int64_t));
     st->h_src = malloc((size_t)(max_src * max_in) * sizeof(float));
@@ -410,14 +418,6 @@ done:
 
 /* ---- a partitioned graph ------------------------------------------------------------------ */
 
-/* The peer of a partitioned graph failed or timed out inside a layer: the other ranks may wait in
- * the layer's barrier for this one, so the job ends here. */
-static _Noreturn void part_peer_failure(const dist_ctx *d, const cgnn_err *e) {
-    fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", d->rank, e->msg);
-    fflush(stderr);
-    dist_abort(d, CGNN_ERR_RUNTIME);
-}
-
 int infer_run_part(infer_result *res, const model *m, const infer_input *in, const infer_part *ip,
                    const infer_options *opt, cgnn_err *err) {
     static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
@@ -449,42 +449,18 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
     if (!bad && opt->activations_dir && *opt->activations_dir)
         bad = err_set(err, CGNN_ERR_INPUT, "--activations_dir: activations of a partitioned graph stay in memory "
                       "(each rank holds its part's rows only)") != 0;
-    /* sizes: the largest chunk of own rows */
-    int64_t max_edges = 0, max_in = 0, max_out = 0;
-    for (int64_t a = 0; !bad && a < nl; a += C) {
-        const int64_t b = a + C < nl ? a + C : nl;
-        if (ip->local->indptr[b] - ip->local->indptr[a] > max_edges) max_edges = ip->local->indptr[b] - ip->local->indptr[a];
-    }
-    const int64_t max_dst = C < nl ? C : (nl > 0 ? nl : 1);
-    const int64_t max_src = max_dst + max_edges < N ? max_dst + max_edges : N;
-    int64_t work = 0;
-    for (int l = 0; l < L; l++) {
-        int64_t I, O;
-        model_layer_dims(m, l, &I, &O);
-        if (I > max_in) max_in = I;
-        if (O > max_out) max_out = O;
-        const int64_t w = model_layer_infer_work(m, l, max_src, max_dst, max_edges);
-        if (w > work) work = w;
-    }
-    if (!bad) {
-        sampler_config sc;
-        memset(&sc, 0, sizeof sc);
-        sc.num_layers = 1;
-        sc.fanouts[0] = -1;
-        minibatch_capacity cap;
-        memset(&cap, 0, sizeof cap);
-        cap.num_layers = 1;
-        cap.max_items = max_dst;
-        cap.max_nodes[0] = max_dst;
-        cap.max_nodes[1] = max_src;
-        cap.max_edges[0] = max_edges;
-        bad = minibatch_alloc(&st.mb, &cap, err) != 0 || sampler_init_part(&st.s, ip->local, ip->part, &sc, &cap, err) != 0 ||
+    /* sizes: the largest chunk of own rows (local rows 0 .. nl; sources among the whole N) */
+    infer_sizes z;
+    infer_sizes_compute(&z, m, ip->local->indptr, 0, bad ? 0 : nl, C, N);
+    const int64_t max_dst = z.max_dst, max_src = z.max_src, max_in = z.max_in;
+    if (!bad)
+        bad = minibatch_alloc(&st.mb, &z.cap, err) != 0 ||
+              sampler_init_part(&st.s, ip->local, ip->part, &z.sc, &z.cap, err) != 0 ||
               gather_part_scratch_init(&gsc, ip->part->num_parts, max_src, err) != 0;
-    }
     if (!bad) {
         st.seeds = cgnn_malloc((size_t)max_dst * sizeof(int64_t));
         st.h_src = cgnn_malloc((size_t)(max_src * max_in + 1) * sizeof(float));
-        st.work = cgnn_malloc((size_t)(work + 16) * sizeof(float));
+        st.work = cgnn_malloc((size_t)(z.work + 16) * sizeof(float));
         if (F > 0 && E > 0) st.feat_tmp = cgnn_malloc((size_t)(max_src * F) * sizeof(float));
         if (m->cfg.kind == MODEL_GCN) st.src_norm = cgnn_malloc((size_t)max_src * sizeof(float));
     }
@@ -524,7 +500,7 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
             const int64_t n = a + C < nl ? C : nl - a;
             for (int64_t k = 0; k < n; k++) st.seeds[k] = first + a + k;
             cgnn_err e = {0};
-            if (sampler_sample(&st.s, &st.mb, st.seeds, n, 0, &e) != 0) part_peer_failure(d, &e);
+            if (sampler_sample(&st.s, &st.mb, st.seeds, n, 0, &e) != 0) dist_fail_job(d, &e);
             const sampler_block *b = &st.mb.blocks[0];
             const int64_t *ids = st.mb.input_nodes, ns = b->num_src;
             CGNN_CHECK(b->num_dst == n && ids[0] == first + a); /* dst first, in seed order */
@@ -532,7 +508,7 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
                 if (F > 0) {
                     float *x = E > 0 ? st.feat_tmp : st.h_src;
                     if (gather_rows_part(x, F, in->feat, ip->feat_part, &gsc, ids, ns, T, &e) != 0)
-                        part_peer_failure(d, &e);
+                        dist_fail_job(d, &e);
                     if (in->normalize_rows) gather_normalize_rows(x, ns, F);
                     if (E > 0)
 #pragma omp parallel for schedule(static) if (ns * F > 65536)
@@ -543,7 +519,7 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
                     for (int64_t j = 0; j < ns; j++)
                         memcpy(st.h_src + j * W + F, in->emb + ip->orig_of_new[ids[j]] * E, (size_t)E * sizeof(float));
             } else if (gather_rows_part(st.h_src, I, &prev_view, ip->act_part, &gsc, ids, ns, T, &e) != 0) {
-                part_peer_failure(d, &e);
+                dist_fail_job(d, &e);
             }
             if (st.src_norm)
                 for (int64_t j = 0; j < ns; j++) st.src_norm[j] = st.gnorm[ids[j]];

@@ -149,21 +149,12 @@ static void grads_ready(void *ctx, int layer) {
 
 static void prepare_batch(trainer *t, minibatch *mb);
 
-/* A peer of a partitioned graph failed or stopped answering (a loader could not build a batch,
- * or remote rows could not be read): the other ranks may be waiting in a collective for this
- * one, so the whole job ends here, with the reason, within seconds. */
-static _Noreturn void peer_failure(trainer *t, const cgnn_err *err) {
-    fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", t->d->rank, err->msg);
-    fflush(stderr);
-    dist_abort(t->d, CGNN_ERR_RUNTIME);
-}
-
 /* The batch of loader l, or NULL at the end of the epoch; a batch that could not be built
  * (a peer failed) ends the job. */
 static minibatch *next_batch(trainer *t, loader *l) {
     minibatch *mb = loader_next(l);
     cgnn_err lerr = {0};
-    if (!mb && loader_failed(l, &lerr)) peer_failure(t, &lerr);
+    if (!mb && loader_failed(l, &lerr)) dist_fail_job(t->d, &lerr); /* the others may wait for this rank */
     return mb;
 }
 
@@ -186,7 +177,7 @@ static void prepare_batch(trainer *t, minibatch *mb) {
     cgnn_err e = {0};
     if (gather_rows_part(mb->features + t->feat_dim, mb->feat_dim, &t->pr.emb_view, &t->pr.emb_part, &t->emb_scratch,
                          mb->input_nodes, mb->num_input_nodes, t->threads, &e) != 0)
-        peer_failure(t, &e);
+        dist_fail_job(t->d, &e);
 }
 
 /* Runs the model over up to max_batches batches of l (0 = all) without dropout; *s gets the
@@ -376,16 +367,12 @@ static void trainer_free(trainer *t) {
 /* A partitioned graph: checks that the world fits the parts, loads part rank % P (its dataset,
  * local index, the whole splits, the id maps) and sets up the samplers' view of it. */
 static int open_part(trainer *t, cgnn_err *err) {
-    const char *path = t->cfg->dataset_path;
     partbook *pb = &t->pb;
-    if (partbook_read_json(pb, path, err) != 0) return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", t->cfg->file);
-    const int P = pb->num_parts;
-    partbook_close(pb);
-    if (partbook_check_world(P, t->d->size, err) != 0) return err_prefix(err, "%s: ", path);
-    const int part = partbook_part_for_rank(P, t->d->rank, t->d->size);
-    if (partbook_open(pb, path, part, t->threads, err) != 0) return -1;
-    if (pb->num_parts != P) /* rewritten between the two reads */
-        return err_set(err, CGNN_ERR_INPUT, "%s: num_parts changed while the job started", pb->json_path);
+    char what[CONFIG_PATH_MAX + 64];
+    snprintf(what, sizeof what, "%s: sharedConfig.preprocessedMetadataUri", t->cfg->file);
+    if (partbook_open_for_rank(pb, t->cfg->dataset_path, t->d->rank, t->d->size, t->threads, what, err) != 0)
+        return -1;
+    const int P = pb->num_parts, part = pb->part;
     t->ds = &pb->ds;
     t->g = &pb->local;
     t->spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
@@ -1349,10 +1336,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (t.have_val) loader_free(&t.val);
     if (t.have_test) loader_free(&t.test);
     t.have_train = t.have_val = t.have_test = 0;
-    if (t.parted && dist_rpc_stop(t.rpc, err) != 0) { /* collective: no rank asks anything any more */
-        fprintf(stderr, "cgnn: error: rank %d: %s\n", t.d->rank, err->msg);
-        dist_abort(t.d, CGNN_ERR_RUNTIME);
-    }
+    if (t.parted && dist_rpc_stop(t.rpc, err) != 0) dist_fail_job(t.d, err); /* collective: nobody asks any more */
     bad = trace_close(&t.trace, err) != 0;
     if (!bad && root) bad = logs_check(&t, 1, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
