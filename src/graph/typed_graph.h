@@ -1,0 +1,54 @@
+/* typed_graph.h — a heterogeneous graph for sampling: node types, edge types, one in-neighbour
+ * index (csc_graph) per edge type.
+ *
+ * Node ids are per type (0 .. num_nodes[t]), as on disk. The homogenised id of node (t, i) is
+ * offset[t] + i (offset[t] = the node counts of the types before t; PyG's to_homogeneous order):
+ * one number that names a node of any type, used where nodes of several types share a list
+ * (a typed batch's seeds, hash keys). Edge type e = (src[e], relation, dst[e]); csc[e] row v
+ * lists the src-type ids of the in-neighbours of dst-type node v through edge type e.
+ *
+ * A homogeneous graph is the case T = K = 1.
+ */
+#ifndef CGNN_TYPED_GRAPH_H
+#define CGNN_TYPED_GRAPH_H
+
+#include <stdint.h>
+
+#include "graph/csc.h"
+#include "io/dataset.h"
+#include "sample/minibatch.h"
+#include "util/err.h"
+
+typedef struct typed_graph {
+    int num_node_types, num_edge_types;             /* T, K */
+    int64_t num_nodes[MINIBATCH_MAX_NODE_TYPES];    /* per type */
+    int64_t offset[MINIBATCH_MAX_NODE_TYPES + 1];   /* homogenised id of (t, 0); offset[T] = all nodes */
+    int etype_src[MINIBATCH_MAX_EDGE_TYPES], etype_dst[MINIBATCH_MAX_EDGE_TYPES];
+    const csc_graph *csc[MINIBATCH_MAX_EDGE_TYPES]; /* (K) rows = dst-type ids, sources = src-type ids */
+    int64_t max_in_degree[MINIBATCH_MAX_EDGE_TYPES];
+    csc_graph *owned;                               /* (K) when typed_graph_open built them, else NULL */
+} typed_graph;
+
+/* Opens the per-edge-type indexes of ds (csc_open_cached for each edge type). A dataset with more
+ * node or edge types than a batch can carry is CGNN_ERR_INPUT. Caller owns *g (typed_graph_free). */
+int typed_graph_open(typed_graph *g, const dataset *ds, int nthreads, cgnn_err *err);
+
+/* A typed graph over indexes the caller owns (tests, benchmarks): csc[e] must have
+ * num_nodes[etype_dst[e]] rows and sources below num_nodes[etype_src[e]]. */
+void typed_graph_init(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
+                      const int *etype_dst, const csc_graph *const *csc);
+
+void typed_graph_free(typed_graph *g); /* NULL-safe */
+
+/* Node type of homogenised id v (binary search over offset). */
+static inline int typed_graph_type_of(const typed_graph *g, int64_t v) {
+    int lo = 0, hi = g->num_node_types;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (g->offset[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+#endif
