@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "nn/hetero.h"
 #include "nn/ops.h"
 #include "util/rng.h"
 
@@ -58,7 +59,7 @@ struct model_scratch {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT"};
+static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN"};
 _Static_assert(sizeof KIND_NAMES / sizeof KIND_NAMES[0] == MODEL_KIND_COUNT, "KIND_NAMES");
 
 const char *model_kind_name(model_kind kind) {
@@ -72,6 +73,8 @@ int model_kind_parse(const char *name, model_kind *out) {
     if (!strcasecmp(base, "GraphSAGE") || !strcasecmp(base, "SAGE")) *out = MODEL_GRAPHSAGE;
     else if (!strcasecmp(base, "GCN")) *out = MODEL_GCN;
     else if (!strcasecmp(base, "GAT")) *out = MODEL_GAT;
+    else if (!strcasecmp(base, "HeteroSAGE") || !strcasecmp(base, "HeteroGraphSAGE")) *out = MODEL_HETERO_SAGE;
+    else if (!strcasecmp(base, "RGCN") || !strcasecmp(base, "RGCNConv")) *out = MODEL_RGCN;
     else return -1;
     return 0;
 }
@@ -269,6 +272,8 @@ static int check_config(const model_config *c, const minibatch_capacity *cap, cg
 int model_init(model *m, const model_config *cfg, const minibatch_capacity *cap, uint64_t seed,
                cgnn_err *err) {
     memset(m, 0, sizeof *m);
+    if ((unsigned)cfg->kind < MODEL_KIND_COUNT && model_kind_is_typed(cfg->kind))
+        return hetero_init(m, cfg, cap, seed, err);
     if (check_config(cfg, cap, err) != 0) return -1;
     m->cfg = *cfg;
     m->scratch = cgnn_calloc(1, sizeof *m->scratch);
@@ -312,6 +317,7 @@ int model_init(model *m, const model_config *cfg, const minibatch_capacity *cap,
 
 void model_free(model *m) {
     if (!m) return;
+    hetero_free(m);
     free(m->params);
     free(m->grads);
     if (m->scratch) free(m->scratch->mem);
@@ -345,6 +351,7 @@ static void check_batch(const model *m, const minibatch *mb) {
 }
 
 const float *model_forward(model *m, const minibatch *mb, int training, uint64_t dropout_key) {
+    if (m->types) return hetero_forward(m, mb, training, dropout_key);
     check_batch(m, mb);
     model_scratch *s = m->scratch;
     const int L = m->cfg.num_layers;
@@ -390,6 +397,13 @@ const float *model_forward(model *m, const minibatch *mb, int training, uint64_t
 /* ---- backward --------------------------------------------------------------------------- */
 
 void model_backward_input(model *m, const minibatch *mb, const float *dout, float *dinput) {
+    if (m->types) { /* the output type's gradient; input gradients stay in the model */
+        CGNN_CHECK(dinput == NULL);
+        const float *douts[MINIBATCH_MAX_NODE_TYPES] = {0};
+        douts[m->types->output_type] = dout;
+        model_typed_backward(m, mb, douts);
+        return;
+    }
     model_scratch *s = m->scratch;
     CGNN_CHECK(s->have_forward);
     const int L = m->cfg.num_layers;

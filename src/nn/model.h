@@ -39,13 +39,52 @@
 #include "sample/minibatch.h"
 #include "util/err.h"
 
-typedef enum model_kind { MODEL_GRAPHSAGE, MODEL_GCN, MODEL_GAT, MODEL_KIND_COUNT } model_kind;
+typedef enum model_kind {
+    MODEL_GRAPHSAGE,
+    MODEL_GCN,
+    MODEL_GAT,
+    MODEL_HETERO_SAGE, /* typed graphs (nn/hetero.c) from here on */
+    MODEL_RGCN,
+    MODEL_KIND_COUNT
+} model_kind;
 
-/* PyG class name of kind ("GraphSAGE", "GCN", "GAT"). */
+/* 1 for the models of typed graphs (they run on typed batches, minibatch.h). */
+static inline int model_kind_is_typed(model_kind kind) { return kind >= MODEL_HETERO_SAGE; }
+
+/* PyG class name of kind ("GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN"). */
 const char *model_kind_name(model_kind kind);
 /* Parses a PyG class name or path ("GraphSAGE", "torch_geometric.nn.GraphSAGE", "SAGE",
- * "GCN", "GAT"); returns 0 or -1. */
+ * "GCN", "GAT", "HeteroSAGE", "RGCN"); returns 0 or -1. */
 int model_kind_parse(const char *name, model_kind *out);
+
+/* ---- typed graphs (HeteroSAGE, RGCN; nn/hetero.c) ------------------------------------------
+ * Every typed model has GiGL HGT's input stage: per node type t a Linear projection of its
+ * input rows (features, or a learnable embedding for a featureless type) to hidden_dim, then
+ * ReLU:   h0_t = relu(x_t W_t^T + b_t)      keys lin_dict.<t>.weight [H, F_t], lin_dict.<t>.bias [H]
+ * then num_layers convolutions (hidden_dim wide; the last one out_dim wide), ReLU + dropout
+ * between them, optional L2 normalisation of the output, as the homogeneous models.
+ *   HeteroSAGE (PyG HeteroConv({e: SAGEConv((-1, -1), O)}, aggr='sum'), the shape of
+ *   to_hetero(GraphSAGE)): for dst type d,
+ *       y_i = Σ_{e=(s,r,d)} [ W_l^e · mean_{j∈N_e(i)} h_j + b^e + W_r^e · h_i ]
+ *       keys convs.<l>.convs.<s>__<r>__<d>.lin_l.weight [O, I], .lin_l.bias [O], .lin_r.weight [O, I]
+ *       (a node type that is the dst of no edge type has no output: refused)
+ *   RGCN (PyG RGCNConv, aggr mean, relation r = the dataset's edge type index):
+ *       y_i = root^T h_i + bias + Σ_r W_r^T mean_{j∈N_r(i)} h_j
+ *       keys convs.<l>.weight [R, I, O] (or [B, I, O] with num_bases B > 0, W_r = Σ_b comp[r, b] V_b,
+ *       plus convs.<l>.comp [R, B]), convs.<l>.root [I, O], convs.<l>.bias [O]
+ * Dropout masks are keyed by (node type, per-type id, layer). */
+#define MODEL_TYPE_NAME_MAX 128
+typedef struct model_types {
+    int num_node_types, num_edge_types;                        /* T, K */
+    char node_type[MINIBATCH_MAX_NODE_TYPES][MODEL_TYPE_NAME_MAX];
+    char edge_type[MINIBATCH_MAX_EDGE_TYPES][3][MODEL_TYPE_NAME_MAX]; /* (src, relation, dst) */
+    int etype_src[MINIBATCH_MAX_EDGE_TYPES], etype_dst[MINIBATCH_MAX_EDGE_TYPES];
+    int64_t in_dim[MINIBATCH_MAX_NODE_TYPES];                  /* F_t: width of type t's input rows */
+    int input_grad[MINIBATCH_MAX_NODE_TYPES];                  /* keep d(loss)/d(x_t) (learnable rows) */
+    int output_type;                                           /* model_forward returns this type's rows */
+    int num_bases;                                             /* RGCN: 0 = a weight per relation */
+    minibatch_typed_capacity cap;                              /* the batches' sizes */
+} model_types;
 
 typedef struct model_config {
     model_kind kind;
@@ -56,12 +95,13 @@ typedef struct model_config {
     int num_heads;            /* GAT heads (hidden_dim % num_heads == 0) */
     float dropout;            /* feature dropout after each hidden ReLU (training only) */
     int l2_normalize_output;  /* L2-normalise each output row */
+    const model_types *types; /* typed models: the graph's types (copied by model_init); else NULL */
 } model_config;
 
-#define MODEL_MAX_TENSORS 64
+#define MODEL_MAX_TENSORS 512
 
 typedef struct model_tensor {
-    char name[96];            /* PyG state_dict key */
+    char name[3 * MODEL_TYPE_NAME_MAX + 64]; /* PyG state_dict key */
     int64_t offset;           /* into params / grads, in floats */
     int ndim;
     int64_t shape[3];
@@ -69,6 +109,7 @@ typedef struct model_tensor {
 } model_tensor;
 
 typedef struct model_scratch model_scratch; /* activations; private to model.c */
+typedef struct hetero_scratch hetero_scratch; /* typed models' activations; private to hetero.c */
 
 typedef struct model {
     model_config cfg;
@@ -78,6 +119,8 @@ typedef struct model {
     float *params;            /* (num_params) owned */
     float *grads;             /* (num_params) owned */
     model_scratch *scratch;   /* owned */
+    model_types *types;       /* typed models: owned copy of cfg.types; NULL otherwise */
+    hetero_scratch *hscratch; /* typed models: owned */
     /* Optional hook: model_backward calls it right after layer l's parameter gradients are
      * final (l = L-1 down to 0), so data-parallel training can start reducing them while the
      * rest of the backward pass runs. */
@@ -105,6 +148,16 @@ void model_backward(model *m, const minibatch *mb, const float *dout);
  * (mb->num_input_nodes, in_dim) when dinput is non-NULL (gradient checks, feature attribution).
  * model_backward is this with dinput NULL, and then skips the input-gradient work of layer 0. */
 void model_backward_input(model *m, const minibatch *mb, const float *dout, float *dinput);
+
+/* Typed models: the last forward's output rows of node type t (num_nodes[t][0], out_dim), or
+ * NULL when t has none. */
+const float *model_typed_output(const model *m, int t);
+/* Typed models: backward of the last forward with dout[t] (num_nodes[t][0], out_dim) per node
+ * type (NULL entries: no gradient); accumulates into m->grads, and into the model-owned input
+ * gradients of the types with input_grad set (model_typed_input_grad), which it first zeroes. */
+void model_typed_backward(model *m, const minibatch *mb, const float *const *dout);
+/* d(loss)/d(x_t) (num_nodes[t][L], in_dim[t]) of the last model_typed_backward, or NULL. */
+const float *model_typed_input_grad(const model *m, int t);
 
 /* Zeroes m->grads. */
 void model_zero_grad(model *m);
