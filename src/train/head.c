@@ -9,7 +9,7 @@
 #include "nn/retrieval.h"
 #include "train/lp_eval.h"
 
-enum { S_LOSS, S_COUNT, S_CORRECT, S_RR, S_HITS };
+enum { S_LOSS, S_COUNT, S_CORRECT, S_RR, S_HITS, S_CLASS = S_HITS + 5 };
 
 int head_init(task_head *h, const task_config *cfg, int64_t out_dim, int64_t max_pairs, int64_t max_negatives,
               cgnn_err *err) {
@@ -101,6 +101,17 @@ double head_batch(task_head *h, const minibatch *mb, const float *out, float *do
         s->v[S_LOSS] += loss * (double)mb->num_items;
         s->v[S_COUNT] += (double)mb->num_items;
         s->v[S_CORRECT] += (double)correct;
+        if (h->out_dim <= HEAD_F1_MAX_CLASSES)
+            for (int64_t i = 0; i < mb->num_items; i++) { /* argmax as model_softmax_ce (ties: lowest) */
+                const float *x = out + (int64_t)mb->item_local[i] * h->out_dim;
+                int64_t arg = 0;
+                for (int64_t c = 1; c < h->out_dim; c++)
+                    if (x[c] > x[arg]) arg = c;
+                const int64_t y = mb->labels[i];
+                s->v[S_CLASS + 3 * arg] += 1.0;
+                s->v[S_CLASS + 3 * y + 1] += 1.0;
+                s->v[S_CLASS + 3 * y + 2] += arg == y;
+            }
     }
     return loss;
 }
@@ -124,6 +135,18 @@ int head_metrics(const task_head *h, const head_sums *s, const char **names, dou
     } else {
         names[k] = "acc";
         vals[k++] = s->v[S_CORRECT] * inv;
+        names[k] = "micro_f1"; /* single-label: micro-F1 = accuracy */
+        vals[k++] = s->v[S_CORRECT] * inv;
+        double f1 = 0.0;
+        int present = 0;
+        for (int64_t c = 0; c < h->out_dim && c < HEAD_F1_MAX_CLASSES; c++) {
+            const double pred = s->v[S_CLASS + 3 * c], lab = s->v[S_CLASS + 3 * c + 1], tp = s->v[S_CLASS + 3 * c + 2];
+            if (pred + lab == 0) continue;
+            f1 += 2.0 * tp / (pred + lab);
+            present++;
+        }
+        names[k] = "macro_f1";
+        vals[k++] = h->out_dim <= HEAD_F1_MAX_CLASSES && present ? f1 / present : NAN;
     }
     return k;
 }

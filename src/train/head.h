@@ -2,7 +2,12 @@
  * evaluation sums, for each task the trainer runs.
  *
  *   node classification: softmax cross-entropy of each labelled seed's output row (logits);
- *                        metrics acc (argmax == label) and loss.
+ *                        metrics loss, acc (argmax == label; = micro_f1, also reported under
+ *                        that name) and macro_f1 (the unweighted mean over classes of
+ *                        F1_c = 2 TP_c / (predicted_c + labelled_c), over the classes that are
+ *                        predicted or labelled at least once: scikit-learn's f1_score(average=
+ *                        'macro') on the labels present; reported for up to HEAD_F1_MAX_CLASSES
+ *                        classes, NaN beyond).
  *   link prediction:     GiGL's RetrievalLoss (nn/retrieval.h) over the batch's pairs: queries =
  *                        anchors' embeddings, candidates = [positives | listed (hard) negatives |
  *                        random negatives]; metrics mrr and HitRate_at_{1,5,10,50,100} (each
@@ -23,13 +28,15 @@
 #include "train/config.h"
 #include "util/err.h"
 
-/* loss_sum, count, correct, rr_sum, hits[5] */
-#define HEAD_NUM_SUMS 9
+/* loss_sum, count, correct, rr_sum, hits[5], then per class (predicted, labelled, TP) */
+#define HEAD_F1_MAX_CLASSES 256
+#define HEAD_NUM_SUMS (9 + 3 * HEAD_F1_MAX_CLASSES)
 #define HEAD_MAX_METRICS 8
 
 typedef struct head_sums {
     double v[HEAD_NUM_SUMS]; /* [0] loss sum over items, [1] items, [2] correct (NC),
-                                [3] sum of reciprocal ranks (LP), [4..8] hits at 1, 5, 10, 50, 100 */
+                                [3] sum of reciprocal ranks (LP), [4..8] hits at 1, 5, 10, 50, 100,
+                                [9 + 3c ..] class c's predicted, labelled and true-positive counts (NC) */
 } head_sums;
 
 typedef struct task_head {
