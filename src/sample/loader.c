@@ -60,9 +60,54 @@ static void produce_failed(loader *l, minibatch *mb, int64_t b, const cgnn_err *
     mb->batch_index = b;
 }
 
+/* produce() on a typed graph (node items only): seeds as homogenised ids, the typed sampler,
+ * each featured type's rows gathered. */
+static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_worker *w) {
+    const int64_t *items;
+    int64_t *seeds = w->seeds_scratch;
+    const int64_t n = item_sampler_batch(&l->items, b, &items);
+    const uint64_t key = item_sampler_batch_key(&l->items, b);
+    const int64_t off = l->cfg.typed->offset[l->cfg.seed_type];
+    for (int64_t i = 0; i < n; i++) {
+        mb->items[i] = items[i];
+        seeds[i] = off + l->seeds[items[i]];
+        if (l->labels) mb->labels[i] = l->labels[items[i]];
+    }
+    const double t0 = timer_now();
+    typed_sampler_sample(&l->tsamplers[p], mb, seeds, n, key);
+    mb->failed = 0;
+    mb->num_items = n;
+    mb->num_negatives = mb->num_listed = 0;
+    minibatch_build_transpose(mb);
+    const double t1 = timer_now();
+    const int gthreads = l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1;
+    minibatch_typed *ty = mb->typed;
+    for (int t = 0; t < ty->num_node_types; t++) {
+        const ds_feature *f = l->cfg.type_feature[t];
+        const int64_t rows = ty->num_nodes[t][ty->num_layers];
+        if (!f || rows == 0) continue;
+        gather_rows_strided(ty->features[t], ty->feat_dim[t], f, ty->nodes[t], rows, gthreads);
+        if (l->cfg.normalize_rows) gather_normalize_rows_strided(ty->features[t], rows, f->dim, ty->feat_dim[t]);
+    }
+    const double t2 = timer_now();
+    if (l->cfg.trace && trace_active(l->cfg.trace)) {
+        const int tid = l->cfg.num_workers > 0 ? l->cfg.trace_tid_base + p : 0;
+        trace_span(l->cfg.trace, "sample", tid, t0, t1, b, mb->num_sampled_edges);
+        trace_span(l->cfg.trace, "gather", tid, t1, t2, b, mb->num_input_nodes);
+    }
+    mb->epoch = l->items.epoch;
+    mb->batch_index = b;
+    mb->sample_seconds = t1 - t0;
+    mb->gather_seconds = t2 - t1;
+}
+
 /* Builds batch b into slot `slot` with producer p's scratch. */
 static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     minibatch *mb = &l->slots[slot];
+    if (l->cfg.typed) {
+        produce_typed(l, p, b, mb, w);
+        return;
+    }
     const int64_t *items;
     int64_t *seeds = w->seeds_scratch;
     int64_t n = item_sampler_batch(&l->items, b, &items);
@@ -268,10 +313,25 @@ fail:
     return -1;
 }
 
+void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) {
+    int64_t max_seeds[MINIBATCH_MAX_NODE_TYPES] = {0};
+    max_seeds[cfg->seed_type] = cfg->batch_size;
+    typed_sampler_capacity(cfg->typed, &cfg->typed_sampler, max_seeds, cfg->type_width, tcap);
+}
+
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
-    if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
+    if (cfg->typed) {
+        if (cfg->pairs || cfg->part)
+            return err_set(err, CGNN_ERR_INPUT, "typed graphs: link prediction and partitioned graphs are not "
+                                                "supported yet (node classification only)");
+        if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types)
+            return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d out of range", cfg->seed_type);
+        for (int t = 0; t < cfg->typed->num_node_types; t++)
+            if (cfg->type_feature[t] && cfg->type_feature[t]->dim > cfg->type_width[t])
+                return err_set(err, CGNN_ERR_INPUT, "typed loader: type %d rows narrower than its features", t);
+    } else if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
     if (cfg->batch_size < 1) return err_set(err, CGNN_ERR_INPUT, "batch size must be >= 1, got %lld",
                                             (long long)cfg->batch_size);
     if (cfg->pairs && (cfg->num_negatives < 0 || g->num_nodes < 1))
@@ -291,8 +351,14 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->queue_depth = cfg->queue_depth > 0 ? cfg->queue_depth : cfg->num_workers + 1;
     if (l->queue_depth < 2) l->queue_depth = 2;
     minibatch_capacity cap;
+    minibatch_typed_capacity tcap;
     const int64_t width = (cfg->feature ? cfg->feature->dim : 0) + cfg->extra_cols;
-    if (cfg->part)
+    if (cfg->typed) {
+        memset(&cap, 0, sizeof cap);
+        cap.num_layers = cfg->typed_sampler.num_layers;
+        cap.max_items = cfg->batch_size;
+        loader_typed_capacity(cfg, &tcap);
+    } else if (cfg->part)
         sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,
                                loader_max_seeds(l), width, &cap);
     else
@@ -302,9 +368,14 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->samplers = cgnn_calloc((size_t)producers, sizeof(neighbor_sampler));
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
+    if (cfg->typed) l->tsamplers = cgnn_calloc((size_t)producers, sizeof(typed_sampler));
     for (int q = 0; q < l->queue_depth; q++)
-        if (minibatch_alloc(&l->slots[q], &cap, err) != 0) goto fail;
-    for (int p = 0; p < producers; p++)
+        if ((cfg->typed ? minibatch_alloc_typed(&l->slots[q], &cap, &tcap, cfg->typed->etype_src, cfg->typed->etype_dst, err)
+                        : minibatch_alloc(&l->slots[q], &cap, err)) != 0)
+            goto fail;
+    for (int p = 0; p < producers && cfg->typed; p++)
+        if (typed_sampler_init(&l->tsamplers[p], cfg->typed, &cfg->typed_sampler, &tcap, err) != 0) goto fail;
+    for (int p = 0; p < producers && !cfg->typed; p++)
         if ((cfg->part ? sampler_init_part(&l->samplers[p], g, cfg->part, &cfg->sampler, &cap, err)
                        : sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err)) != 0)
             goto fail;
@@ -430,6 +501,7 @@ void loader_free(loader *l) {
     loader_worker *ws = l->workers_arg;
     for (int p = 0; p < producers; p++) {
         sampler_free(&l->samplers[p]);
+        if (l->tsamplers) typed_sampler_free(&l->tsamplers[p]);
         if (ws) {
             free(ws[p].seeds_scratch);
             free(ws[p].pairs_scratch);
@@ -441,6 +513,7 @@ void loader_free(loader *l) {
     free(ws);
     free(l->threads);
     free(l->samplers);
+    free(l->tsamplers);
     free(l->slots);
     free(l->state);
     item_sampler_free(&l->items);

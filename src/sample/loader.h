@@ -20,6 +20,7 @@
 #include "sample/item_sampler.h"
 #include "sample/minibatch.h"
 #include "sample/sampler.h"
+#include "sample/typed_sampler.h"
 #include "util/err.h"
 
 typedef struct loader_config {
@@ -56,6 +57,16 @@ typedef struct loader_config {
     const sampler_part *part;
     const gather_part *feat_part;
     const int64_t *neg_map;     /* (part->num_nodes) or NULL */
+    /* a typed graph (NULL: homogeneous; then g may be NULL in loader_init): batches are typed
+     * (minibatch.h), sampled with typed_sampler; node items are per-type ids of seed_type;
+     * type_feature[t] (or NULL) is gathered into the first columns of features[t], whose rows
+     * are type_width[t] wide (the rest left to the caller: a featureless type's learnable rows).
+     * Link prediction on typed graphs is not wired yet (pairs must be 0). */
+    const typed_graph *typed;
+    typed_sampler_config typed_sampler;
+    int seed_type;
+    const ds_feature *type_feature[MINIBATCH_MAX_NODE_TYPES];
+    int64_t type_width[MINIBATCH_MAX_NODE_TYPES];
     /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane
      * trace_tid_base + worker index (a synchronous loader, num_workers 0, on lane 0: the
      * calling thread) */
@@ -92,6 +103,7 @@ typedef struct loader {
     minibatch *slots;           /* (queue_depth) */
     loader_slot_state *state;   /* (queue_depth) */
     neighbor_sampler *samplers; /* (max(num_workers, 1)) one per producer */
+    typed_sampler *tsamplers;   /* the same on a typed graph (cfg.typed) */
     loader_worker *workers_arg; /* (max(num_workers, 1)) */
     pthread_t *threads;
     int num_threads_started;
@@ -113,6 +125,9 @@ typedef struct loader {
  * a group whose rows have different anchors). Caller owns *l. */
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err);
+
+/* The typed batches' sizes (cfg.typed only): what a typed model is sized for. */
+void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap);
 
 /* Seeds one batch can hold (the minibatch capacity: anchors + positives + listed + random
  * negatives for pairs), and the most negatives (listed + random) of one batch. */
