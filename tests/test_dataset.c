@@ -627,20 +627,25 @@ TEST(link_prediction) {
     rm_tree(dir);
 }
 
-TEST(type_keys_rejected) {
+/* An untyped graph (one node entry without type:) takes no type: keys anywhere else, and a typed
+ * node entry needs typed edges. */
+TEST(type_keys_need_typed_graph) {
     char *dir = make_tiny("    - num: 10\n", "    - type: paper\n      num: 10\n");
-    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[0].type (line 4)",
-                "heterogeneous graphs (type: keys) are not supported yet");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.edges[0]: missing key 'type'");
     rm_tree(dir);
     dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
                     "    - type: paper:cites:paper\n      format: numpy\n      path: edges.npy\n");
-    EXPECT_FAIL(dir, "graph.edges[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "graph.edges[0].type", "needs typed node entries");
     rm_tree(dir);
     dir = make_tiny("    name: feat\n", "    name: feat\n    type: paper\n");
-    EXPECT_FAIL(dir, "feature_data[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "feature_data[0].type", "needs a typed graph");
     rm_tree(dir);
     dir = make_tiny("    train_set:\n      - data:\n", "    train_set:\n      - type: paper\n        data:\n");
-    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].type", "task 'nc', train_set", "needs a typed graph");
+    rm_tree(dir);
+    /* mixing typed and untyped node entries */
+    dir = make_tiny("    - num: 10\n", "    - type: paper\n      num: 10\n    - num: 3\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[1]", "cannot be mixed");
     rm_tree(dir);
 }
 
@@ -851,7 +856,7 @@ int main(void) {
     RUN(feature_errors);
     RUN(seed_and_label_errors);
     RUN(link_prediction);
-    RUN(type_keys_rejected);
+    RUN(type_keys_need_typed_graph);
     RUN(in_memory_false);
     RUN(fortran_order_files);
     RUN(facebook_lp);
