@@ -75,19 +75,36 @@ static int64_t id_at(const ds_edges *e, const void *ids, int64_t i) {
 
 /* What a successful dataset_open promises its callers. */
 static void check_dataset(const dataset *ds) {
-    FUZZ_ASSERT(ds->num_node_types == 1 && ds->num_edge_types == 1);
-    int64_t n = ds->node_types[0].num_nodes;
-    FUZZ_ASSERT(n > 0 && dataset_total_nodes(ds) == n);
-    const ds_edges *e = &ds->edge_types[0].edges;
-    FUZZ_ASSERT(e->num_edges >= 0);
-    for (int64_t i = 0; i < e->num_edges; i++) {
-        int64_t s = id_at(e, e->src, i), d = id_at(e, e->dst, i);
-        FUZZ_ASSERT(s >= 0 && s < n && d >= 0 && d < n);
+    /* untyped: one node type and one edge type; typed: per-type ids (see dataset.h) */
+    FUZZ_ASSERT(ds->num_node_types >= 1 && ds->num_edge_types >= 1);
+    FUZZ_ASSERT(ds->typed || (ds->num_node_types == 1 && ds->num_edge_types == 1));
+    FUZZ_ASSERT(!ds->typed || !ds->partition.present);
+    int64_t total = 0;
+    for (int t = 0; t < ds->num_node_types; t++) {
+        FUZZ_ASSERT(ds->node_types[t].num_nodes > 0 && dataset_node_type_offset(ds, t) == total);
+        FUZZ_ASSERT(dataset_find_node_type(ds, ds->node_types[t].name) == t);
+        total += ds->node_types[t].num_nodes;
+    }
+    FUZZ_ASSERT(dataset_total_nodes(ds) == total);
+    for (int et = 0; et < ds->num_edge_types; et++) {
+        const ds_edge_type *ty = &ds->edge_types[et];
+        FUZZ_ASSERT(dataset_find_edge_type(ds, ty->name) == et);
+        FUZZ_ASSERT(ty->src_type >= 0 && ty->src_type < ds->num_node_types);
+        FUZZ_ASSERT(ty->dst_type >= 0 && ty->dst_type < ds->num_node_types);
+        const int64_t ns = ds->node_types[ty->src_type].num_nodes, nd = ds->node_types[ty->dst_type].num_nodes;
+        const ds_edges *e = &ty->edges;
+        FUZZ_ASSERT(e->num_edges >= 0);
+        for (int64_t i = 0; i < e->num_edges; i++) {
+            int64_t s = id_at(e, e->src, i), d = id_at(e, e->dst, i);
+            FUZZ_ASSERT(s >= 0 && s < ns && d >= 0 && d < nd);
+        }
     }
     for (int f = 0; f < ds->num_features; f++) {
         const ds_feature *ft = &ds->features[f];
         /* a part (`partition:` key) holds features of its own node range only */
-        FUZZ_ASSERT(ft->rows == (ft->domain == DS_DOMAIN_NODE ? dataset_owned_nodes(ds) : e->num_edges));
+        FUZZ_ASSERT(ft->rows == (ft->domain == DS_DOMAIN_EDGE ? ds->edge_types[ft->type].edges.num_edges
+                                 : ds->typed                ? ds->node_types[ft->type].num_nodes
+                                                            : dataset_owned_nodes(ds)));
         FUZZ_ASSERT(ft->dim >= 0 && ft->array.data != NULL && !ft->array.fortran_order);
         FUZZ_ASSERT(ft->array.count == ft->rows * ft->dim);
         FUZZ_ASSERT(dataset_find_feature(ds, ft->domain, ft->type, ft->name) == ft);
@@ -104,8 +121,12 @@ static void check_dataset(const dataset *ds) {
             const ds_split *sp = &tk->splits[s];
             if (!sp->present) continue;
             FUZZ_ASSERT(sp->seed_width == 1 || sp->seed_width == 2);
+            /* the node type of each seed column: NC the task's node type, LP its edge type's ends */
+            const int lp = sp->seed_width == 2 && ds->typed;
+            const int col[2] = {lp ? ds->edge_types[tk->type].src_type : tk->type,
+                                lp ? ds->edge_types[tk->type].dst_type : tk->type};
             for (int64_t i = 0; i < sp->num_items * sp->seed_width; i++)
-                FUZZ_ASSERT(sp->seeds[i] >= 0 && sp->seeds[i] < n);
+                FUZZ_ASSERT(sp->seeds[i] >= 0 && sp->seeds[i] < ds->node_types[col[i % sp->seed_width]].num_nodes);
             for (int64_t i = 0; ds->partition.present && i < sp->num_items; i++) {
                 const int64_t anchor = sp->seeds[i * sp->seed_width];
                 FUZZ_ASSERT(anchor >= ds->partition.node_start && anchor < ds->partition.node_end);

@@ -73,6 +73,18 @@ contains "offsets decrease" "corrupt offsets: why"
 rm -f "$cache"; mkfifo "$cache"
 expect 0 "info cora (cache is a FIFO)" -- timeout 20 "$CGNN" info "$TMP/cora"; contains "graph index: built" "FIFO cache: rebuilt"
 rm -f "$cache"
+# a typed dataset: per-type counts, features or featureless, edge types with their in-degree, task type
+cp -r "$SRC/data/dblp-mini" "$TMP/dblp-mini"
+rm -rf "$TMP/dblp-mini/preprocessed"
+expect 0 "info dblp-mini" -- "$CGNN" info "$TMP/dblp-mini"
+contains "node types: 4" "typed: node type count"; contains "author: 600 nodes" "typed: author count"
+contains "paper: 2881 nodes (offset 600), features: feat (uint8, dim 256)" "typed: paper count and feature"
+contains "venue: 20 nodes (offset 6720), featureless" "typed: featureless venue"
+contains "author:writes:paper: 3054 edges" "typed: edge type count"; contains "in-degree over paper" "typed: in-degree over the dst type"
+contains "node_classification, node type author, 4 classes" "typed: task type"
+expect 0 "info dblp-mini (cached)" -- "$CGNN" info "$TMP/dblp-mini"; contains "loaded from cache" "typed: per edge type cache reused"
+expect 2 "partition a typed dataset" -- "$CGNN" partition --dataset "$TMP/dblp-mini" --num_parts 2 --method random --out "$TMP/dblp-parts"
+contains "typed graphs cannot be partitioned yet" "partition refuses typed graphs"
 # a read-only dataset still works (no cache written)
 expect 0 "info read-only copy" -- "$CGNN" info "$SRC/data/cora"
 

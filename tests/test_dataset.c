@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "graph/csc.h"
 #include "io/dataset.h"
 #include "io/npy.h"
 #include "test.h"
@@ -627,20 +628,25 @@ TEST(link_prediction) {
     rm_tree(dir);
 }
 
-TEST(type_keys_rejected) {
+/* An untyped graph (one node entry without type:) takes no type: keys anywhere else, and a typed
+ * node entry needs typed edges. */
+TEST(type_keys_need_typed_graph) {
     char *dir = make_tiny("    - num: 10\n", "    - type: paper\n      num: 10\n");
-    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[0].type (line 4)",
-                "heterogeneous graphs (type: keys) are not supported yet");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.edges[0]: missing key 'type'");
     rm_tree(dir);
     dir = make_tiny("    - format: numpy\n      path: edges.npy\n",
                     "    - type: paper:cites:paper\n      format: numpy\n      path: edges.npy\n");
-    EXPECT_FAIL(dir, "graph.edges[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "graph.edges[0].type", "needs typed node entries");
     rm_tree(dir);
     dir = make_tiny("    name: feat\n", "    name: feat\n    type: paper\n");
-    EXPECT_FAIL(dir, "feature_data[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "feature_data[0].type", "needs a typed graph");
     rm_tree(dir);
     dir = make_tiny("    train_set:\n      - data:\n", "    train_set:\n      - type: paper\n        data:\n");
-    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].type", "heterogeneous graphs");
+    EXPECT_FAIL(dir, "@metadata.yaml: tasks[0].train_set[0].type", "task 'nc', train_set", "needs a typed graph");
+    rm_tree(dir);
+    /* mixing typed and untyped node entries */
+    dir = make_tiny("    - num: 10\n", "    - type: paper\n      num: 10\n    - num: 3\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.nodes[1]", "cannot be mixed");
     rm_tree(dir);
 }
 
@@ -743,6 +749,316 @@ TEST(facebook_lp) {
         ASSERT(ds.tasks[0].splits[s].num_items > 0);
     }
     dataset_close(&ds);
+}
+
+/* ---- typed (heterogeneous) datasets ------------------------------------------------------ */
+
+static int64_t id_at(const ds_edges *e, const void *ids, int64_t i) {
+    return e->id_dtype == NPY_DTYPE_INT32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
+}
+
+TEST(dblp_mini) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/dblp-mini", test_source_dir());
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(dataset_is_typed(&ds), 1);
+    ASSERT_EQ(ds.num_node_types, 4);
+    const char *names[4] = {"author", "paper", "term", "venue"};
+    const int64_t nums[4] = {600, 2881, 3239, 20};
+    int64_t off = 0;
+    for (int t = 0; t < 4; t++) {
+        ASSERT_EQ(strcmp(ds.node_types[t].name, names[t]), 0);
+        ASSERT_EQ(ds.node_types[t].num_nodes, nums[t]);
+        ASSERT_EQ(dataset_find_node_type(&ds, names[t]), t);
+        ASSERT_EQ(dataset_node_type_offset(&ds, t), off);
+        off += nums[t];
+    }
+    ASSERT_EQ(dataset_node_type_offset(&ds, 4), off);
+    ASSERT_EQ(dataset_total_nodes(&ds), 6740);
+    ASSERT_EQ(ds.num_edge_types, 6);
+    const char *etypes[6] = {"author:writes:paper", "paper:written_by:author", "paper:has_term:term",
+                             "term:term_of:paper", "paper:published_in:venue", "venue:publishes:paper"};
+    const int src[6] = {0, 1, 1, 2, 1, 3}, dst[6] = {1, 0, 2, 1, 3, 1};
+    const int64_t ne[6] = {3054, 3054, 17358, 17358, 2881, 2881};
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(strcmp(ds.edge_types[i].name, etypes[i]), 0);
+        ASSERT_EQ(dataset_find_edge_type(&ds, etypes[i]), i);
+        ASSERT_EQ(ds.edge_types[i].src_type, src[i]);
+        ASSERT_EQ(ds.edge_types[i].dst_type, dst[i]);
+        ASSERT_EQ(ds.edge_types[i].edges.num_edges, ne[i]);
+    }
+    ASSERT_EQ(dataset_find_edge_type(&ds, "author:reads:paper"), -1);
+    ASSERT_EQ(dataset_find_edge_type(&ds, "author"), -1);
+    /* features per type; venue featureless */
+    ASSERT_EQ(ds.num_features, 3);
+    const ds_feature *fa = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat");
+    const ds_feature *fp = dataset_find_feature(&ds, DS_DOMAIN_NODE, 1, "feat");
+    const ds_feature *ft = dataset_find_feature(&ds, DS_DOMAIN_NODE, 2, "feat");
+    ASSERT(fa && fp && ft);
+    ASSERT_EQ(dataset_find_feature(&ds, DS_DOMAIN_NODE, 3, "feat") == NULL, 1);
+    ASSERT_EQ(fa->rows, 600);
+    ASSERT_EQ(fa->dim, 334);
+    ASSERT_EQ(fa->array.dtype, NPY_DTYPE_UINT8);
+    ASSERT_EQ(fp->rows, 2881);
+    ASSERT_EQ(fp->dim, 256);
+    ASSERT_EQ(ft->rows, 3239);
+    ASSERT_EQ(ft->dim, 50);
+    ASSERT_EQ(ft->array.dtype, NPY_DTYPE_FLOAT32);
+    /* the task: NC on authors */
+    ASSERT_EQ(ds.num_tasks, 1);
+    const ds_task *t = &ds.tasks[0];
+    ASSERT_EQ(t->kind, DS_TASK_NODE_CLASSIFICATION);
+    ASSERT_EQ(t->type, 0);
+    ASSERT_EQ(t->num_classes, 4);
+    const int64_t items[3] = {144, 36, 420};
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        ASSERT_EQ(t->splits[s].present, 1);
+        ASSERT_EQ(t->splits[s].num_items, items[s]);
+        for (int64_t i = 0; i < items[s]; i++) {
+            ASSERT(t->splits[s].seeds[i] >= 0 && t->splits[s].seeds[i] < 600);
+            ASSERT(t->splits[s].labels[i] >= 0 && t->splits[s].labels[i] < 4);
+        }
+    }
+    dataset_close(&ds);
+}
+
+TEST(lastfm_mini) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/lastfm-mini", test_source_dir());
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(dataset_is_typed(&ds), 1);
+    ASSERT_EQ(ds.num_node_types, 3);
+    ASSERT_EQ(ds.node_types[0].num_nodes, 600);
+    ASSERT_EQ(ds.node_types[1].num_nodes, 8271);
+    ASSERT_EQ(ds.node_types[2].num_nodes, 1027);
+    ASSERT_EQ(dataset_node_type_offset(&ds, 2), 600 + 8271);
+    ASSERT_EQ(ds.num_edge_types, 5);
+    ASSERT_EQ(ds.num_features, 0);
+    const int ula = dataset_find_edge_type(&ds, "user:listens:artist");
+    ASSERT_EQ(ula, 0);
+    ASSERT_EQ(dataset_find_edge_type(&ds, "user:friend:user"), 2);
+    ASSERT_EQ(ds.edge_types[2].src_type, 0);
+    ASSERT_EQ(ds.edge_types[2].dst_type, 0);
+    ASSERT_EQ(ds.num_tasks, 1);
+    const ds_task *t = &ds.tasks[0];
+    ASSERT_EQ(t->kind, DS_TASK_LINK_PREDICTION);
+    ASSERT_EQ(t->type, ula);
+    const int64_t items[3] = {20557, 2584, 5309};
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->splits[s];
+        ASSERT_EQ(sp->seed_width, 2);
+        ASSERT_EQ(sp->num_items, items[s]);
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            ASSERT(sp->seeds[2 * i] >= 0 && sp->seeds[2 * i] < 600);
+            ASSERT(sp->seeds[2 * i + 1] >= 0 && sp->seeds[2 * i + 1] < 8271);
+        }
+    }
+    dataset_close(&ds);
+}
+
+/* csc_open_cached per edge type against a plain reference: rows are the dst type's nodes, each
+ * row's neighbours are the src ids of its in-edges in edge-list order. Run twice: built, then
+ * from the cache. */
+TEST(csc_per_edge_type) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/dblp-mini", test_source_dir());
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    for (int pass = 0; pass < 2; pass++)
+        for (int et = 0; et < ds.num_edge_types; et++) {
+            const ds_edge_type *e = &ds.edge_types[et];
+            const int64_t nd = ds.node_types[e->dst_type].num_nodes, ns = ds.node_types[e->src_type].num_nodes;
+            csc_graph g;
+            if (csc_open_cached(&g, &ds, et, 2, &err) != 0) {
+                dataset_close(&ds);
+                TEST_FAIL_("%s", err.msg);
+            }
+            int ok = g.num_nodes == nd && g.num_src_nodes == ns && g.first_node == 0 && g.index_bytes == 4 &&
+                     g.num_edges == e->edges.num_edges;
+            /* reference: count per dst row, then walk the edge list in order */
+            int64_t *cnt = calloc((size_t)nd + 1, sizeof *cnt), *pos = calloc((size_t)nd + 1, sizeof *pos);
+            for (int64_t i = 0; i < e->edges.num_edges; i++) cnt[id_at(&e->edges, e->edges.dst, i) + 1]++;
+            for (int64_t v = 0; v < nd; v++) cnt[v + 1] += cnt[v];
+            for (int64_t v = 0; ok && v <= nd; v++) ok = g.indptr[v] == cnt[v];
+            for (int64_t i = 0; ok && i < e->edges.num_edges; i++) {
+                const int64_t d = id_at(&e->edges, e->edges.dst, i), s = id_at(&e->edges, e->edges.src, i);
+                ok = csc_index(&g, cnt[d] + pos[d]++) == s;
+            }
+            free(cnt);
+            free(pos);
+            csc_free(&g);
+            if (!ok) {
+                dataset_close(&ds);
+                TEST_FAIL_("edge type %d (%s), pass %d: the index differs from the reference", et, e->name, pass);
+            }
+        }
+    dataset_close(&ds);
+}
+
+/* A tiny typed graph: a (5 nodes) -r-> b (3 nodes), NC task on a. */
+static char *make_typed(const char *from, const char *to) {
+    static const char META[] = "graph:\n"
+                               "  nodes:\n"
+                               "    - type: a\n"
+                               "      num: 5\n"
+                               "    - type: b\n"
+                               "      num: 3\n"
+                               "  edges:\n"
+                               "    - type: \"a:r:b\"\n"
+                               "      format: numpy\n"
+                               "      path: edges.npy\n"
+                               "feature_data:\n"
+                               "  - domain: node\n"
+                               "    type: a\n"
+                               "    name: feat\n"
+                               "    format: numpy\n"
+                               "    path: feat.npy\n"
+                               "  - domain: edge\n"
+                               "    type: \"a:r:b\"\n"
+                               "    name: w\n"
+                               "    format: numpy\n"
+                               "    path: ew.npy\n"
+                               "tasks:\n"
+                               "  - name: nc\n"
+                               "    train_set:\n"
+                               "      - type: a\n"
+                               "        data:\n"
+                               "          - name: seeds\n"
+                               "            format: numpy\n"
+                               "            path: seeds.npy\n"
+                               "          - name: labels\n"
+                               "            format: numpy\n"
+                               "            path: labels.npy\n";
+    char *dir = test_tmpdir();
+    int64_t edges[2][4] = {{0, 1, 4, 4}, {0, 2, 2, 1}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 4, edges);
+    float feat[5 * 2] = {0}, ew[4] = {1, 2, 3, 4};
+    write_npy(dir, "feat.npy", NPY_DTYPE_FLOAT32, 2, 5, 2, feat);
+    write_npy(dir, "ew.npy", NPY_DTYPE_FLOAT32, 1, 4, 1, ew);
+    int64_t seeds[3] = {0, 3, 4}, labels[3] = {0, 1, 1};
+    write_npy(dir, "seeds.npy", NPY_DTYPE_INT64, 1, 3, 1, seeds);
+    write_npy(dir, "labels.npy", NPY_DTYPE_INT64, 1, 3, 1, labels);
+    char meta[sizeof META + 512];
+    const char *at = from ? strstr(META, from) : NULL;
+    if (from && !at) {
+        fprintf(stderr, "fixture: '%s' not in the typed metadata\n", from);
+        exit(1);
+    }
+    if (at) snprintf(meta, sizeof meta, "%.*s%s%s", (int)(at - META), META, to, at + strlen(from));
+    else snprintf(meta, sizeof meta, "%s", META);
+    write_text(dir, "metadata.yaml", meta);
+    return dir;
+}
+
+TEST(typed_tiny) {
+    char *dir = make_typed(NULL, NULL);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    ASSERT_EQ(ds.num_features, 2);
+    ASSERT_EQ(ds.features[1].domain, DS_DOMAIN_EDGE);
+    ASSERT_EQ(ds.features[1].rows, 4);
+    ASSERT_EQ(ds.tasks[0].type, 0);
+    /* rectangular index: 3 rows (b), ids of a */
+    csc_graph g;
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.num_nodes, 3);
+    ASSERT_EQ(g.num_src_nodes, 5);
+    ASSERT_EQ(g.indptr[1], 1);
+    ASSERT_EQ(g.indptr[2], 2);
+    ASSERT_EQ(g.indptr[3], 4);
+    ASSERT_EQ(csc_index(&g, 2), 1);
+    ASSERT_EQ(csc_index(&g, 3), 4);
+    csc_free(&g);
+    dataset_close(&ds);
+    /* the same edge file under another src type size: the cached index is not reused */
+    char meta[4096];
+    FILE *f;
+    snprintf(meta, sizeof meta, "%s/metadata.yaml", dir);
+    ASSERT((f = fopen(meta, "r")) != NULL);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *at = strstr(text, "num: 5\n");
+    ASSERT(at != NULL);
+    at[5] = '7';
+    write_text(dir, "metadata.yaml", text);
+    float feat7[7 * 2] = {0};
+    write_npy(dir, "feat.npy", NPY_DTYPE_FLOAT32, 2, 7, 2, feat7);
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    ASSERT_EQ(g.num_src_nodes, 7);
+    csc_free(&g);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 1);
+    ASSERT_EQ(g.num_src_nodes, 7);
+    csc_free(&g);
+    dataset_close(&ds);
+    rm_tree(dir);
+}
+
+TEST(typed_errors) {
+    char *dir = make_typed("type: \"a:r:b\"\n      format", "type: \"a:r:c\"\n      format");
+    EXPECT_FAIL(dir, "@metadata.yaml: graph.edges[0].type", "dst node type 'c' is not declared", "declared: a, b");
+    rm_tree(dir);
+    dir = make_typed("type: \"a:r:b\"\n      format", "type: \"a:r\"\n      format");
+    EXPECT_FAIL(dir, "graph.edges[0].type", "'a:r' is not \"src:relation:dst\"");
+    rm_tree(dir);
+    dir = make_typed("type: \"a:r:b\"\n      format", "type: \"a::b\"\n      format");
+    EXPECT_FAIL(dir, "graph.edges[0].type", "is not \"src:relation:dst\"");
+    rm_tree(dir);
+    dir = make_typed("    - type: b\n      num: 3\n", "    - type: a\n      num: 3\n");
+    EXPECT_FAIL(dir, "graph.nodes[1].type", "duplicate node type 'a'");
+    rm_tree(dir);
+    dir = make_typed("    - type: b\n", "    - type: \"b:x\"\n");
+    EXPECT_FAIL(dir, "graph.nodes[1].type", "contains ':'");
+    rm_tree(dir);
+    dir = make_typed("      num: 3\n", "      num: 2\n"); /* dst id 2 out of b's range */
+    EXPECT_FAIL(dir, "@edges.npy: column 1: dst id 2 out of range [0, 2)", "node type 'b'", "edge type 'a:r:b'");
+    rm_tree(dir);
+    dir = make_typed("      num: 5\n", "      num: 4\n"); /* src id 4 out of a's range */
+    EXPECT_FAIL(dir, "@edges.npy: column 2: src id 4 out of range [0, 4)", "node type 'a'");
+    rm_tree(dir);
+    dir = make_typed("    type: a\n    name: feat\n", "    type: b\n    name: feat\n");
+    EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: has 5 rows, expected 3", "node type 'b'");
+    rm_tree(dir);
+    dir = make_typed("    type: a\n    name: feat\n", "    type: zz\n    name: feat\n");
+    EXPECT_FAIL(dir, "feature_data[0].type", "unknown node type 'zz'");
+    rm_tree(dir);
+    dir = make_typed("      - type: a\n", "      - type: q\n");
+    EXPECT_FAIL(dir, "tasks[0].train_set[0].type", "task 'nc', train_set: unknown type 'q'");
+    rm_tree(dir);
+    dir = make_typed("      - type: a\n", "      - type: \"a:r:b\"\n");
+    EXPECT_FAIL(dir, "@seeds.npy: seeds", "need a node type", "'a:r:b'");
+    rm_tree(dir);
+    dir = make_typed("tasks:\n", "partition: {id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 5, graph: g.json}\ntasks:\n");
+    EXPECT_FAIL(dir, "@metadata.yaml: partition", "typed graphs cannot be partitioned yet");
+    rm_tree(dir);
+    dir = make_typed("            path: labels.npy\n",
+                     "            path: labels.npy\n      - type: b\n        data: [{name: seeds, format: numpy, path: "
+                     "seeds.npy}]\n");
+    EXPECT_FAIL(dir, "tasks[0].train_set", "one type per task is supported");
+    rm_tree(dir);
+    dir = make_typed("            path: labels.npy\n",
+                     "            path: labels.npy\n    test_set:\n      - type: b\n        data: [{name: seeds, "
+                     "format: numpy, path: s2.npy}, {name: labels, format: numpy, path: labels.npy}]\n");
+    int64_t s2[3] = {0, 1, 2};
+    write_npy(dir, "s2.npy", NPY_DTYPE_INT64, 1, 3, 1, s2);
+    EXPECT_FAIL(dir, "tasks[0].test_set[0].type", "one type per task is supported");
+    rm_tree(dir);
 }
 
 /* ---- one part of a partitioned graph (the partition: key) ----------------------------------- */
@@ -851,10 +1167,15 @@ int main(void) {
     RUN(feature_errors);
     RUN(seed_and_label_errors);
     RUN(link_prediction);
-    RUN(type_keys_rejected);
+    RUN(type_keys_need_typed_graph);
     RUN(in_memory_false);
     RUN(fortran_order_files);
     RUN(facebook_lp);
     RUN(partition_key);
+    RUN(dblp_mini);
+    RUN(lastfm_mini);
+    RUN(csc_per_edge_type);
+    RUN(typed_tiny);
+    RUN(typed_errors);
     return test_summary();
 }

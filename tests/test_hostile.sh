@@ -270,5 +270,42 @@ PY
 expect 2 "LP: positives of different anchors in one index group" "lp/test-indexes.npy: rows 0 and 1 share index 7" \
   "different anchors" -- "$CGNN" info lp
 
+# ---- 14. typed (heterogeneous) datasets ----
+# typed CASE 'PYTHON EDIT': a fresh copy of data/dblp-mini in CASE/ with metadata.yaml edited (t: its text)
+typed() {
+  rm -rf "$1" && cp -r "$SRC/data/dblp-mini" "$1" && rm -rf "$1/preprocessed"
+  "$PY" -c "import sys; p = sys.argv[1] + '/metadata.yaml'; t = open(p).read(); $2; open(p, 'w').write(t)" "$1"
+}
+typed ty_undeclared "t = t.replace('author:writes:paper', 'author:writes:book', 1)"
+expect 2 "typed: edge type naming an undeclared node type" "ty_undeclared/metadata.yaml: graph.edges[0].type" \
+  "dst node type 'book' is not declared" -- "$CGNN" info ty_undeclared
+typed ty_malformed "t = t.replace('\"author:writes:paper\"', 'author-writes-paper', 1)"
+expect 2 "typed: malformed edge type" "ty_malformed/metadata.yaml: graph.edges[0].type" \
+  "is not \"src:relation:dst\"" -- "$CGNN" info ty_malformed
+typed ty_src "pass"
+npy "e = np.load('ty_src/edges-author-writes-paper.npy'); e[0, 5] = 600; np.save('ty_src/edges-author-writes-paper.npy', e)"
+expect 2 "typed: src id out of its type's range" "ty_src/edges-author-writes-paper.npy: column 5: src id 600 out of range [0, 600)" \
+  "node type 'author'" "edge type 'author:writes:paper'" -- "$CGNN" info ty_src
+typed ty_dst "pass"
+npy "e = np.load('ty_dst/edges-author-writes-paper.npy'); e[1, 7] = 2881; np.save('ty_dst/edges-author-writes-paper.npy', e)"
+expect 2 "typed: dst id out of its type's range" "ty_dst/edges-author-writes-paper.npy: column 7: dst id 2881 out of range [0, 2881)" \
+  "node type 'paper'" -- "$CGNN" info ty_dst
+typed ty_rows "pass"
+npy "a = np.load('ty_rows/feat-term.npy'); np.save('ty_rows/feat-term.npy', a[:100])"
+expect 2 "typed: node features with another type's row count" "ty_rows/feat-term.npy" "has 100 rows, expected 3239" \
+  "node type 'term'" -- "$CGNN" info ty_rows
+typed ty_task "t = t.replace('      - type: author', '      - type: authors', 1)"
+expect 2 "typed: task set naming an unknown type" "ty_task/metadata.yaml: tasks[0].train_set[0].type" \
+  "task 'node_classification', train_set: unknown type 'authors'" -- "$CGNN" info ty_task
+typed ty_mixed "t = t.replace('    - type: venue\n      num: 20', '    - num: 20', 1)"
+expect 2 "typed: typed and untyped node entries mixed" "ty_mixed/metadata.yaml: graph.nodes[3]" "cannot be mixed" -- \
+  "$CGNN" info ty_mixed
+typed ty_dup "t = t.replace('    - type: venue\n', '    - type: term\n', 1)"
+expect 2 "typed: duplicate node type" "ty_dup/metadata.yaml: graph.nodes[3].type" "duplicate node type 'term'" -- \
+  "$CGNN" info ty_dup
+typed ty_part "t = t.replace('graph:', 'partition: {id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 600, graph: g.json}\ngraph:', 1)"
+expect 2 "typed: a typed dataset with partition:" "ty_part/metadata.yaml: partition" \
+  "typed graphs cannot be partitioned yet" -- "$CGNN" info ty_part
+
 echo "test_hostile: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

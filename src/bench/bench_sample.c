@@ -53,6 +53,12 @@ static sample_stats run_sampling(neighbor_sampler *samplers, minibatch *mbs, int
 int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err) {
     dataset ds;
     if (dataset_open(&ds, o->dataset, err) != 0) return -1;
+    if (dataset_is_typed(&ds)) { /* the sampler walks one edge type of an untyped graph */
+        err_set(err, CGNN_ERR_INPUT, "%s: bench sample: typed graphs are not supported yet (%d node types)", ds.dir,
+                ds.num_node_types);
+        dataset_close(&ds);
+        return -1;
+    }
     int rc = -1;
     csc_graph g = {0};
     neighbor_sampler *samplers = NULL;

@@ -234,6 +234,9 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
                        "`cgnn generate --preset products --out %s`, or pass --dataset DIR",
                        o->dataset, o->dataset);
     if (dataset_open(&c->ds, o->dataset, err) != 0) return -1;
+    if (dataset_is_typed(&c->ds)) /* the model and sampler see one node and one edge type */
+        return err_set(err, CGNN_ERR_INPUT, "%s: bench train: typed graphs are not supported yet (%d node types)",
+                       c->ds.dir, c->ds.num_node_types);
     const ds_task *task = NULL;
     for (int t = 0; t < c->ds.num_tasks && !task; t++)
         if (c->ds.tasks[t].kind == DS_TASK_NODE_CLASSIFICATION) task = &c->ds.tasks[t];

@@ -57,6 +57,77 @@ void cli_print_partbook(const partbook *pb) {
                mib((double)s->run_peak_rss_loaded), mib((double)s->run_peak_rss_assigned), s->run_threads);
 }
 
+/* A typed dataset: per node type its count and features (or "featureless"), per edge type its
+ * edges and the in-degree over its dst type, then the tasks with their type. */
+static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
+    printf("node types: %d (per-type ids; homogenised id = offset + per-type id)\n", ds->num_node_types);
+    for (int t = 0; t < ds->num_node_types; t++) {
+        const ds_node_type *nt = &ds->node_types[t];
+        printf("  %s: %lld nodes (offset %lld)", nt->name, (long long)nt->num_nodes,
+               (long long)dataset_node_type_offset(ds, t));
+        int any = 0;
+        for (int i = 0; i < ds->num_features; i++) {
+            const ds_feature *f = &ds->features[i];
+            if (f->domain != DS_DOMAIN_NODE || f->type != t) continue;
+            printf("%s %s (%s, dim %lld)", any ? "," : ", features:", f->name, npy_dtype_name(f->array.dtype),
+                   (long long)f->dim);
+            any = 1;
+        }
+        printf("%s\n", any ? "" : ", featureless");
+    }
+    printf("edge types: %d\n", ds->num_edge_types);
+    for (int et = 0; et < ds->num_edge_types; et++) {
+        const ds_edge_type *e = &ds->edge_types[et];
+        double t0 = timer_now();
+        csc_graph g;
+        if (csc_open_cached(&g, ds, et, threads, err) != 0) return -1;
+        double dt = timer_now() - t0;
+        csc_degree_stats st;
+        csc_degree_summary(&g, &st);
+        printf("  %s: %lld edges (%s, %s ids)\n", e->name, (long long)e->edges.num_edges, e->path,
+               npy_dtype_name(e->edges.id_dtype));
+        printf("    in-degree over %s: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without "
+               "in-edges\n",
+               ds->node_types[e->dst_type].name, (long long)st.min, (long long)st.median, st.mean, (long long)st.p99,
+               (long long)st.max, (long long)st.num_isolated);
+        printf("    graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
+               dt, g.index_bytes * 8, mib((double)(g.num_nodes + 1) * 8 + (double)g.num_edges * g.index_bytes));
+        for (int i = 0; i < ds->num_features; i++) {
+            const ds_feature *f = &ds->features[i];
+            if (f->domain == DS_DOMAIN_EDGE && f->type == et)
+                printf("    edge feature %s (%s, dim %lld): read and validated, ignored by training\n", f->name,
+                       npy_dtype_name(f->array.dtype), (long long)f->dim);
+        }
+    }
+    printf("features:\n");
+    if (ds->num_features == 0) printf("  (none)\n");
+    for (int i = 0; i < ds->num_features; i++) {
+        const ds_feature *f = &ds->features[i];
+        const int edge = f->domain == DS_DOMAIN_EDGE;
+        printf("  %s %s/%s: (%lld, %lld) %s, %s, %.1f MiB (%s)\n", edge ? "edge" : "node",
+               edge ? ds->edge_types[f->type].name : ds->node_types[f->type].name, f->name, (long long)f->rows,
+               (long long)f->dim, npy_dtype_name(f->array.dtype), f->in_memory ? "in memory" : "memory-mapped",
+               mib((double)f->rows * (double)f->dim * (double)npy_dtype_size(f->array.dtype)), f->array.path);
+    }
+    printf("tasks:\n");
+    if (ds->num_tasks == 0) printf("  (none)\n");
+    for (int i = 0; i < ds->num_tasks; i++) {
+        const ds_task *t = &ds->tasks[i];
+        const int lp = t->kind == DS_TASK_LINK_PREDICTION;
+        printf("  %s: %s, %s type %s", t->name, ds_task_kind_name(t->kind), lp ? "edge" : "node",
+               lp ? ds->edge_types[t->type].name : ds->node_types[t->type].name);
+        if (t->num_classes) printf(", %lld classes", (long long)t->num_classes);
+        printf("\n   ");
+        for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+            if (!t->splits[s].present) continue;
+            printf(" %s: %lld%s", ds_split_name((ds_split_id)s), (long long)t->splits[s].num_items,
+                   t->splits[s].seed_width == 2 ? " pairs" : "");
+        }
+        printf("\n");
+    }
+    return 0;
+}
+
 int cli_cmd_info(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -93,6 +164,11 @@ int cli_cmd_info(int argc, char **argv) {
         printf("partition: part %d of %d (id %s; %s), owns nodes [%lld, %lld) (%lld): new ids\n", pt->part,
                pt->num_parts, pt->id, pt->graph, (long long)pt->node_start, (long long)pt->node_end,
                (long long)(pt->node_end - pt->node_start));
+    if (dataset_is_typed(&ds)) {
+        const int rc = print_typed(&ds, (int)threads, &err);
+        dataset_close(&ds);
+        return rc ? cli_fail(&err) : 0;
+    }
     for (int t = 0; t < ds.num_node_types; t++)
         printf("nodes: %lld%s%s\n", (long long)ds.node_types[t].num_nodes,
                ds.num_node_types > 1 ? "  type " : "", ds.num_node_types > 1 ? ds.node_types[t].name : "");

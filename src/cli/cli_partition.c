@@ -120,6 +120,14 @@ int cli_cmd_partition(int argc, char **argv) {
 
     dataset ds;
     if (dataset_open(&ds, dsdir, &err) != 0) return cli_fail(&err);
+    if (dataset_is_typed(&ds)) { /* the partitioner sees one node and one edge type */
+        err_set(&err, CGNN_ERR_INPUT,
+                "%s: typed graphs cannot be partitioned yet (%d node types, %d edge types); partition an untyped "
+                "dataset",
+                ds.dir, ds.num_node_types, ds.num_edge_types);
+        dataset_close(&ds);
+        return cli_fail(&err);
+    }
     outguard guard;
     outguard_init(&guard);
     partition_result r;

@@ -190,8 +190,9 @@ void csc_free(csc_graph *g) {
  * CRC-32s of the src and dst id arrays as loaded (zlib's crc32, computed in parallel chunks and
  * joined with crc32_combine, so the value does not depend on the threads), and a CRC-32 of the
  * cache body. Loading recomputes all three and also checks the structure (indptr starts at 0,
- * never decreases, ends at E; every id is in [0, N)), so a stale, truncated, corrupted or
- * crafted cache is rebuilt with a log line, never used. */
+ * never decreases, ends at E; every id is in [0, num_src_nodes)) and the shape (N rows of the
+ * dst type, ids of the src type: an edge type whose node counts changed does not reuse it), so
+ * a stale, truncated, corrupted or crafted cache is rebuilt with a log line, never used. */
 #define CSC_CACHE_MAGIC "CGNNCSC\x01"
 #define CSC_CACHE_VERSION 2u
 #define CSC_HEADER_BYTES 4096 /* keeps indptr page-aligned in the mapping */
@@ -205,6 +206,8 @@ typedef struct csc_cache_header {
     uint32_t edges_src_crc;     /* CRC-32 of the src ids (E ids of src_id_dtype) */
     uint32_t edges_dst_crc;     /* CRC-32 of the dst ids */
     uint32_t body_crc;          /* CRC-32 of indptr then indices, as stored after the header */
+    int64_t num_src_nodes;      /* source ids are in [0, num_src_nodes) (an edge type's src type);
+                                   0 in caches written before the field: = num_nodes (square) */
 } csc_cache_header;
 _Static_assert(sizeof(csc_cache_header) <= CSC_HEADER_BYTES, "cache header");
 
@@ -214,9 +217,10 @@ static void fingerprint(csc_cache_header *h, const dataset *ds, int etype) {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, CSC_CACHE_MAGIC, 8);
     h->version = CSC_CACHE_VERSION;
-    h->num_nodes = ds->node_types[et->dst_type].num_nodes;
+    h->num_nodes = ds->node_types[et->dst_type].num_nodes;     /* rows: the dst type's nodes */
+    h->num_src_nodes = ds->node_types[et->src_type].num_nodes; /* ids: the src type's nodes */
     h->num_edges = et->edges.num_edges;
-    h->index_bytes = h->num_nodes <= INT32_MAX ? 4 : 8;
+    h->index_bytes = h->num_src_nodes <= INT32_MAX ? 4 : 8;
     h->src_id_dtype = (uint32_t)et->edges.id_dtype;
     h->edges_src_crc = crc_parallel(0, et->edges.src, id_bytes);
     h->edges_dst_crc = crc_parallel(0, et->edges.dst, id_bytes);
@@ -231,9 +235,10 @@ static void cache_path(char *out, size_t cap, const dataset *ds, int etype) {
     snprintf(out, cap, "%s/preprocessed/csc-%d.bin", ds->dir, etype);
 }
 
-/* NULL if g is a well-formed index of N nodes and E edges, else what is wrong. */
+/* NULL if g is a well-formed index of N rows, E edges and source ids in [0, num_src_nodes),
+ * else what is wrong. */
 static const char *check_structure(const csc_graph *g) {
-    const int64_t N = g->num_nodes, E = g->num_edges;
+    const int64_t N = g->num_nodes, E = g->num_edges, NS = g->num_src_nodes;
     const int64_t *ip = g->indptr;
     if (ip[0] != 0 || ip[N] != E) return "offsets do not run from 0 to the edge count";
     int64_t bad_off = 0, bad_id = 0;
@@ -243,11 +248,11 @@ static const char *check_structure(const csc_graph *g) {
     if (g->index_bytes == 4) {
         const int32_t *ix = g->indices;
 #pragma omp parallel for schedule(static) reduction(+ : bad_id)
-        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= N;
+        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= NS;
     } else {
         const int64_t *ix = g->indices;
 #pragma omp parallel for schedule(static) reduction(+ : bad_id)
-        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= N;
+        for (int64_t e = 0; e < E; e++) bad_id += ix[e] < 0 || ix[e] >= NS;
     }
     return bad_id ? "node ids out of range" : NULL;
 }
@@ -267,6 +272,7 @@ static int try_load_cache(csc_graph *g, const char *path, const csc_cache_header
     if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) why = "truncated header";
     else if (memcmp(h.magic, want->magic, 8) != 0 || h.version != want->version) why = "another format version";
     else if (h.num_nodes != want->num_nodes || h.num_edges != want->num_edges || h.index_bytes != want->index_bytes ||
+             (h.num_src_nodes ? h.num_src_nodes : h.num_nodes) != want->num_src_nodes ||
              h.src_id_dtype != want->src_id_dtype || h.edges_src_crc != want->edges_src_crc ||
              h.edges_dst_crc != want->edges_dst_crc)
         why = "built from another edge list (the edge file changed)";
@@ -281,7 +287,7 @@ static int try_load_cache(csc_graph *g, const char *path, const csc_cache_header
         memset(g, 0, sizeof *g);
         g->num_nodes = want->num_nodes;
         g->num_edges = want->num_edges;
-        g->num_src_nodes = want->num_nodes;
+        g->num_src_nodes = want->num_src_nodes;
         g->index_bytes = (int)want->index_bytes;
         g->map_base = base;
         g->map_len = need;
@@ -365,8 +371,10 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
         g->edges_crc = crc;
         return 0;
     }
+    /* rows: the dst type's nodes, ids: the src type's (checked by dataset_open); a square
+     * graph is exactly csc_build */
     const ds_edge_type *et = &ds->edge_types[etype];
-    if (csc_build(g, want.num_nodes, &et->edges, nthreads, err) != 0) return -1;
+    if (build(g, 0, want.num_nodes, want.num_src_nodes, &et->edges, nthreads, err) != 0) return -1;
     g->edges_crc = crc;
     write_cache(path, &want, g, ds->dir);
     return 0;

@@ -57,7 +57,10 @@ int csc_build_range(csc_graph *g, int64_t first_node, int64_t num_dst, int64_t n
                     int nthreads, cgnn_err *err);
 
 /* Opens the index for edge type `etype` of ds: from DATASET/preprocessed/csc-<etype>.bin when
- * it is current, else built (and cached when the directory is writable). A part of a
+ * it is current, else built (and cached when the directory is writable). Rows are the nodes of
+ * the edge type's dst type, source ids are per-type ids of its src type: g->num_nodes =
+ * N(dst type), g->num_src_nodes = N(src type), index_bytes from N(src type), first_node 0 (for
+ * an untyped graph both are its N nodes, exactly csc_build). A part of a
  * partitioned graph (ds->partition.present) is refused with CGNN_ERR_INPUT: its features and
  * ids are not those of a whole graph; open it with partbook_open (graph/partbook.h). */
 int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cgnn_err *err);

@@ -1,11 +1,13 @@
 /* dataset.c — GraphBolt OnDiskDataset (raw form) loader; see dataset.h.
  *
- * Dimension legend: N nodes (graph.nodes[0].num), E edges, F feature dim, M split items.
+ * Dimension legend: N nodes (graph.nodes[t].num, per node type t), E edges (per edge type),
+ * F feature dim, M split items.
  *
  * Order of work: metadata.yaml is parsed into a yamldoc tree and checked key by key (unknown
- * keys get a "did you mean"), `type:` keys are rejected up front, then graph, feature_data and
- * tasks are loaded in that order, so that every later check can name the earlier field it
- * depends on (rows vs graph.nodes[0].num, seeds vs the node count).
+ * keys get a "did you mean"), then graph (node entries first: they decide whether the dataset is
+ * typed, and every later `type:` is resolved against them), partition, feature_data and tasks
+ * are loaded in that order, so that every later check can name the earlier field it depends on
+ * (rows vs graph.nodes[t].num, seeds vs their type's node count).
  * Cleanup: every array the dataset owns is reachable from *ds as soon as it is allocated and
  * the counts are set before the entries are filled, so a single dataset_close on the error
  * path releases everything.
@@ -104,7 +106,7 @@ static int get_single_entry(const yamldoc *doc, const yamldoc_node *seq, const c
     if (seq->len != 1)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: %s (line %d): expected exactly one entry %s, got %d (several entries "
-                       "need type: keys, which are not supported yet)",
+                       "need type: keys: a typed dataset)",
                        doc->file, seq->path, seq->line, what, seq->len);
     if (yamldoc_expect_kind(doc, seq->items[0], YAMLDOC_MAPPING, err) != 0) return -1;
     *out = seq->items[0];
@@ -157,20 +159,6 @@ static int open_npy(const dataset *ds, const yamldoc *doc, const yamldoc_node *m
     return 0;
 }
 
-/* Rejects any `type:` key under node (heterogeneous graphs are not implemented). */
-static int reject_types(const yamldoc *doc, const yamldoc_node *node, cgnn_err *err) {
-    if (!node || node->kind == YAMLDOC_SCALAR) return 0;
-    for (int i = 0; i < node->len; i++) {
-        if (node->kind == YAMLDOC_MAPPING && strcmp(node->keys[i], "type") == 0)
-            return err_set(err, CGNN_ERR_INPUT,
-                           "%s: %s (line %d): heterogeneous graphs (type: keys) are not supported "
-                           "yet; use one node type and one edge type without type: keys",
-                           doc->file, node->items[i]->path, node->key_lines[i]);
-        if (reject_types(doc, node->items[i], err) != 0) return -1;
-    }
-    return 0;
-}
-
 /* dst (rows, cols) in C order <- src (rows, cols) column-major (a Fortran-order .npy);
  * elements of `size` bytes. Tiled so both sides are read/written in cache-line runs. */
 #define TRANSPOSE_TILE 64
@@ -212,15 +200,16 @@ static void *copy_to_c_order(const npy_array *a, cgnn_err *err) {
 
 /* ---- graph ------------------------------------------------------------------ */
 
-/* Index of the first edge (column) whose src or dst is outside [0, n), or e if none.
- * An OpenMP min-reduction over all columns, so the answer does not depend on the threads. */
+/* Index of the first edge (column) whose src is outside [0, ns) or dst outside [0, nd), or e if
+ * none. An OpenMP min-reduction over all columns, so the answer does not depend on the threads. */
 #define FIRST_BAD_COLUMN(T)                                                                    \
-    static int64_t first_bad_column_##T(const T *src, const T *dst, int64_t e, int64_t n) {    \
+    static int64_t first_bad_column_##T(const T *src, const T *dst, int64_t e, int64_t ns,     \
+                                        int64_t nd) {                                          \
         int64_t first = e;                                                                     \
         _Pragma("omp parallel for schedule(static) reduction(min : first)")                    \
         for (int64_t i = 0; i < e; i++) {                                                      \
             int64_t s = src[i], d = dst[i];                                                    \
-            if ((s < 0 || s >= n || d < 0 || d >= n) && i < first) first = i;                  \
+            if ((s < 0 || s >= ns || d < 0 || d >= nd) && i < first) first = i;                \
         }                                                                                      \
         return first;                                                                          \
     }
@@ -231,19 +220,35 @@ static int64_t edge_id(const void *ids, npy_dtype dtype, int64_t i) {
     return dtype == NPY_DTYPE_INT32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
 }
 
-/* Checks every id of et->edges lies in [0, num_nodes); names the first bad column. */
-static int check_edge_ids(const ds_edge_type *et, int64_t num_nodes, cgnn_err *err) {
+/* What bounds the src (side 0) or dst (side 1) ids of edge type `index`, for messages:
+ * "graph.nodes[0].num" untyped; "graph.nodes[1].num of node type 'paper'; edge type
+ * 'author:writes:paper', graph.edges[0]" typed. */
+static const char *id_range_what(const dataset *ds, int index, int side, char *buf, size_t cap) {
+    const ds_edge_type *et = &ds->edge_types[index];
+    const int t = side == 0 ? et->src_type : et->dst_type;
+    if (!ds->typed) snprintf(buf, cap, "graph.nodes[%d].num", t);
+    else
+        snprintf(buf, cap, "graph.nodes[%d].num of node type '%s'; edge type '%s', graph.edges[%d]", t,
+                 ds->node_types[t].name, et->name, index);
+    return buf;
+}
+
+/* Checks every src id of edge type `index` lies in [0, N(src type)) and every dst id in
+ * [0, N(dst type)); names the first bad column. */
+static int check_edge_ids(const dataset *ds, int index, cgnn_err *err) {
+    const ds_edge_type *et = &ds->edge_types[index];
     const ds_edges *e = &et->edges;
+    const int64_t ns = ds->node_types[et->src_type].num_nodes, nd = ds->node_types[et->dst_type].num_nodes;
     int64_t bad = e->id_dtype == NPY_DTYPE_INT32
-                      ? first_bad_column_int32_t(e->src, e->dst, e->num_edges, num_nodes)
-                      : first_bad_column_int64_t(e->src, e->dst, e->num_edges, num_nodes);
+                      ? first_bad_column_int32_t(e->src, e->dst, e->num_edges, ns, nd)
+                      : first_bad_column_int64_t(e->src, e->dst, e->num_edges, ns, nd);
     if (bad == e->num_edges) return 0;
     int64_t s = edge_id(e->src, e->id_dtype, bad), d = edge_id(e->dst, e->id_dtype, bad);
-    int src_bad = s < 0 || s >= num_nodes;
-    return err_set(err, CGNN_ERR_INPUT,
-                   "%s: column %lld: %s id %lld out of range [0, %lld) (graph.nodes[0].num)",
-                   et->path, (long long)bad, src_bad ? "src" : "dst", (long long)(src_bad ? s : d),
-                   (long long)num_nodes);
+    int src_bad = s < 0 || s >= ns;
+    char what[768];
+    return err_set(err, CGNN_ERR_INPUT, "%s: column %lld: %s id %lld out of range [0, %lld) (%s)", et->path,
+                   (long long)bad, src_bad ? "src" : "dst", (long long)(src_bad ? s : d),
+                   (long long)(src_bad ? ns : nd), id_range_what(ds, index, src_bad ? 0 : 1, what, sizeof what));
 }
 
 /* Parses one integer of a CSV line at *p (spaces allowed before); advances *p. */
@@ -267,9 +272,11 @@ static int csv_int(const char **p, int64_t *out) {
 
 /* Reads headerless "src,dst" lines into an owned int64 (2, E) buffer, checking ids as it goes
  * (so a bad id is reported with its line). */
-static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta, cgnn_err *err) {
+static int load_csv_edges(const dataset *ds, int index, const char *meta, cgnn_err *err) {
+    ds_edge_type *et = &ds->edge_types[index];
+    const int64_t range[2] = {ds->node_types[et->src_type].num_nodes, ds->node_types[et->dst_type].num_nodes};
     int fd = file_open_regular(et->path, NULL, err);
-    if (fd < 0) return err_append(err, " (graph.edges[0].path in %s)", meta);
+    if (fd < 0) return err_append(err, " (graph.edges[%d].path in %s)", index, meta);
     FILE *f = fdopen(fd, "r");
     if (!f) {
         close(fd);
@@ -301,11 +308,11 @@ static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta,
             break;
         }
         for (int c = 0; c < 2; c++) {
-            if (ids[c] < 0 || ids[c] >= num_nodes) {
-                rc = err_set(err, CGNN_ERR_INPUT,
-                             "%s:%lld: %s id %lld out of range [0, %lld) (graph.nodes[0].num)",
-                             et->path, (long long)lineno, c == 0 ? "src" : "dst",
-                             (long long)ids[c], (long long)num_nodes);
+            if (ids[c] < 0 || ids[c] >= range[c]) {
+                char what[768];
+                rc = err_set(err, CGNN_ERR_INPUT, "%s:%lld: %s id %lld out of range [0, %lld) (%s)", et->path,
+                             (long long)lineno, c == 0 ? "src" : "dst", (long long)ids[c], (long long)range[c],
+                             id_range_what(ds, index, c, what, sizeof what));
                 break;
             }
         }
@@ -350,43 +357,135 @@ static int load_csv_edges(ds_edge_type *et, int64_t num_nodes, const char *meta,
     return rc;
 }
 
-static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
-    static const char *const GRAPH_KEYS[] = {"nodes", "edges", NULL};
-    static const char *const NODE_KEYS[] = {"num", NULL};
-    static const char *const EDGE_KEYS[] = {"format", "path", NULL};
-    const yamldoc_node *graph = NULL, *nodes = NULL, *edges = NULL, *entry = NULL;
-    if (get_child(doc, doc->root, "graph", YAMLDOC_MAPPING, 1, &graph, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
+/* "author, paper, term" (the declared node types) into buf, for messages. */
+static const char *node_type_list(const dataset *ds, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int t = 0; t < ds->num_node_types && n < cap; t++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", t ? ", " : "", ds->node_types[t].name);
+    return buf;
+}
 
-    /* nodes: [{num: N}] */
-    if (get_child(doc, graph, "nodes", YAMLDOC_SEQUENCE, 1, &nodes, err) != 0) return -1;
-    if (get_single_entry(doc, nodes, "{num: N}", &entry, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, entry, NODE_KEYS, err) != 0) return -1;
-    int64_t num_nodes = 0;
-    if (yamldoc_get_int(doc, entry, "num", 1, &num_nodes, err) != 0) return -1;
-    if (num_nodes <= 0) {
-        const yamldoc_node *v = yamldoc_get(entry, "num");
-        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): number of nodes must be positive, got %lld",
-                       doc->file, v->path, v->line, (long long)num_nodes);
+/* graph.nodes: one {num: N} entry (untyped: the type "_default"), or {type: NAME, num: N}
+ * entries, every one typed (names unique, non-empty, without ':'). Sets ds->typed. */
+static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes, cgnn_err *err) {
+    static const char *const NODE_KEYS[] = {"type", "num", NULL};
+    if (nodes->len == 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no node entries", doc->file, nodes->path, nodes->line);
+    int typed = 0;
+    for (int i = 0; i < nodes->len; i++) {
+        if (yamldoc_expect_kind(doc, nodes->items[i], YAMLDOC_MAPPING, err) != 0) return -1;
+        typed += yamldoc_get(nodes->items[i], "type") != NULL;
     }
-    ds->node_types = cgnn_calloc(1, sizeof *ds->node_types);
-    ds->num_node_types = 1;
-    snprintf(ds->node_types[0].name, sizeof ds->node_types[0].name, "_default");
-    ds->node_types[0].num_nodes = num_nodes;
+    if (typed && typed != nodes->len)
+        for (int i = 0; i < nodes->len; i++) {
+            const yamldoc_node *v = nodes->items[i];
+            if (yamldoc_get(v, "type") == NULL)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: %s (line %d): no type: key, but other node entries have one (typed and untyped "
+                               "node entries cannot be mixed: give every entry of graph.nodes a type, or use one "
+                               "entry without)",
+                               doc->file, v->path, v->line);
+        }
+    ds->typed = typed > 0;
+    if (!ds->typed && nodes->len != 1)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): expected exactly one entry {num: N}, got %d (several node types need "
+                       "type: keys)",
+                       doc->file, nodes->path, nodes->line, nodes->len);
+    ds->node_types = cgnn_calloc((size_t)nodes->len, sizeof *ds->node_types);
+    ds->num_node_types = nodes->len;
+    for (int i = 0; i < nodes->len; i++) {
+        const yamldoc_node *entry = nodes->items[i];
+        ds_node_type *nt = &ds->node_types[i];
+        if (yamldoc_check_keys(doc, entry, NODE_KEYS, err) != 0) return -1;
+        if (ds->typed) {
+            if (get_name(doc, entry, "type", 1, nt->name, err) != 0) return -1;
+            const yamldoc_node *v = yamldoc_get(entry, "type");
+            if (strchr(nt->name, ':'))
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: %s (line %d): node type '%s' contains ':' (reserved for edge types "
+                               "\"src:relation:dst\")",
+                               doc->file, v->path, v->line, nt->name);
+            for (int j = 0; j < i; j++)
+                if (strcmp(ds->node_types[j].name, nt->name) == 0)
+                    return err_set(err, CGNN_ERR_INPUT,
+                                   "%s: %s (line %d): duplicate node type '%s' (also graph.nodes[%d])", doc->file,
+                                   v->path, v->line, nt->name, j);
+        } else {
+            snprintf(nt->name, sizeof nt->name, "_default");
+        }
+        if (yamldoc_get_int(doc, entry, "num", 1, &nt->num_nodes, err) != 0) return -1;
+        if (nt->num_nodes <= 0) {
+            const yamldoc_node *v = yamldoc_get(entry, "num");
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): number of nodes must be positive, got %lld",
+                           doc->file, v->path, v->line, (long long)nt->num_nodes);
+        }
+    }
+    return 0;
+}
 
-    /* edges: [{format: numpy|csv, path}] */
-    if (get_child(doc, graph, "edges", YAMLDOC_SEQUENCE, 1, &edges, err) != 0) return -1;
-    if (get_single_entry(doc, edges, "{format: numpy, path: ...}", &entry, err) != 0) return -1;
+/* Parses entry.type = "src:relation:dst" into et (name, src_type, dst_type): exactly three
+ * non-empty parts, src and dst declared node types. */
+static int parse_edge_type(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, ds_edge_type *et,
+                           cgnn_err *err) {
+    const char *s = NULL;
+    if (yamldoc_get_string(doc, entry, "type", 1, &s, err) != 0) return -1;
+    const yamldoc_node *v = yamldoc_get(entry, "type");
+    const char *c1 = strchr(s, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2 || strchr(c2 + 1, ':') || c1 == s || c2 == c1 + 1 || !c2[1])
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): edge type '%.200s' is not \"src:relation:dst\" (three non-empty parts "
+                       "separated by ':')",
+                       doc->file, v->path, v->line, s);
+    if (strlen(s) >= sizeof et->name)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): edge type longer than %d characters", doc->file,
+                       v->path, v->line, (int)sizeof et->name - 1);
+    snprintf(et->name, sizeof et->name, "%s", s);
+    char part[sizeof et->name];
+    const char *sides[2][2] = {{s, c1}, {c2 + 1, s + strlen(s)}};
+    int *types[2] = {&et->src_type, &et->dst_type};
+    for (int k = 0; k < 2; k++) {
+        snprintf(part, sizeof part, "%.*s", (int)(sides[k][1] - sides[k][0]), sides[k][0]);
+        *types[k] = dataset_find_node_type(ds, part);
+        if (*types[k] < 0) {
+            char list[1024];
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): edge type '%s': %s node type '%s' is not declared in graph.nodes "
+                           "(declared: %s)",
+                           doc->file, v->path, v->line, s, k == 0 ? "src" : "dst", part,
+                           node_type_list(ds, list, sizeof list));
+        }
+    }
+    return 0;
+}
+
+/* Loads edge type `index` from its entry ({type:, format: numpy|csv, path}) and validates its ids. */
+static int load_edge_type(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int index, cgnn_err *err) {
+    static const char *const EDGE_KEYS[] = {"type", "format", "path", NULL};
+    ds_edge_type *et = &ds->edge_types[index];
+    if (yamldoc_expect_kind(doc, entry, YAMLDOC_MAPPING, err) != 0) return -1;
     if (yamldoc_check_keys(doc, entry, EDGE_KEYS, err) != 0) return -1;
+    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    if (ds->typed) {
+        if (parse_edge_type(ds, doc, entry, et, err) != 0) return -1;
+        for (int j = 0; j < index; j++)
+            if (strcmp(ds->edge_types[j].name, et->name) == 0)
+                return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate edge type '%s' (also graph.edges[%d])",
+                               doc->file, tv->path, tv->line, et->name, j);
+    } else {
+        if (tv)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): an edge type needs typed node entries (graph.nodes[*].type); this "
+                           "graph's node entry has no type: key",
+                           doc->file, tv->path, tv->line);
+        snprintf(et->name, sizeof et->name, "_default");
+        et->src_type = et->dst_type = 0;
+    }
     int is_csv;
     if (get_format(doc, entry, 1, &is_csv, err) != 0) return -1;
-    ds->edge_types = cgnn_calloc(1, sizeof *ds->edge_types);
-    ds->num_edge_types = 1;
-    ds_edge_type *et = &ds->edge_types[0];
-    snprintf(et->name, sizeof et->name, "_default");
-    et->src_type = et->dst_type = 0;
     if (get_path(ds, doc, entry, et->path, sizeof et->path, err) != 0) return -1;
-    if (is_csv) return load_csv_edges(et, num_nodes, doc->file, err);
+    if (is_csv) return load_csv_edges(ds, index, doc->file, err);
 
     if (npy_open_any_order(&et->file, et->path, 0, err) != 0)
         return err_append(err, " (%s.path in %s)", entry->path, doc->file);
@@ -408,7 +507,28 @@ static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     npy_dtype dtype = a->dtype;
     if (et->owned) npy_close(&et->file); /* the copy replaces the mapping */
     et->edges = (ds_edges){dtype, e, base, base + (size_t)e * npy_dtype_size(dtype)};
-    return check_edge_ids(et, num_nodes, err);
+    return check_edge_ids(ds, index, err);
+}
+
+static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    static const char *const GRAPH_KEYS[] = {"nodes", "edges", NULL};
+    const yamldoc_node *graph = NULL, *nodes = NULL, *edges = NULL;
+    if (get_child(doc, doc->root, "graph", YAMLDOC_MAPPING, 1, &graph, err) != 0) return -1;
+    if (yamldoc_check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
+    if (get_child(doc, graph, "nodes", YAMLDOC_SEQUENCE, 1, &nodes, err) != 0) return -1;
+    if (load_nodes(ds, doc, nodes, err) != 0) return -1;
+
+    /* edges: [{format: numpy|csv, path}] untyped; [{type: "s:r:d", format, path}, ...] typed */
+    if (get_child(doc, graph, "edges", YAMLDOC_SEQUENCE, 1, &edges, err) != 0) return -1;
+    if (!ds->typed && edges->len != 1)
+        return get_single_entry(doc, edges, "{format: numpy, path: ...}", &edges, err);
+    if (edges->len == 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no edge entries", doc->file, edges->path, edges->line);
+    ds->edge_types = cgnn_calloc((size_t)edges->len, sizeof *ds->edge_types);
+    ds->num_edge_types = edges->len;
+    for (int i = 0; i < edges->len; i++)
+        if (load_edge_type(ds, doc, edges->items[i], i, err) != 0) return -1;
+    return 0;
 }
 
 /* ---- partition -------------------------------------------------------------- */
@@ -433,6 +553,11 @@ static int load_partition(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     const yamldoc_node *m = NULL;
     if (get_child(doc, doc->root, "partition", YAMLDOC_MAPPING, 0, &m, err) != 0) return -1;
     if (!m) return 0;
+    if (ds->typed)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: partition (line %d): typed graphs cannot be partitioned yet (this dataset has typed "
+                       "graph.nodes)",
+                       doc->file, m->line);
     if (yamldoc_check_keys(doc, m, KEYS, err) != 0) return -1;
     ds_partition *pt = &ds->partition;
     const int64_t n = ds->node_types[0].num_nodes;
@@ -541,7 +666,7 @@ static int check_finite(const npy_array *a, int64_t dim, const char *field, cgnn
 
 static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int index,
                         cgnn_err *err) {
-    static const char *const FEATURE_KEYS[] = {"domain", "name", "format", "in_memory", "path", NULL};
+    static const char *const FEATURE_KEYS[] = {"domain", "type", "name", "format", "in_memory", "path", NULL};
     ds_feature *f = &ds->features[index];
     if (yamldoc_expect_kind(doc, entry, YAMLDOC_MAPPING, err) != 0) return -1;
     if (yamldoc_check_keys(doc, entry, FEATURE_KEYS, err) != 0) return -1;
@@ -557,11 +682,37 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
                        doc->file, v->path, v->line, domain);
     }
     f->type = 0;
+    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    if (ds->typed) { /* a node type for domain node, an edge type for domain edge */
+        char tname[sizeof ds->edge_types[0].name];
+        const char *s = NULL;
+        if (yamldoc_get_string(doc, entry, "type", 1, &s, err) != 0) return -1;
+        tv = yamldoc_get(entry, "type");
+        snprintf(tname, sizeof tname, "%s", s);
+        f->type = f->domain == DS_DOMAIN_NODE ? dataset_find_node_type(ds, tname) : dataset_find_edge_type(ds, tname);
+        if (f->type < 0) {
+            char list[1024];
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unknown %s type '%.200s' (%s%s)", doc->file,
+                           tv->path, tv->line, domain, s,
+                           f->domain == DS_DOMAIN_NODE ? "declared node types: " : "expected one of graph.edges[*].type",
+                           f->domain == DS_DOMAIN_NODE ? node_type_list(ds, list, sizeof list) : "");
+        }
+    } else if (tv) {
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): a type: key needs a typed graph (graph.nodes[*].type); this graph's "
+                       "node entry has none",
+                       doc->file, tv->path, tv->line);
+    }
     if (get_name(doc, entry, "name", 1, f->name, err) != 0) return -1;
     for (int j = 0; j < index; j++)
-        if (ds->features[j].domain == f->domain && strcmp(ds->features[j].name, f->name) == 0)
-            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate %s feature '%s'",
-                           doc->file, entry->path, entry->line, domain, f->name);
+        if (ds->features[j].domain == f->domain && ds->features[j].type == f->type &&
+            strcmp(ds->features[j].name, f->name) == 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate %s feature '%s'%s%s%s",
+                           doc->file, entry->path, entry->line, domain, f->name, ds->typed ? " of type '" : "",
+                           !ds->typed                   ? ""
+                           : f->domain == DS_DOMAIN_NODE ? ds->node_types[f->type].name
+                                                         : ds->edge_types[f->type].name,
+                           ds->typed ? "'" : "");
     int is_csv;
     if (get_format(doc, entry, 0, &is_csv, err) != 0) return -1;
     f->in_memory = 1;
@@ -587,13 +738,23 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
                        a->path, entry->path, shape_str(a, sh, sizeof sh));
     f->rows = a->shape[0];
     f->dim = a->ndim == 2 ? a->shape[1] : 1;
-    int64_t want = f->domain == DS_DOMAIN_NODE ? dataset_owned_nodes(ds) : ds->edge_types[0].edges.num_edges;
+    /* typed: the rows of the feature's own node / edge type */
+    int64_t want = f->domain == DS_DOMAIN_EDGE ? ds->edge_types[f->type].edges.num_edges
+                   : ds->typed               ? ds->node_types[f->type].num_nodes
+                                             : dataset_owned_nodes(ds);
+    char what[768];
+    if (f->domain == DS_DOMAIN_EDGE)
+        snprintf(what, sizeof what, "the number of edges in graph.edges[%d]%s%s%s", f->type,
+                 ds->typed ? ", edge type '" : "", ds->typed ? ds->edge_types[f->type].name : "", ds->typed ? "'" : "");
+    else if (ds->typed)
+        snprintf(what, sizeof what, "graph.nodes[%d].num of node type '%s'", f->type, ds->node_types[f->type].name);
+    else
+        snprintf(what, sizeof what, "%s",
+                 ds->partition.present ? "the part's nodes: partition.node_end - partition.node_start"
+                                       : "graph.nodes[0].num");
     if (f->rows != want)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: has %lld rows, expected %lld (%s)", a->path,
-                       entry->path, (long long)f->rows, (long long)want,
-                       f->domain == DS_DOMAIN_EDGE  ? "the number of edges in graph.edges[0]"
-                       : ds->partition.present ? "the part's nodes: partition.node_end - partition.node_start"
-                                               : "graph.nodes[0].num");
+                       entry->path, (long long)f->rows, (long long)want, what);
     if (f->dim == 0 || (a->ndim == 2 && a->shape[1] == 0))
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: has 0 columns per row (shape %s); a feature needs at least one",
                        a->path, entry->path, shape_str(a, sh, sizeof sh));
@@ -620,8 +781,14 @@ static int load_features(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     if (!list || list->len == 0) return 0;
     ds->features = cgnn_calloc((size_t)list->len, sizeof *ds->features);
     ds->num_features = list->len;
-    for (int i = 0; i < list->len; i++)
+    int edge_features = 0;
+    for (int i = 0; i < list->len; i++) {
         if (load_feature(ds, doc, list->items[i], i, err) != 0) return -1;
+        edge_features += ds->features[i].domain == DS_DOMAIN_EDGE;
+    }
+    if (ds->typed && edge_features)
+        log_info("%s: %d edge feature%s read and validated; edge features are ignored by training", doc->file,
+                 edge_features, edge_features == 1 ? "" : "s");
     return 0;
 }
 
@@ -708,11 +875,42 @@ static int check_index_groups(const ds_split *sp, const char *ipath, const char 
 /* Loads one split (a list with one {data: [...]} entry) of task t into sp. */
 static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, ds_task *t,
                       ds_split *sp, cgnn_err *err) {
-    static const char *const SET_KEYS[] = {"data", NULL};
+    static const char *const SET_KEYS[] = {"type", "data", NULL};
     static const char *const DATA_KEYS[] = {"name", "format", "path", "in_memory", NULL};
     const yamldoc_node *entry = NULL, *data = NULL;
+    if (ds->typed && set->len > 1)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): %d sets (one per type); one type per task is supported: give the task one "
+                       "set per split",
+                       doc->file, set->path, set->line, set->len);
     if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) return -1;
     if (yamldoc_check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
+
+    /* typed: the set's type names a node type (node classification) or an edge type (link
+     * prediction); which one the seeds need is checked once their shape is known */
+    const char *split_name = strrchr(set->path, '.') ? strrchr(set->path, '.') + 1 : set->path;
+    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    int type = 0, type_is_edge = 0;
+    if (ds->typed) {
+        const char *tname = NULL;
+        if (yamldoc_get_string(doc, entry, "type", 1, &tname, err) != 0) return -1;
+        tv = yamldoc_get(entry, "type");
+        type = dataset_find_node_type(ds, tname);
+        if (type < 0 && (type = dataset_find_edge_type(ds, tname)) >= 0) type_is_edge = 1;
+        if (type < 0) {
+            char list[1024];
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): task '%s', %s: unknown type '%.200s' (neither a node type of "
+                           "graph.nodes [%s] nor an edge type of graph.edges)",
+                           doc->file, tv->path, tv->line, t->name, split_name, tname,
+                           node_type_list(ds, list, sizeof list));
+        }
+    } else if (tv) {
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): task '%s', %s: a type: key needs a typed graph (graph.nodes[*].type); "
+                       "this graph's node entry has none",
+                       doc->file, tv->path, tv->line, t->name, split_name);
+    }
     if (get_child(doc, entry, "data", YAMLDOC_SEQUENCE, 1, &data, err) != 0) return -1;
 
     const yamldoc_node *parts[SPLIT_DATA_COUNT] = {NULL, NULL, NULL};
@@ -767,14 +965,38 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     sp->num_items = a.shape[0];
     sp->seeds = to_int64(&a);
     npy_close(&a);
-    int64_t n = ds->node_types[0].num_nodes;
-    char where[256];
+    if (ds->typed && type_is_edge != (sp->seed_width == 2))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: seeds (%s): %s, but the set's type '%s' (%s, line %d) is %s",
+                       sp->seeds_path, sd->path,
+                       sp->seed_width == 2 ? "(M, 2) node pairs need an edge type (link prediction)"
+                                           : "(N,) node ids need a node type (node classification)",
+                       type_is_edge ? ds->edge_types[type].name : ds->node_types[type].name, doc->file, tv->line,
+                       type_is_edge ? "an edge type" : "a node type");
+    /* the node type of each seed column: untyped 0; NC the set's type; LP its src / dst types */
+    int col_type[2] = {0, 0};
+    if (type_is_edge) {
+        col_type[0] = ds->edge_types[type].src_type;
+        col_type[1] = ds->edge_types[type].dst_type;
+    } else {
+        col_type[0] = col_type[1] = type;
+    }
+    char where[512];
     snprintf(where, sizeof where, "%s", set->path); /* "tasks[0].train_set" */
-    for (int64_t i = 0; i < sp->num_items * sp->seed_width; i++)
-        if (sp->seeds[i] < 0 || sp->seeds[i] >= n)
-            return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: seed %lld out of range [0, %lld) (%s)",
+    for (int64_t i = 0; i < sp->num_items * sp->seed_width; i++) {
+        const int ct = col_type[i % sp->seed_width];
+        const int64_t n = ds->node_types[ct].num_nodes;
+        if (sp->seeds[i] < 0 || sp->seeds[i] >= n) {
+            char tinfo[400] = "";
+            if (ds->typed)
+                snprintf(tinfo, sizeof tinfo, "; %s%s node type '%s', graph.nodes[%d].num",
+                         sp->seed_width == 2 ? (i % 2 ? "column 1: dst" : "column 0: src") : "",
+                         sp->seed_width == 2 ? " " : "", ds->node_types[ct].name, ct);
+            return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: seed %lld out of range [0, %lld) (%s%s)",
                            sp->seeds_path, (long long)(i / sp->seed_width), (long long)sp->seeds[i],
-                           (long long)n, where);
+                           (long long)n, where, tinfo);
+        }
+    }
     if (ds->partition.present) { /* a part's seeds (a pair's anchor) are its own nodes */
         const int64_t lo = ds->partition.node_start, hi = ds->partition.node_end;
         for (int64_t i = 0; i < sp->num_items; i++) {
@@ -796,7 +1018,15 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                        ds_task_kind_name(kind),
                        kind == DS_TASK_LINK_PREDICTION ? "(N,) node ids" : "(M, 2) node pairs",
                        ds_task_kind_name(t->kind));
+    if (t->kind != DS_TASK_OTHER && t->type != type)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): task '%s', %s: type '%s' differs from an earlier split's type '%s'; one type "
+                       "per task is supported",
+                       doc->file, tv ? tv->path : set->path, tv ? tv->line : set->line, t->name, split_name,
+                       type_is_edge ? ds->edge_types[type].name : ds->node_types[type].name,
+                       type_is_edge ? ds->edge_types[t->type].name : ds->node_types[t->type].name);
     t->kind = kind;
+    t->type = type;
 
     if (parts[SPLIT_LABELS]) {
         const char *lpath = sp->labels_path;
@@ -909,13 +1139,6 @@ static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     static const char *const TOP_KEYS[] = {"dataset_name", "graph", "feature_data", "tasks", "partition", NULL};
     if (yamldoc_expect_kind(doc, doc->root, YAMLDOC_MAPPING, err) != 0) return -1;
     if (yamldoc_check_keys(doc, doc->root, TOP_KEYS, err) != 0) return -1;
-    if (reject_types(doc, yamldoc_get(doc->root, "graph"), err) != 0) return -1;
-    if (reject_types(doc, yamldoc_get(doc->root, "feature_data"), err) != 0) return -1;
-    const yamldoc_node *tasks = yamldoc_get(doc->root, "tasks");
-    if (tasks && tasks->kind == YAMLDOC_SEQUENCE)
-        for (int i = 0; i < tasks->len; i++)
-            for (int s = 0; s < DS_SPLIT_COUNT; s++)
-                if (reject_types(doc, yamldoc_get(tasks->items[i], SPLIT_NAMES[s]), err) != 0) return -1;
 
     if (get_name(doc, doc->root, "dataset_name", 0, ds->name, err) != 0) return -1;
     if (!ds->name[0]) { /* default: the directory's name */
@@ -1003,6 +1226,21 @@ int dataset_find_node_type(const dataset *ds, const char *name) {
     for (int i = 0; i < ds->num_node_types; i++)
         if (strcmp(ds->node_types[i].name, name) == 0) return i;
     return -1;
+}
+
+int dataset_is_typed(const dataset *ds) { return ds->typed; }
+
+int dataset_find_edge_type(const dataset *ds, const char *name) {
+    for (int i = 0; i < ds->num_edge_types; i++)
+        if (strcmp(ds->edge_types[i].name, name) == 0) return i;
+    return -1;
+}
+
+int64_t dataset_node_type_offset(const dataset *ds, int t) {
+    CGNN_CHECK(t >= 0 && t <= ds->num_node_types);
+    int64_t off = 0;
+    for (int i = 0; i < t; i++) off += ds->node_types[i].num_nodes;
+    return off;
 }
 
 int64_t dataset_owned_nodes(const dataset *ds) {

@@ -8,7 +8,24 @@
  * Typed graphs: the dataset holds arrays of node types and edge types. A homogeneous dataset
  * (no `type:` keys) has exactly one node type and one edge type, both named "_default"; callers
  * index types by number, so heterogeneous graphs add entries, not new code paths.
- * (Reading `type:` keys is not implemented yet and is rejected with a clear error.)
+ *
+ * A typed (heterogeneous) dataset, as DGL GraphBolt writes it, has `type:` keys everywhere:
+ *   graph.nodes:   - {type: NAME, num: N}       names unique, non-empty, without ':'
+ *   graph.edges:   - {type: "src:relation:dst", format: numpy|csv, path}
+ *                  exactly three non-empty parts; src and dst declared node types; no duplicates
+ *   feature_data:  - {domain: node, type: NODE_TYPE, ...}  (N(type), dim) rows
+ *                  - {domain: edge, type: "s:r:d", ...}    (E(edge type), dim) rows; read,
+ *                    validated and ignored by training (a log line says so)
+ *   tasks[i].train_set / validation_set / test_set: one set each, `- {type: T, data: [...]}`:
+ *                  T a node type for node classification (seeds (N,) in [0, N(T))), an edge
+ *                  type for link prediction (seeds (M, 2): column 0 in [0, N(src type)),
+ *                  column 1 in [0, N(dst type))); every split of a task has the same type
+ *                  (one type per task is supported).
+ * Node ids are per type, from 0; an edge type's src ids are ids of its src type and its dst ids
+ * ids of its dst type. The homogenised id space puts the types one after another in declaration
+ * order: global id = dataset_node_type_offset(ds, t) + per-type id. A dataset is either fully
+ * typed or untyped (mixing is an error); node types without features are allowed; a typed
+ * dataset cannot be one part of a partitioned graph (a `partition:` key is refused).
  *
  * Split seeds and labels are small next to features and edges; they are converted to int64
  * arrays owned by the dataset so that consumers need not care about their on-disk dtype.
@@ -97,6 +114,7 @@ typedef struct ds_task {
     char name[DATASET_NAME_MAX];
     ds_task_kind kind;    /* from the data: seeds (N,)+labels -> NC, seeds (M,2) -> LP */
     int64_t num_classes;  /* 0 if not given */
+    int type;             /* node type index (NC) or edge type index (LP) of the seeds; 0 untyped */
     ds_split splits[DS_SPLIT_COUNT];
 } ds_task;
 
@@ -116,6 +134,7 @@ typedef struct ds_partition {
 typedef struct dataset {
     char dir[4096];       /* directory holding metadata.yaml */
     char name[DATASET_NAME_MAX];
+    int typed;            /* 1: the metadata has type: keys (see the top of the file) */
     ds_partition partition;
     int num_node_types;
     ds_node_type *node_types;
@@ -140,7 +159,17 @@ const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int 
 const ds_task *dataset_find_task(const dataset *ds, const char *name);
 int dataset_find_node_type(const dataset *ds, const char *name);
 
-/* Rows of node features / owned nodes: node_end - node_start for a part, else the node count. */
+/* 1 if the dataset is typed (its metadata has type: keys), else 0. */
+int dataset_is_typed(const dataset *ds);
+
+/* Index of the edge type named "src:relation:dst" ("_default" for an untyped dataset), or -1. */
+int dataset_find_edge_type(const dataset *ds, const char *name);
+
+/* First homogenised id of node type t: the sum of num of the types before it (0 for t = 0). */
+int64_t dataset_node_type_offset(const dataset *ds, int t);
+
+/* Rows of node features / owned nodes: node_end - node_start for a part, else the node count
+ * of node type 0 (a typed dataset's node features have the row count of their own type). */
 int64_t dataset_owned_nodes(const dataset *ds);
 
 /* Total number of nodes over all node types. */
