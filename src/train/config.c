@@ -397,7 +397,7 @@ static void etype_prefix(const config_edge_type *et, char *out, size_t cap) {
 }
 
 /* Adds edge type et with fanouts f[count] as entry a->num_etype_fanouts (n: the node for
- * messages; `where` says which entry, e.g. "entry 2 (line 7)"): checks the length against
+ * messages; `where` says which entry, e.g. "2" or "2 (line 7)"): checks the length against
  * num_layers, refuses a second entry for the same edge type and more than
  * CONFIG_MAX_ETYPE_FANOUTS entries. */
 static int add_etype_fanout(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int layers_given,
@@ -412,7 +412,7 @@ static int add_etype_fanout(const yamldoc *doc, const yamldoc_node *n, trainer_a
         if (edge_type_eq(&a->etype_fanouts[i].etype, et))
             return node_err(doc, n, err, "%sgiven twice (entries %d and %s); give each edge type once", pre, i, where);
     if (a->num_etype_fanouts >= CONFIG_MAX_ETYPE_FANOUTS)
-        return node_err(doc, n, err, "more than %d edge types (%s); cgnn takes at most %d", CONFIG_MAX_ETYPE_FANOUTS,
+        return node_err(doc, n, err, "more than %d edge types (entry %s); cgnn takes at most %d", CONFIG_MAX_ETYPE_FANOUTS,
                         where, CONFIG_MAX_ETYPE_FANOUTS);
     config_etype_fanout *dst = &a->etype_fanouts[a->num_etype_fanouts++];
     dst->etype = *et;
@@ -542,8 +542,9 @@ static int parse_etype_fanout_string(const yamldoc *doc, const yamldoc_node *n, 
             if (entry == 0) return fl_err(doc, n, &l, err, "no edge types in {}");
             break;
         }
-        char where[64];
-        snprintf(where, sizeof where, "entry %d", entry);
+        char where[64], index[16];
+        snprintf(where, sizeof where, "edge type %d", entry);
+        snprintf(index, sizeof index, "%d", entry);
         config_edge_type et;
         fl_ws(&l);
         if (*l.p != '(')
@@ -577,7 +578,7 @@ static int parse_etype_fanout_string(const yamldoc *doc, const yamldoc_node *n, 
         int64_t f[CONFIG_MAX_LAYERS] = {0};
         int count = 0;
         if (fl_list(doc, n, &l, pre, f, &count, err) != 0) return -1;
-        if (add_etype_fanout(doc, n, a, layers_given, &et, f, count, where, err) != 0) return -1;
+        if (add_etype_fanout(doc, n, a, layers_given, &et, f, count, index, err) != 0) return -1;
         fl_ws(&l);
         if (*l.p == ',') {
             l.p++;
@@ -1443,20 +1444,24 @@ int config_check_types_for_task(const task_config *c, const struct dataset *ds, 
     if (ds_untyped(ds)) {
         /* names are labels only; several types would be a typed task trained as a homogeneous one */
         if (c->num_node_types > 1 || c->num_edge_types > 1 || c->num_supervision_types > 1) {
-            char edges[1024] = "", sup[160] = "";
+            char edges[1024] = "", what[2600] = "";
             for (int t = 0; t < c->num_node_types; t++) list_add(cfg_list, sizeof cfg_list, c->node_types[t]);
             for (int t = 0; t < c->num_edge_types; t++)
                 list_add(edges, sizeof edges, config_edge_type_name(&c->edge_types[t], name, sizeof name));
-            if (c->num_supervision_types > 1)
-                snprintf(sup, sizeof sup, " and %d %s", c->num_supervision_types,
-                         lp ? "supervisionEdgeTypes" : "supervisionNodeTypes");
+            size_t len = 0;
+            if (c->num_node_types > 1 || c->num_edge_types > 1)
+                len += (size_t)snprintf(what, sizeof what, "graphMetadata declares %d node type%s (%s) and %d edge type%s (%s)",
+                                        c->num_node_types, c->num_node_types == 1 ? "" : "s", cfg_list, c->num_edge_types,
+                                        c->num_edge_types == 1 ? "" : "s", edges);
+            if (c->num_supervision_types > 1 && len < sizeof what)
+                snprintf(what + len, sizeof what - len, "%s%s declares %d types", len ? ", and " : "", sup_key,
+                         c->num_supervision_types);
             return err_set(err, CGNN_ERR_INPUT,
-                           "%s: graphMetadata declares %d node type%s (%s) and %d edge type%s (%s)%s, but the dataset "
-                           "%s has 1 node type (_default) and %d edge type%s (%s): it is untyped (no type: keys in "
-                           "its metadata.yaml), and cgnn refuses rather than train a homogeneous model on a typed task",
-                           c->file, c->num_node_types, c->num_node_types == 1 ? "" : "s", cfg_list, c->num_edge_types,
-                           c->num_edge_types == 1 ? "" : "s", edges, sup, ds->dir, ds->num_edge_types,
-                           ds->num_edge_types == 1 ? "" : "s", ds->num_edge_types > 0 ? ds->edge_types[0].name : "");
+                           "%s: %s, but the dataset %s has 1 node type (_default) and %d edge type%s (%s): it is "
+                           "untyped (no type: keys in its metadata.yaml), and cgnn refuses rather than train a "
+                           "homogeneous model on a typed task",
+                           c->file, what, ds->dir, ds->num_edge_types, ds->num_edge_types == 1 ? "" : "s",
+                           ds->num_edge_types > 0 ? ds->edge_types[0].name : "");
         }
         return check_etype_fanouts(c, ds, NULL, err);
     }
