@@ -19,7 +19,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0) {
         const trainer_args *a = &c.args;
         FUZZ_ASSERT(c.task == TASK_NODE_CLASSIFICATION || c.task == TASK_LINK_PREDICTION);
-        FUZZ_ASSERT(a->num_layers >= 1 && a->num_fanouts == a->num_layers);
+        FUZZ_ASSERT(a->num_layers >= 1);
+        /* exactly one num_neighbors form: one list of num_layers, or 1..max lists per edge type */
+        FUZZ_ASSERT(a->num_etype_fanouts == 0 ? a->num_fanouts == a->num_layers
+                                              : a->num_fanouts == 0 && a->num_etype_fanouts <= CONFIG_MAX_ETYPE_FANOUTS);
+        for (int i = 0; i < a->num_etype_fanouts; i++)
+            for (int h = 0; h < CONFIG_MAX_LAYERS; h++)
+                FUZZ_ASSERT(h < a->num_layers ? a->etype_fanouts[i].fanouts[h] >= -1 : a->etype_fanouts[i].fanouts[h] == 0);
+        FUZZ_ASSERT(c.num_node_types <= CONFIG_MAX_TYPES && c.num_edge_types <= CONFIG_MAX_TYPES);
         FUZZ_ASSERT(a->batch_size >= 1 && a->num_epochs >= 1);
         FUZZ_ASSERT(memchr(c.dataset_path, '\0', sizeof c.dataset_path) != NULL);
     }

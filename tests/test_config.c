@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/dataset.h"
 #include "test.h"
 #include "train/config.h"
 
@@ -621,6 +622,419 @@ TEST(err_other_values) {
     EXPECT_TASK_ERROR("emptydoc.yaml", "", "empty document", NULL, NULL);
 }
 
+/* ---- per-edge-type fanouts ---------------------------------------------------------- */
+
+#define TARGS NC_HEAD "trainerConfig:\n  trainerArgs:\n"
+#define NUM_NEIGHBORS_KEY "trainerConfig.trainerArgs.num_neighbors"
+
+/* Loads text as a task config into *c; fails the test (from the caller) when it does not load. */
+#define LOAD_TASK(c, name, text)                                                               \
+    do {                                                                                       \
+        cgnn_err e_ = {0};                                                                     \
+        if (config_load_task((c), write_yaml((name), (text)), &e_) != 0) TEST_FAIL_("%s", e_.msg); \
+    } while (0)
+
+static int etype_is(const config_etype_fanout *f, const char *src, const char *rel, const char *dst) {
+    return !strcmp(f->etype.src_node_type, src) && !strcmp(f->etype.relation, rel) &&
+           !strcmp(f->etype.dst_node_type, dst);
+}
+
+TEST(fanout_forms) {
+    static task_config c; /* ~100 KB */
+    /* plain, without brackets: one list for every edge type */
+    LOAD_TASK(&c, "fan_plain.yaml", TARGS "    num_neighbors: '15, 10'\n");
+    ASSERT_EQ(c.args.num_etype_fanouts, 0);
+    ASSERT_EQ(c.args.num_fanouts, 2);
+    ASSERT_EQ(c.args.fanouts[0], 15);
+    ASSERT_EQ(c.args.fanouts[1], 10);
+
+    /* GiGL's DBLP example, folded with >- (newlines become spaces / stay) */
+    LOAD_TASK(&c, "fan_gigl.yaml",
+              TARGS "    num_neighbors: >-\n"
+                    "      {\n"
+                    "        (\"term\", \"to\", \"paper\"): [10, 10],\n"
+                    "        (\"paper\", \"to\", \"author\"): [15, 15],\n"
+                    "        (\"author\", \"to\", \"paper\"): [20, 20]\n"
+                    "      }\n");
+    ASSERT_EQ(c.args.num_etype_fanouts, 3);
+    ASSERT_EQ(c.args.num_fanouts, 0);
+    ASSERT_EQ(c.args.fanouts[0], 0); /* never a made-up plain list */
+    ASSERT(etype_is(&c.args.etype_fanouts[0], "term", "to", "paper"));
+    ASSERT(etype_is(&c.args.etype_fanouts[1], "paper", "to", "author"));
+    ASSERT(etype_is(&c.args.etype_fanouts[2], "author", "to", "paper"));
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[0], 10);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[1], 15);
+    ASSERT_EQ(c.args.etype_fanouts[2].fanouts[0], 20);
+    ASSERT_EQ(c.args.etype_fanouts[2].fanouts[2], 0);
+
+    /* single quotes, no whitespace, Python's trailing commas, 0 and -1 per hop */
+    LOAD_TASK(&c, "fan_single.yaml",
+              TARGS "    num_layers: '3'\n"
+                    "    num_neighbors: \"{('user','to','item'):[0,-1,5],('item', 'rev_to', 'user',):[7,0,1,],}\"\n");
+    ASSERT_EQ(c.args.num_etype_fanouts, 2);
+    ASSERT(etype_is(&c.args.etype_fanouts[0], "user", "to", "item"));
+    ASSERT(etype_is(&c.args.etype_fanouts[1], "item", "rev_to", "user"));
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[0], 0);
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[1], -1);
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[2], 5);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[0], 7);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[1], 0);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[2], 1);
+
+    /* a YAML mapping: "src:rel:dst" or PyG's "src__rel__dst" keys, lists or list strings */
+    LOAD_TASK(&c, "fan_map.yaml",
+              TARGS "    num_neighbors:\n"
+                    "      paper:cites:paper: [15, 10]\n"
+                    "      author__writes__paper: '[5, 0]'\n"
+                    "      \"paper:written_by:author\": 3, -1\n");
+    ASSERT_EQ(c.args.num_etype_fanouts, 3);
+    ASSERT_EQ(c.args.num_fanouts, 0);
+    ASSERT(etype_is(&c.args.etype_fanouts[0], "paper", "cites", "paper"));
+    ASSERT(etype_is(&c.args.etype_fanouts[1], "author", "writes", "paper"));
+    ASSERT(etype_is(&c.args.etype_fanouts[2], "paper", "written_by", "author"));
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[0], 15);
+    ASSERT_EQ(c.args.etype_fanouts[0].fanouts[1], 10);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[0], 5);
+    ASSERT_EQ(c.args.etype_fanouts[1].fanouts[1], 0);
+    ASSERT_EQ(c.args.etype_fanouts[2].fanouts[0], 3);
+    ASSERT_EQ(c.args.etype_fanouts[2].fanouts[1], -1);
+
+    /* the largest accepted map: CONFIG_MAX_ETYPE_FANOUTS edge types */
+    static char text[16384];
+    size_t len = (size_t)snprintf(text, sizeof text, TARGS "    num_neighbors: '{");
+    for (int i = 0; i < CONFIG_MAX_ETYPE_FANOUTS; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s(\"n\", \"r%d\", \"n\"): [%d, 1]", i ? ", " : "", i, i);
+    snprintf(text + len, sizeof text - len, "}'\n");
+    LOAD_TASK(&c, "fan_max.yaml", text);
+    ASSERT_EQ(c.args.num_etype_fanouts, CONFIG_MAX_ETYPE_FANOUTS);
+    ASSERT(etype_is(&c.args.etype_fanouts[CONFIG_MAX_ETYPE_FANOUTS - 1], "n", "r63", "n"));
+    ASSERT_EQ(c.args.etype_fanouts[CONFIG_MAX_ETYPE_FANOUTS - 1].fanouts[0], 63);
+}
+
+TEST(err_etype_fanouts) {
+#define FAN_ERR(name, value, n2, n3) \
+    EXPECT_TASK_ERROR(name, TARGS "    num_neighbors: " value "\n", NUM_NEIGHBORS_KEY, n2, n3)
+    FAN_ERR("fe_paren.yaml", "'{(\"a\", \"r\", \"b\": [1, 1]}'", "expected ')' closing edge type 0", NULL);
+    FAN_ERR("fe_colon.yaml", "'{(\"a\", \"r\", \"b\") [1, 1]}'", "expected ':' after edge type 0", NULL);
+    FAN_ERR("fe_brace.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1]'", "expected ',' or '}'", "end of the text");
+    FAN_ERR("fe_bracket.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1}'", "expected ',' or ']' after entry 1", NULL);
+    FAN_ERR("fe_len.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1], (\"b\", \"s\", \"a\"): [1]}'",
+            "edge type (\"b\", \"s\", \"a\"): 1 fanout given but num_layers is 2", NULL);
+    FAN_ERR("fe_int.yaml", "'{(\"a\", \"r\", \"b\"): [1, x]}'", "(\"a\", \"r\", \"b\"): entry 1: expected an integer",
+            NULL);
+    FAN_ERR("fe_float.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1.5]}'", "entry 1: expected an integer", NULL);
+    FAN_ERR("fe_str.yaml", "'{(\"a\", \"r\", \"b\"): [\"10\", 1]}'", "entry 0: expected an integer", NULL);
+    FAN_ERR("fe_neg.yaml", "'{(\"a\", \"r\", \"b\"): [1, -2]}'", "entry 1 is -2", "0 (not sampled at that hop)");
+    FAN_ERR("fe_dup.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1], (\"c\", \"r\", \"b\"): [1, 1], (\"a\", \"r\", \"b\"): [2, 2]}'",
+            "edge type (\"a\", \"r\", \"b\"): given twice (entries 0 and 2)", NULL);
+    FAN_ERR("fe_two.yaml", "'{(\"a\", \"r\"): [1, 1]}'", "edge type 0 has 2 names; it needs 3", NULL);
+    FAN_ERR("fe_four.yaml", "'{(\"a\", \"r\", \"b\", \"c\"): [1, 1]}'", "expected ')' closing edge type 0", NULL);
+    FAN_ERR("fe_unquoted.yaml", "'{(a, \"r\", \"b\"): [1, 1]}'", "expected a quoted type name in edge type 0", NULL);
+    FAN_ERR("fe_unterm.yaml", "'{(\"a, \"r\", \"b\"): [1, 1]}'", "expected ',' between the names of edge type 0", NULL);
+    FAN_ERR("fe_tuple.yaml", "'{(\"a\", \"r\", \"b\"): (1, 1)}'", "tuple", NULL);
+    FAN_ERR("fe_strkey.yaml", "'{\"a-r-b\": [1, 1]}'", "expected '(' opening edge type 0", NULL);
+    FAN_ERR("fe_empty.yaml", "'{}'", "no edge types", NULL);
+    FAN_ERR("fe_emptyname.yaml", "'{(\"\", \"r\", \"b\"): [1, 1]}'", "edge type 0: empty type name", NULL);
+    FAN_ERR("fe_colonname.yaml", "'{(\"a:x\", \"r\", \"b\"): [1, 1]}'", "contains ':'", NULL);
+    FAN_ERR("fe_trailing.yaml", "'{(\"a\", \"r\", \"b\"): [1, 1]} x'", "unexpected text after the closing '}'", NULL);
+    /* the YAML mapping form */
+    EXPECT_TASK_ERROR("fe_mkey.yaml", TARGS "    num_neighbors:\n      paper_to_author: [1, 1]\n",
+                      NUM_NEIGHBORS_KEY ".paper_to_author", "not an edge type", NULL);
+    EXPECT_TASK_ERROR("fe_mkey2.yaml", TARGS "    num_neighbors:\n      a:b:c:d: [1, 1]\n", NUM_NEIGHBORS_KEY,
+                      "'a:b:c:d' is not an edge type", NULL);
+    EXPECT_TASK_ERROR("fe_mdup.yaml",
+                      TARGS "    num_neighbors:\n      a:r:b: [1, 1]\n      a__r__b: [2, 2]\n",
+                      NUM_NEIGHBORS_KEY ".a__r__b", "given twice (entries 0 and 1 (line", NULL);
+    EXPECT_TASK_ERROR("fe_mlen.yaml", TARGS "    num_neighbors:\n      a:r:b: [1, 1, 1]\n",
+                      NUM_NEIGHBORS_KEY ".a:r:b", "3 fanouts given but num_layers is 2 (the default)", NULL);
+    EXPECT_TASK_ERROR("fe_mint.yaml", TARGS "    num_neighbors:\n      a:r:b: '[1, y]'\n",
+                      NUM_NEIGHBORS_KEY ".a:r:b", "entry 1: expected an integer", NULL);
+    EXPECT_TASK_ERROR("fe_mmap.yaml", TARGS "    num_neighbors:\n      a:r:b: {x: 1}\n",
+                      NUM_NEIGHBORS_KEY ".a:r:b", "expected a list of fanouts", NULL);
+    EXPECT_TASK_ERROR("fe_mempty.yaml", TARGS "    num_neighbors: {}\n", NUM_NEIGHBORS_KEY, "no edge types", NULL);
+    /* the plain form still refuses 0 (one list for every edge type: nothing would be sampled) */
+    FAN_ERR("fe_plain0.yaml", "'[10, 0]'", "entry 1 is 0", NULL);
+    /* more than CONFIG_MAX_ETYPE_FANOUTS edge types */
+    static char text[16384];
+    size_t len = (size_t)snprintf(text, sizeof text, TARGS "    num_neighbors: '{");
+    for (int i = 0; i <= CONFIG_MAX_ETYPE_FANOUTS; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s(\"n\", \"r%d\", \"n\"): [1, 1]", i ? ", " : "", i);
+    snprintf(text + len, sizeof text - len, "}'\n");
+    EXPECT_TASK_ERROR("fe_many.yaml", text, NUM_NEIGHBORS_KEY, "more than 64 edge types (entry 64)", NULL);
+#undef FAN_ERR
+}
+
+/* ---- types against a dataset --------------------------------------------------------- */
+
+/* A typed dataset filled by hand: 3 node types, 4 edge types, an NC task on paper and an LP
+ * task on author:writes:paper; and an untyped one. */
+static ds_node_type g_ntypes[3] = {{"author", 10}, {"paper", 20}, {"term", 5}};
+static ds_edge_type g_etypes[4];
+static ds_task g_tasks[2];
+static dataset g_typed, g_untyped;
+static ds_node_type g_untyped_n = {"_default", 100};
+static ds_edge_type g_untyped_e;
+static ds_task g_untyped_task;
+
+static void make_datasets(void) {
+    const char *names[4] = {"author:writes:paper", "paper:cites:paper", "paper:has_term:term", "term:term_of:paper"};
+    const int src[4] = {0, 1, 1, 2}, dst[4] = {1, 1, 2, 1};
+    for (int e = 0; e < 4; e++) {
+        memset(&g_etypes[e], 0, sizeof g_etypes[e]);
+        snprintf(g_etypes[e].name, sizeof g_etypes[e].name, "%s", names[e]);
+        g_etypes[e].src_type = src[e];
+        g_etypes[e].dst_type = dst[e];
+    }
+    memset(g_tasks, 0, sizeof g_tasks);
+    snprintf(g_tasks[0].name, sizeof g_tasks[0].name, "link_prediction");
+    g_tasks[0].kind = DS_TASK_LINK_PREDICTION;
+    g_tasks[0].type = 0; /* author:writes:paper */
+    snprintf(g_tasks[1].name, sizeof g_tasks[1].name, "node_classification");
+    g_tasks[1].kind = DS_TASK_NODE_CLASSIFICATION;
+    g_tasks[1].type = 1; /* paper */
+    memset(&g_typed, 0, sizeof g_typed);
+    snprintf(g_typed.dir, sizeof g_typed.dir, "/data/typed");
+    g_typed.num_node_types = 3;
+    g_typed.node_types = g_ntypes;
+    g_typed.num_edge_types = 4;
+    g_typed.edge_types = g_etypes;
+    g_typed.num_tasks = 2;
+    g_typed.tasks = g_tasks;
+
+    memset(&g_untyped_e, 0, sizeof g_untyped_e);
+    snprintf(g_untyped_e.name, sizeof g_untyped_e.name, "_default");
+    memset(&g_untyped_task, 0, sizeof g_untyped_task);
+    snprintf(g_untyped_task.name, sizeof g_untyped_task.name, "node_classification");
+    g_untyped_task.kind = DS_TASK_NODE_CLASSIFICATION;
+    memset(&g_untyped, 0, sizeof g_untyped);
+    snprintf(g_untyped.dir, sizeof g_untyped.dir, "/data/untyped");
+    g_untyped.num_node_types = 1;
+    g_untyped.node_types = &g_untyped_n;
+    g_untyped.num_edge_types = 1;
+    g_untyped.edge_types = &g_untyped_e;
+    g_untyped.num_tasks = 1;
+    g_untyped.tasks = &g_untyped_task;
+}
+
+/* config_check_types must fail with CGNN_ERR_INPUT naming the config file and each needle. */
+#define EXPECT_TYPES_ERROR(c, ds, n1, n2, n3)                                                   \
+    do {                                                                                       \
+        cgnn_err e_ = {0};                                                                     \
+        ASSERT_EQ(config_check_types((c), (ds), &e_), -1);                                     \
+        fprintf(stderr, "  -> %s\n", e_.msg);                                                  \
+        ASSERT_EQ(e_.code, CGNN_ERR_INPUT);                                                    \
+        ASSERT_STR_CONTAINS(e_.msg, (c)->file);                                                \
+        ASSERT_STR_CONTAINS(e_.msg, (ds)->dir);                                                \
+        if (n1) ASSERT_STR_CONTAINS(e_.msg, (const char *)n1);                                 \
+        if (n2) ASSERT_STR_CONTAINS(e_.msg, (const char *)n2);                                 \
+        if (n3) ASSERT_STR_CONTAINS(e_.msg, (const char *)n3);                                 \
+    } while (0)
+
+#define EXPECT_TYPES_OK(c, ds)                                                                 \
+    do {                                                                                       \
+        cgnn_err e_ = {0};                                                                     \
+        if (config_check_types((c), (ds), &e_) != 0) TEST_FAIL_("%s", e_.msg);                 \
+    } while (0)
+
+TEST(resolve_fanouts) {
+    make_datasets();
+    static task_config c;
+    int64_t out[4 * CONFIG_MAX_LAYERS];
+    cgnn_err err = {0};
+    /* plain: every edge type gets the list */
+    LOAD_TASK(&c, "rf_plain.yaml", TARGS "    num_neighbors: '[15, 10]'\n");
+    for (int k = 0; k < 8; k++) out[k] = -7;
+    ASSERT_EQ(config_resolve_fanouts(&c, &g_typed, out, &err), 0);
+    for (int e = 0; e < 4; e++) {
+        ASSERT_EQ(out[e * 2 + 0], 15);
+        ASSERT_EQ(out[e * 2 + 1], 10);
+    }
+    out[2] = -7;
+    ASSERT_EQ(config_resolve_fanouts(&c, &g_untyped, out, &err), 0);
+    ASSERT_EQ(out[0], 15);
+    ASSERT_EQ(out[1], 10);
+    ASSERT_EQ(out[2], -7); /* one edge type: nothing written past it */
+
+    /* per type, listed in another order than the dataset's; left-out edge types get 0 */
+    LOAD_TASK(&c, "rf_etype.yaml",
+              TARGS "    num_layers: '3'\n"
+                    "    num_neighbors: '{(\"term\", \"term_of\", \"paper\"): [4, 0, -1], "
+                    "(\"author\", \"writes\", \"paper\"): [7, 6, 5]}'\n");
+    for (int k = 0; k < 12; k++) out[k] = -7;
+    ASSERT_EQ(config_resolve_fanouts(&c, &g_typed, out, &err), 0);
+    const int64_t want[12] = {7, 6, 5, 0, 0, 0, 0, 0, 0, 4, 0, -1};
+    for (int k = 0; k < 12; k++)
+        if (out[k] != want[k]) TEST_FAIL_("out[%d] = %lld, want %lld", k, (long long)out[k], (long long)want[k]);
+    EXPECT_TYPES_OK(&c, &g_typed);
+
+    /* an edge type the dataset lacks: names the config file and key, and the dataset's types */
+    LOAD_TASK(&c, "rf_unknown.yaml",
+              TARGS "    num_neighbors:\n      author:writes:paper: [1, 1]\n      paper:cites:author: [2, 2]\n");
+    ASSERT_EQ(config_resolve_fanouts(&c, &g_typed, out, &err), -1);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+    fprintf(stderr, "  -> %s\n", err.msg);
+    ASSERT_STR_CONTAINS(err.msg, c.file);
+    ASSERT_STR_CONTAINS(err.msg, NUM_NEIGHBORS_KEY ": edge type paper:cites:author is not an edge type of the dataset "
+                                 "/data/typed (it has 4: author:writes:paper, paper:cites:paper, paper:has_term:term, "
+                                 "term:term_of:paper)");
+    EXPECT_TYPES_ERROR(&c, &g_typed, "paper:cites:author", NUM_NEIGHBORS_KEY, "term:term_of:paper");
+
+    /* per type on an untyped dataset */
+    LOAD_TASK(&c, "rf_untyped.yaml", TARGS "    num_neighbors:\n      paper:cites:paper: [1, 1]\n");
+    err = (cgnn_err){0};
+    ASSERT_EQ(config_resolve_fanouts(&c, &g_untyped, out, &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, c.file);
+    ASSERT_STR_CONTAINS(err.msg, "/data/untyped is untyped");
+    ASSERT_STR_CONTAINS(err.msg, "paper:cites:paper");
+    EXPECT_TYPES_ERROR(&c, &g_untyped, NUM_NEIGHBORS_KEY, "untyped", NULL);
+}
+
+#define GM_TYPED                                                                               \
+    "graphMetadata:\n"                                                                         \
+    "  nodeTypes: [term, author, paper, paper]\n"                                              \
+    "  edgeTypes:\n"                                                                           \
+    "  - {srcNodeType: paper, relation: has_term, dstNodeType: term}\n"                        \
+    "  - {srcNodeType: author, relation: writes, dstNodeType: paper}\n"                        \
+    "  - {srcNodeType: term, relation: term_of, dstNodeType: paper}\n"                         \
+    "  - {srcNodeType: paper, relation: cites, dstNodeType: paper}\n"
+#define SHARED "sharedConfig:\n  preprocessedMetadataUri: d\n  trainedModelMetadata: {trainedModelUri: m}\n"
+#define NC_ON(t) "taskMetadata:\n  nodeBasedTaskMetadata: {supervisionNodeTypes: [" t "]}\n" SHARED
+#define LP_ON(s, r, d)                                                                         \
+    "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata:\n"                            \
+    "    supervisionEdgeTypes: [{srcNodeType: " s ", relation: " r ", dstNodeType: " d "}]\n" SHARED
+
+TEST(check_types_typed) {
+    make_datasets();
+    static task_config c;
+    /* graphMetadata equal as sets (order and repeats free), NC on the task's node type */
+    LOAD_TASK(&c, "ct_ok.yaml", GM_TYPED NC_ON("paper"));
+    ASSERT_EQ(c.num_node_types, 3); /* paper once */
+    ASSERT(!strcmp(c.node_types[0], "term"));
+    ASSERT(!strcmp(c.node_types[2], "paper"));
+    ASSERT_EQ(c.num_edge_types, 4);
+    ASSERT(!strcmp(c.edge_types[3].relation, "cites"));
+    ASSERT(config_find_task(&c, &g_typed) == &g_tasks[1]);
+    EXPECT_TYPES_OK(&c, &g_typed);
+    /* no graphMetadata and no supervision types: nothing to disagree with */
+    LOAD_TASK(&c, "ct_bare.yaml", "taskMetadata:\n  nodeBasedTaskMetadata: {}\n" SHARED);
+    EXPECT_TYPES_OK(&c, &g_typed);
+    /* a node type missing from the config, one the dataset lacks */
+    LOAD_TASK(&c, "ct_missing.yaml", "graphMetadata:\n  nodeTypes: [author, paper]\n" NC_ON("paper"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "graphMetadata.nodeTypes is [author, paper]",
+                       "has node types [author, paper, term]", "not in the config: term");
+    LOAD_TASK(&c, "ct_extra.yaml", "graphMetadata:\n  nodeTypes: [author, paper, term, venue]\n" NC_ON("paper"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "graphMetadata.nodeTypes", "not in the dataset: venue", NULL);
+    /* edge types: one renamed */
+    LOAD_TASK(&c, "ct_edges.yaml",
+              "graphMetadata:\n  edgeTypes:\n"
+              "  - {srcNodeType: paper, relation: has_term, dstNodeType: term}\n"
+              "  - {srcNodeType: author, relation: writes, dstNodeType: paper}\n"
+              "  - {srcNodeType: term, relation: term_of, dstNodeType: paper}\n"
+              "  - {srcNodeType: paper, relation: cite, dstNodeType: paper}\n" NC_ON("paper"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "graphMetadata.edgeTypes is [paper:has_term:term, author:writes:paper",
+                       "not in the dataset: paper:cite:paper", "not in the config: paper:cites:paper");
+    /* NC: a node type the dataset lacks; a dataset node type that is not the task's */
+    LOAD_TASK(&c, "ct_nc_unknown.yaml", NC_ON("venue"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "supervisionNodeTypes: 'venue' is not a node type",
+                       "(it has [author, paper, term])", NULL);
+    LOAD_TASK(&c, "ct_nc_other.yaml", GM_TYPED NC_ON("author"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "supervisionNodeTypes: 'author'",
+                       "task 'node_classification' classifies nodes of type 'paper'", NULL);
+    /* an explicit task */
+    cgnn_err err = {0};
+    ds_task t = g_tasks[1];
+    t.type = 0;
+    ASSERT_EQ(config_check_types_for_task(&c, &g_typed, &t, &err), 0);
+    ASSERT_EQ(config_check_types_for_task(&c, &g_typed, NULL, &err), 0);
+    /* several supervision types */
+    LOAD_TASK(&c, "ct_nc_two.yaml", "taskMetadata:\n  nodeBasedTaskMetadata: {supervisionNodeTypes: [paper, author]}\n"
+                                    SHARED);
+    EXPECT_TYPES_ERROR(&c, &g_typed, "supervisionNodeTypes declares 2 types", NULL, NULL);
+
+    /* LP: the task's edge type; another dataset edge type; one the dataset lacks */
+    LOAD_TASK(&c, "ct_lp_ok.yaml", GM_TYPED LP_ON("author", "writes", "paper"));
+    ASSERT(config_find_task(&c, &g_typed) == &g_tasks[0]);
+    EXPECT_TYPES_OK(&c, &g_typed);
+    LOAD_TASK(&c, "ct_lp_other.yaml", GM_TYPED LP_ON("paper", "cites", "paper"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "supervisionEdgeTypes: paper:cites:paper",
+                       "task 'link_prediction' predicts edges of type author:writes:paper", NULL);
+    LOAD_TASK(&c, "ct_lp_unknown.yaml", LP_ON("author", "cites", "paper"));
+    EXPECT_TYPES_ERROR(&c, &g_typed, "author:cites:paper is not an edge type",
+                       "[author:writes:paper, paper:cites:paper, paper:has_term:term, term:term_of:paper]", NULL);
+}
+
+TEST(check_types_untyped) {
+    make_datasets();
+    static task_config c;
+    /* one node type and one edge type: labels only, whatever the names */
+    LOAD_TASK(&c, "cu_ok.yaml",
+              "graphMetadata:\n  nodeTypes: [user]\n"
+              "  edgeTypes: [{srcNodeType: user, relation: friend, dstNodeType: user}]\n" NC_ON("user"));
+    EXPECT_TYPES_OK(&c, &g_untyped);
+    LOAD_TASK(&c, "cu_lp.yaml", LP_ON("a", "b", "c"));
+    EXPECT_TYPES_OK(&c, &g_untyped);
+    /* several node types / edge types / supervision types: refused, both sides named */
+    LOAD_TASK(&c, "cu_typed.yaml", GM_TYPED NC_ON("paper"));
+    EXPECT_TYPES_ERROR(&c, &g_untyped, "graphMetadata declares 3 node types (term, author, paper) and 4 edge types",
+                       "paper:has_term:term", "has 1 node type (_default)");
+    LOAD_TASK(&c, "cu_sup.yaml", "taskMetadata:\n  nodeBasedTaskMetadata: {supervisionNodeTypes: [a, b]}\n" SHARED);
+    EXPECT_TYPES_ERROR(&c, &g_untyped, ": taskMetadata.nodeBasedTaskMetadata.supervisionNodeTypes declares 2 types, but",
+                       "has 1 node type (_default)", NULL);
+}
+
+TEST(graph_metadata_condensed) {
+    static task_config c;
+    /* GiGL's DBLP mock config (gigl/src/mocking/configs/dblp_node_anchor_based_link_prediction_
+     * template_gbml_config.yaml): condensed maps keyed by quoted ids */
+    LOAD_TASK(&c, "gm_dblp.yaml",
+              "graphMetadata:\n"
+              "  condensedEdgeTypeMap:\n"
+              "    '0':\n      dstNodeType: paper\n      relation: to\n      srcNodeType: author\n"
+              "    '1':\n      dstNodeType: author\n      relation: to\n      srcNodeType: paper\n"
+              "    '2':\n      dstNodeType: paper\n      relation: to\n      srcNodeType: term\n"
+              "  condensedNodeTypeMap:\n    '0': author\n    '1': paper\n    '2': term\n"
+              "  edgeTypes:\n"
+              "  - dstNodeType: paper\n    relation: to\n    srcNodeType: author\n"
+              "  - dstNodeType: author\n    relation: to\n    srcNodeType: paper\n"
+              "  - dstNodeType: paper\n    relation: to\n    srcNodeType: term\n"
+              "  nodeTypes:\n  - author\n  - paper\n  - term\n"
+              "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata:\n    supervisionEdgeTypes:\n"
+              "    - dstNodeType: author\n      relation: to\n      srcNodeType: paper\n" SHARED);
+    ASSERT_EQ(c.task, TASK_LINK_PREDICTION);
+    ASSERT_EQ(c.num_node_types, 3);
+    ASSERT_EQ(c.num_edge_types, 3);
+    ASSERT(!strcmp(c.edge_types[1].src_node_type, "paper"));
+    ASSERT(!strcmp(c.edge_types[1].dst_node_type, "author"));
+    ASSERT(!strcmp(c.supervision_edge_type.dst_node_type, "author"));
+    char name[400];
+    ASSERT(!strcmp(config_edge_type_name(&c.edge_types[2], name, sizeof name), "term:to:paper"));
+
+#define GM_HEAD "graphMetadata:\n  nodeTypes: [a, b]\n  edgeTypes: [{srcNodeType: a, relation: r, dstNodeType: b}]\n"
+    EXPECT_TASK_ERROR("gm_unknown.yaml", GM_HEAD "  condensedNodeTypeMap: {0: a, 1: c}\n" NC_ON("a"),
+                      "graphMetadata.condensedNodeTypeMap", "'c' is not in graphMetadata.nodeTypes", NULL);
+    EXPECT_TASK_ERROR("gm_dup.yaml", GM_HEAD "  condensedNodeTypeMap: {0: a, 1: a}\n" NC_ON("a"),
+                      "graphMetadata.condensedNodeTypeMap", "two condensed ids (0 and 1)", NULL);
+    EXPECT_TASK_ERROR("gm_key.yaml", GM_HEAD "  condensedNodeTypeMap: {x: a, 1: b}\n" NC_ON("a"),
+                      "graphMetadata.condensedNodeTypeMap", "key 'x' is not a condensed type id", NULL);
+    EXPECT_TASK_ERROR("gm_partial.yaml", GM_HEAD "  condensedNodeTypeMap: {0: a}\n" NC_ON("a"),
+                      "graphMetadata.condensedNodeTypeMap", "maps 1 node type but graphMetadata.nodeTypes declares 2",
+                      NULL);
+    EXPECT_TASK_ERROR("gm_edge.yaml",
+                      GM_HEAD "  condensedEdgeTypeMap: {0: {srcNodeType: b, relation: r, dstNodeType: a}}\n" NC_ON("a"),
+                      "graphMetadata.condensedEdgeTypeMap", "edge type b:r:a is not in graphMetadata.edgeTypes", NULL);
+    EXPECT_TASK_ERROR("gm_edgekey.yaml",
+                      GM_HEAD "  condensedEdgeTypeMap: {0: {srcNodeType: a, relation: r, dstNodeType: b, x: 1}}\n"
+                      NC_ON("a"),
+                      "condensedEdgeTypeMap", "x", NULL);
+#undef GM_HEAD
+    /* more than CONFIG_MAX_TYPES node types */
+    static char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text, "graphMetadata:\n  nodeTypes: [");
+    for (int i = 0; i <= CONFIG_MAX_TYPES; i++) len += (size_t)snprintf(text + len, sizeof text - len, "%st%d", i ? ", " : "", i);
+    snprintf(text + len, sizeof text - len, "]\n" NC_ON("t0"));
+    EXPECT_TASK_ERROR("gm_many.yaml", text, "graphMetadata.nodeTypes", "more than 64 node types", NULL);
+}
+
 /* ---- resource config errors ------------------------------------------------------- */
 
 static int expect_resource_error(const char *name, const char *text, const char *n1, char *msg_out) {
@@ -704,6 +1118,12 @@ int main(void) {
     RUN(err_task_metadata);
     RUN(err_step_lr_without_step_size);
     RUN(err_other_values);
+    RUN(fanout_forms);
+    RUN(err_etype_fanouts);
+    RUN(resolve_fanouts);
+    RUN(check_types_typed);
+    RUN(check_types_untyped);
+    RUN(graph_metadata_condensed);
     RUN(resource_config);
     /* Clean up the temporary files (names are ours; the directory only holds them). */
     char cmd[4200];

@@ -130,7 +130,6 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
                "one name per trainer argument");
 
-#define CONFIG_MAX_LAYERS 8
 _Static_assert(CONFIG_MAX_LAYERS == sizeof ((trainer_args *)0)->fanouts / sizeof(int64_t),
                "fanouts[] holds one fanout per layer");
 
@@ -312,42 +311,47 @@ static int arg_bool(const yamldoc *doc, const yamldoc_node *n, int *out, cgnn_er
     return 0;
 }
 
-/* Parses one fanout token (trimmed by the caller) into *out: -1 or >= 1. */
-static int fanout_value(const yamldoc *doc, const yamldoc_node *n, const char *tok, int index,
-                        int64_t *out, cgnn_err *err) {
+/* Parses one fanout token (trimmed by the caller) into *out: -1 or >= 1, or also 0 when
+ * allow_zero (the per-edge-type form: an edge type not sampled at that hop). `what` prefixes the
+ * message ("" or "edge type (a, b, c): "). */
+static int fanout_value(const yamldoc *doc, const yamldoc_node *n, const char *what, const char *tok, int index,
+                        int allow_zero, int64_t *out, cgnn_err *err) {
     int64_t v;
     if (yamldoc_parse_int(tok, &v) != 0)
-        return node_err(doc, n, err, "entry %d: expected an integer, got '%.40s'", index, tok);
-    if (v == 0 || v < -1 || v > INT32_MAX)
-        return node_err(doc, n, err,
-                        "entry %d is %lld: a fanout is -1 (all neighbours) or between 1 and %d",
-                        index, (long long)v, INT32_MAX);
+        return node_err(doc, n, err, "%sentry %d: expected an integer, got '%.40s'", what, index, tok);
+    if ((v == 0 && !allow_zero) || v < -1 || v > INT32_MAX)
+        return node_err(doc, n, err, "%sentry %d is %lld: a fanout is -1 (all neighbours)%s or between 1 and %d", what,
+                        index, (long long)v, allow_zero ? ", 0 (not sampled at that hop)" : "", INT32_MAX);
     *out = v;
     return 0;
 }
 
-/* num_neighbors: "[15, 10]", "15, 10", "15" or a YAML list. Stores up to CONFIG_MAX_LAYERS
- * fanouts and the number of entries in *count. */
-static int arg_fanouts(const yamldoc *doc, const yamldoc_node *n, int64_t *fanouts, int *count,
-                       cgnn_err *err) {
+/* A fanout list: "[15, 10]", "15, 10", "15" or a YAML list of integers (n a scalar or a
+ * sequence). Stores up to CONFIG_MAX_LAYERS fanouts and the number of entries in *count. */
+static int arg_fanout_list(const yamldoc *doc, const yamldoc_node *n, const char *what, int allow_zero,
+                           int64_t *fanouts, int *count, cgnn_err *err) {
     *count = 0;
     if (n->kind == YAMLDOC_SEQUENCE) {
-        if (n->len == 0) return node_err(doc, n, err, "empty list (one fanout per layer)");
+        if (n->len == 0) return node_err(doc, n, err, "%sempty list (one fanout per layer)", what);
         for (int i = 0; i < n->len; i++) {
             const yamldoc_node *it = n->items[i];
-            if (it->kind != YAMLDOC_SCALAR) return node_err(doc, it, err, "expected an integer fanout");
+            if (it->kind != YAMLDOC_SCALAR) return node_err(doc, it, err, "%sexpected an integer fanout", what);
             int64_t v = 0;
-            if (fanout_value(doc, n, it->scalar, i, &v, err) != 0) return -1;
+            if (fanout_value(doc, n, what, it->scalar, i, allow_zero, &v, err) != 0) return -1;
             if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
         }
         *count = n->len;
         return 0;
     }
+    if (n->kind != YAMLDOC_SCALAR) {
+        char buf[80];
+        return node_err(doc, n, err, "%sexpected a list of fanouts, got %s", what, shown(n, buf, sizeof buf));
+    }
     const char *s = n->scalar, *e = s + strlen(s);
     while (s < e && isspace((unsigned char)*s)) s++;
     while (e > s && isspace((unsigned char)e[-1])) e--;
     int has_open = s < e && *s == '[', has_close = e > s && e[-1] == ']';
-    if (has_open != has_close) return node_err(doc, n, err, "unbalanced brackets in '%.60s'", n->scalar);
+    if (has_open != has_close) return node_err(doc, n, err, "%sunbalanced brackets in '%.60s'", what, n->scalar);
     if (has_open) s++, e--;
     const char *p = s;
     int i = 0;
@@ -358,22 +362,298 @@ static int arg_fanouts(const yamldoc *doc, const yamldoc_node *n, int64_t *fanou
         while (a < b && isspace((unsigned char)*a)) a++;
         while (b > a && isspace((unsigned char)b[-1])) b--;
         if (a == b) {
-            if (i == 0 && q == e) return node_err(doc, n, err, "empty list (one fanout per layer)");
-            return node_err(doc, n, err, "entry %d is empty", i);
+            if (i == 0 && q == e) return node_err(doc, n, err, "%sempty list (one fanout per layer)", what);
+            return node_err(doc, n, err, "%sentry %d is empty", what, i);
         }
         char tok[32];
         if ((size_t)(b - a) >= sizeof tok)
-            return node_err(doc, n, err, "entry %d: expected an integer, got '%.*s'", i, 20, a);
+            return node_err(doc, n, err, "%sentry %d: expected an integer, got '%.*s'", what, i, 20, a);
         memcpy(tok, a, (size_t)(b - a));
         tok[b - a] = '\0';
         int64_t v = 0;
-        if (fanout_value(doc, n, tok, i, &v, err) != 0) return -1;
+        if (fanout_value(doc, n, what, tok, i, allow_zero, &v, err) != 0) return -1;
         if (i < CONFIG_MAX_LAYERS) fanouts[i] = v;
         i++;
         if (q == e) break;
         p = q + 1;
     }
     *count = i;
+    return 0;
+}
+
+char *config_edge_type_name(const config_edge_type *et, char *out, size_t cap) {
+    snprintf(out, cap, "%s:%s:%s", et->src_node_type, et->relation, et->dst_node_type);
+    return out;
+}
+
+static int edge_type_eq(const config_edge_type *a, const config_edge_type *b) {
+    return !strcmp(a->src_node_type, b->src_node_type) && !strcmp(a->relation, b->relation) &&
+           !strcmp(a->dst_node_type, b->dst_node_type);
+}
+
+/* "(src, rel, dst): " for messages about one edge type's list. */
+static void etype_prefix(const config_edge_type *et, char *out, size_t cap) {
+    snprintf(out, cap, "edge type (\"%s\", \"%s\", \"%s\"): ", et->src_node_type, et->relation, et->dst_node_type);
+}
+
+/* Adds edge type et with fanouts f[count] as entry a->num_etype_fanouts (n: the node for
+ * messages; `where` says which entry, e.g. "2" or "2 (line 7)"): checks the length against
+ * num_layers, refuses a second entry for the same edge type and more than
+ * CONFIG_MAX_ETYPE_FANOUTS entries. */
+static int add_etype_fanout(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int layers_given,
+                            const config_edge_type *et, const int64_t *f, int count, const char *where,
+                            cgnn_err *err) {
+    char pre[3 * CONFIG_TYPE_NAME_MAX + 32];
+    etype_prefix(et, pre, sizeof pre);
+    if (count != a->num_layers)
+        return node_err(doc, n, err, "%s%d fanout%s given but num_layers is %d%s: one fanout per layer, seed-side first",
+                        pre, count, count == 1 ? "" : "s", a->num_layers, layers_given ? "" : " (the default)");
+    for (int i = 0; i < a->num_etype_fanouts; i++)
+        if (edge_type_eq(&a->etype_fanouts[i].etype, et))
+            return node_err(doc, n, err, "%sgiven twice (entries %d and %s); give each edge type once", pre, i, where);
+    if (a->num_etype_fanouts >= CONFIG_MAX_ETYPE_FANOUTS)
+        return node_err(doc, n, err, "more than %d edge types (entry %s); cgnn takes at most %d", CONFIG_MAX_ETYPE_FANOUTS,
+                        where, CONFIG_MAX_ETYPE_FANOUTS);
+    config_etype_fanout *dst = &a->etype_fanouts[a->num_etype_fanouts++];
+    dst->etype = *et;
+    for (int h = 0; h < CONFIG_MAX_LAYERS; h++) dst->fanouts[h] = h < count ? f[h] : 0;
+    return 0;
+}
+
+/* Checks a type name taken from a fanout key: non-empty, fits, no ':' (the dataset's edge type
+ * names join the three parts with ':'). */
+static int check_type_name(const yamldoc *doc, const yamldoc_node *n, const char *name, size_t len,
+                           const char *where, cgnn_err *err) {
+    if (len == 0) return node_err(doc, n, err, "%s: empty type name", where);
+    if (len >= CONFIG_TYPE_NAME_MAX)
+        return node_err(doc, n, err, "%s: type name '%.40s...' is too long (at most %d characters)", where, name,
+                        CONFIG_TYPE_NAME_MAX - 1);
+    if (memchr(name, ':', len))
+        return node_err(doc, n, err, "%s: type name '%.*s' contains ':' (it separates the parts of an edge type)",
+                        where, (int)(len > 60 ? 60 : len), name);
+    return 0;
+}
+
+/* GiGL's string form of a per-edge-type fanout, the str() of a Python
+ * dict[tuple[str, str, str], list[int]] as gigl.utils.sampling.parse_fanout reads it with
+ * ast.literal_eval:  {("term", "to", "paper"): [10, 10], ('paper', 'to', 'author'): [15, 15]}
+ * Strings in single or double quotes (no escapes), any whitespace (newlines too: YAML's >-),
+ * trailing commas as Python allows; values are lists (not tuples) of integers. */
+typedef struct fan_lexer {
+    const char *s, *p; /* the whole text; the cursor */
+} fan_lexer;
+
+static void fl_ws(fan_lexer *l) {
+    while (*l->p && isspace((unsigned char)*l->p)) l->p++;
+}
+
+/* Error at the cursor: "at character N (near '...')". */
+__attribute__((format(printf, 5, 6))) static int fl_err(const yamldoc *doc, const yamldoc_node *n, const fan_lexer *l,
+                                                        cgnn_err *err, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!*l->p)
+        return node_err(doc, n, err, "per-edge-type fanouts: %s at the end of the text", msg);
+    return node_err(doc, n, err, "per-edge-type fanouts: %s at character %d (near '%.20s')", msg,
+                    (int)(l->p - l->s) + 1, l->p);
+}
+
+/* Expects character c (after whitespace). */
+static int fl_expect(const yamldoc *doc, const yamldoc_node *n, fan_lexer *l, char c, const char *what,
+                     cgnn_err *err) {
+    fl_ws(l);
+    if (*l->p != c) return fl_err(doc, n, l, err, "expected '%c' %s", c, what);
+    l->p++;
+    return 0;
+}
+
+/* A quoted name into out[CONFIG_TYPE_NAME_MAX]. */
+static int fl_string(const yamldoc *doc, const yamldoc_node *n, fan_lexer *l, char *out, const char *where,
+                     cgnn_err *err) {
+    fl_ws(l);
+    const char q = *l->p;
+    if (q != '"' && q != '\'') return fl_err(doc, n, l, err, "expected a quoted type name in %s", where);
+    const char *a = ++l->p;
+    while (*l->p && *l->p != q && *l->p != '\\' && *l->p != '\n') l->p++;
+    if (*l->p == '\\') return fl_err(doc, n, l, err, "escapes are not supported in type names (%s)", where);
+    if (*l->p != q) {
+        l->p = a - 1;
+        return fl_err(doc, n, l, err, "unterminated string in %s", where);
+    }
+    const size_t len = (size_t)(l->p - a);
+    if (check_type_name(doc, n, a, len, where, err) != 0) return -1;
+    memcpy(out, a, len);
+    out[len] = '\0';
+    l->p++;
+    return 0;
+}
+
+/* [int, int, ...] into f (up to CONFIG_MAX_LAYERS kept), the entry count into *count. */
+static int fl_list(const yamldoc *doc, const yamldoc_node *n, fan_lexer *l, const char *pre, int64_t *f, int *count,
+                   cgnn_err *err) {
+    fl_ws(l);
+    if (*l->p == '(') return fl_err(doc, n, l, err, "%sthe fanouts are a tuple; GiGL takes a list [...]", pre);
+    if (fl_expect(doc, n, l, '[', "(the edge type's list of fanouts)", err) != 0) return -1;
+    int i = 0;
+    for (;;) {
+        fl_ws(l);
+        if (*l->p == ']') {
+            if (i == 0) return fl_err(doc, n, l, err, "%sempty list (one fanout per layer)", pre);
+            break;
+        }
+        const char *a = l->p;
+        if (*l->p == '+' || *l->p == '-') l->p++;
+        while (isdigit((unsigned char)*l->p)) l->p++;
+        const char *b = l->p;
+        char tok[32];
+        if (b == a || (b - a == 1 && !isdigit((unsigned char)*a)) || isalnum((unsigned char)*l->p) ||
+            *l->p == '.' || *l->p == '_' || (size_t)(b - a) >= sizeof tok) {
+            l->p = a;
+            return fl_err(doc, n, l, err, "%sentry %d: expected an integer", pre, i);
+        }
+        memcpy(tok, a, (size_t)(b - a));
+        tok[b - a] = '\0';
+        int64_t v = 0;
+        if (fanout_value(doc, n, pre, tok, i, 1, &v, err) != 0) return -1;
+        if (i < CONFIG_MAX_LAYERS) f[i] = v;
+        i++;
+        fl_ws(l);
+        if (*l->p == ',') {
+            l->p++;
+            continue;
+        }
+        if (*l->p != ']') return fl_err(doc, n, l, err, "%sexpected ',' or ']' after entry %d", pre, i - 1);
+    }
+    l->p++;
+    *count = i;
+    return 0;
+}
+
+static int parse_etype_fanout_string(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int layers_given,
+                                     cgnn_err *err) {
+    fan_lexer l = {n->scalar, n->scalar};
+    if (fl_expect(doc, n, &l, '{', "", err) != 0) return -1;
+    for (int entry = 0;; entry++) {
+        fl_ws(&l);
+        if (*l.p == '}') {
+            if (entry == 0) return fl_err(doc, n, &l, err, "no edge types in {}");
+            break;
+        }
+        char where[64], index[16];
+        snprintf(where, sizeof where, "edge type %d", entry);
+        snprintf(index, sizeof index, "%d", entry);
+        config_edge_type et;
+        fl_ws(&l);
+        if (*l.p != '(')
+            return fl_err(doc, n, &l, err, "expected '(' opening edge type %d, a tuple (\"src\", \"relation\", \"dst\")",
+                          entry);
+        l.p++;
+        char *parts[3] = {et.src_node_type, et.relation, et.dst_node_type};
+        for (int k = 0; k < 3; k++) {
+            if (fl_string(doc, n, &l, parts[k], where, err) != 0) return -1;
+            fl_ws(&l);
+            if (k < 2 && *l.p != ',') {
+                if (*l.p == ')')
+                    return fl_err(doc, n, &l, err, "edge type %d has %d name%s; it needs 3 (\"src\", \"relation\", "
+                                  "\"dst\")", entry, k + 1, k ? "s" : "");
+                return fl_err(doc, n, &l, err, "expected ',' between the names of edge type %d", entry);
+            }
+            if (k < 2) l.p++;
+        }
+        fl_ws(&l);
+        if (*l.p == ',') l.p++; /* Python's trailing comma in a tuple */
+        fl_ws(&l);
+        if (*l.p != ')')
+            return fl_err(doc, n, &l, err, "expected ')' closing edge type %d (it has 3 names: \"src\", \"relation\", "
+                          "\"dst\")", entry);
+        l.p++;
+        fl_ws(&l);
+        if (*l.p != ':') return fl_err(doc, n, &l, err, "expected ':' after edge type %d", entry);
+        l.p++;
+        char pre[3 * CONFIG_TYPE_NAME_MAX + 32];
+        etype_prefix(&et, pre, sizeof pre);
+        int64_t f[CONFIG_MAX_LAYERS] = {0};
+        int count = 0;
+        if (fl_list(doc, n, &l, pre, f, &count, err) != 0) return -1;
+        if (add_etype_fanout(doc, n, a, layers_given, &et, f, count, index, err) != 0) return -1;
+        fl_ws(&l);
+        if (*l.p == ',') {
+            l.p++;
+            continue;
+        }
+        if (*l.p != '}') return fl_err(doc, n, &l, err, "expected ',' or '}' after the fanouts of edge type %d", entry);
+    }
+    l.p++;
+    fl_ws(&l);
+    if (*l.p) return fl_err(doc, n, &l, err, "unexpected text after the closing '}'");
+    return 0;
+}
+
+/* Splits a mapping key "src:rel:dst" or "src__rel__dst" (PyG's joined form) into *et. */
+static int split_etype_key(const yamldoc *doc, const yamldoc_node *n, const char *key, config_edge_type *et,
+                           cgnn_err *err) {
+    const char *sep = strchr(key, ':') ? ":" : "__";
+    const size_t sl = strlen(sep);
+    const char *p1 = strstr(key, sep), *p2 = p1 ? strstr(p1 + sl, sep) : NULL;
+    if (!p1 || !p2 || strstr(p2 + sl, sep))
+        return node_err(doc, n, err,
+                        "per-edge-type fanouts: key '%.100s' is not an edge type: write it \"src:relation:dst\" "
+                        "(or \"src__relation__dst\")",
+                        key);
+    const char *starts[3] = {key, p1 + sl, p2 + sl};
+    const size_t lens[3] = {(size_t)(p1 - key), (size_t)(p2 - (p1 + sl)), strlen(p2 + sl)};
+    char *parts[3] = {et->src_node_type, et->relation, et->dst_node_type};
+    char where[160];
+    snprintf(where, sizeof where, "key '%.100s'", key);
+    for (int k = 0; k < 3; k++) {
+        if (check_type_name(doc, n, starts[k], lens[k], where, err) != 0) return -1;
+        memcpy(parts[k], starts[k], lens[k]);
+        parts[k][lens[k]] = '\0';
+    }
+    return 0;
+}
+
+static int parse_etype_fanout_mapping(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int layers_given,
+                                      cgnn_err *err) {
+    if (n->len == 0) return node_err(doc, n, err, "per-edge-type fanouts: no edge types in the mapping");
+    for (int i = 0; i < n->len; i++) {
+        const yamldoc_node *v = n->items[i];
+        config_edge_type et;
+        if (split_etype_key(doc, v, n->keys[i], &et, err) != 0) return -1;
+        char pre[3 * CONFIG_TYPE_NAME_MAX + 32], where[64];
+        etype_prefix(&et, pre, sizeof pre);
+        snprintf(where, sizeof where, "%d (line %d)", i, n->key_lines[i]);
+        int64_t f[CONFIG_MAX_LAYERS] = {0};
+        int count = 0;
+        if (arg_fanout_list(doc, v, pre, 1, f, &count, err) != 0) return -1;
+        if (add_etype_fanout(doc, v, a, layers_given, &et, f, count, where, err) != 0) return -1;
+    }
+    return 0;
+}
+
+/* num_neighbors in any of its forms into a (after num_layers is known). */
+static int arg_num_neighbors(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int layers_given,
+                             cgnn_err *err) {
+    for (int i = 0; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = 0;
+    a->num_etype_fanouts = 0;
+    const char *s = n->kind == YAMLDOC_SCALAR ? n->scalar : "";
+    while (isspace((unsigned char)*s)) s++;
+    if (n->kind == YAMLDOC_MAPPING || *s == '{') {
+        int rc = n->kind == YAMLDOC_MAPPING ? parse_etype_fanout_mapping(doc, n, a, layers_given, err)
+                                            : parse_etype_fanout_string(doc, n, a, layers_given, err);
+        a->num_fanouts = 0;
+        return rc;
+    }
+    int count;
+    if (arg_fanout_list(doc, n, "", 0, a->fanouts, &count, err) != 0) return -1;
+    if (count != a->num_layers)
+        return node_err(doc, n, err, "%d fanout%s given but num_layers is %d%s: one fanout per layer, seed-side first",
+                        count, count == 1 ? "" : "s", a->num_layers, layers_given ? "" : " (the default)");
+    for (int i = count; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = 0;
+    a->num_fanouts = a->num_layers;
     return 0;
 }
 
@@ -465,7 +745,8 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     const yamldoc_node *g[TARG_COUNT] = {0}; /* the value given for each key, or NULL */
     char buf[80];
 
-    /* Pass 1: every key must be known; every value a non-empty scalar (num_neighbors: or a list). */
+    /* Pass 1: every key must be known; every value a non-empty scalar (num_neighbors: or a list or
+     * a mapping). */
     for (int i = 0; map && i < map->len; i++) {
         const char *key = map->keys[i];
         const yamldoc_node *v = map->items[i];
@@ -483,7 +764,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                            "ones cgnn reads)",
                            doc->file, v->path, map->key_lines[i]);
         }
-        if (v->kind == YAMLDOC_SEQUENCE && k == TARG_NUM_NEIGHBORS) {
+        if ((v->kind == YAMLDOC_SEQUENCE || v->kind == YAMLDOC_MAPPING) && k == TARG_NUM_NEIGHBORS) {
             g[k] = v;
             continue;
         }
@@ -538,19 +819,11 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     }
     /* num_neighbors after num_layers: their lengths must agree. */
     if ((n = g[TARG_NUM_NEIGHBORS])) {
-        int count;
-        if (arg_fanouts(doc, n, a->fanouts, &count, err) != 0) return -1;
-        if (count != a->num_layers)
-            return node_err(doc, n, err,
-                            "%d fanout%s given but num_layers is %d%s: one fanout per layer, "
-                            "seed-side first",
-                            count, count == 1 ? "" : "s", a->num_layers,
-                            g[TARG_NUM_LAYERS] ? "" : " (the default)");
-        for (int i = count; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = 0;
+        if (arg_num_neighbors(doc, n, a, g[TARG_NUM_LAYERS] != NULL, err) != 0) return -1;
     } else {
         for (int i = 0; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = i < a->num_layers ? 10 : 0;
+        a->num_fanouts = a->num_layers;
     }
-    a->num_fanouts = a->num_layers;
     if (a->model == MODEL_GAT && a->hidden_dim % a->num_heads != 0) {
         n = g[TARG_NUM_HEADS] ? g[TARG_NUM_HEADS] : g[TARG_HIDDEN_DIM] ? g[TARG_HIDDEN_DIM]
                                                                        : g[TARG_GNN_MODEL_CLASS_PATH];
@@ -768,19 +1041,68 @@ static int get_list(const yamldoc *doc, const yamldoc_node *map, const char *key
     return 0;
 }
 
-/* Appends name to the comma-separated list out (cap bytes) unless it is there; returns 1 if it
- * was new. Names past the buffer are counted but not listed ("..."). */
-static int add_type_name(char *out, size_t cap, const char *name) {
-    const size_t n = strlen(name), len = strlen(out);
-    for (const char *p = out; *p;) {
-        const char *end = strchr(p, ',');
-        const size_t k = end ? (size_t)(end - p) : strlen(p);
-        if (k == n && strncmp(p, name, n) == 0) return 0;
-        p = end ? end + 2 : p + k;
+/* The keys of a condensed*TypeMap: GiGL's uint32 type ids, written as YAML keys ('0' or 0). */
+static int condensed_key(const yamldoc *doc, const yamldoc_node *map, int i, int64_t *id, cgnn_err *err) {
+    if (yamldoc_parse_int(map->keys[i], id) != 0 || *id < 0 || *id > UINT32_MAX)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): key '%.40s' is not a condensed type id (an integer in "
+                       "[0, %u])", doc->file, map->path, map->key_lines[i], map->keys[i], UINT32_MAX);
+    for (int j = 0; j < i; j++) {
+        int64_t other;
+        if (yamldoc_parse_int(map->keys[j], &other) == 0 && other == *id)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): condensed type id %lld given twice (lines %d and %d)",
+                           doc->file, map->path, map->key_lines[i], (long long)*id, map->key_lines[j],
+                           map->key_lines[i]);
     }
-    if (len + n + 6 < cap) snprintf(out + len, cap - len, "%s%s", len ? ", " : "", name);
-    else if (len + 4 < cap && strcmp(out + (len >= 3 ? len - 3 : 0), "...") != 0) snprintf(out + len, cap - len, "...");
-    return 1;
+    return 0;
+}
+
+/* condensedNodeTypeMap {id: name} / condensedEdgeTypeMap {id: EdgeType}: a 1:1 map of the
+ * declared types (GiGL's graph_schema.proto). Checked, not kept. */
+static int parse_condensed_maps(const yamldoc *doc, const yamldoc_node *gm, const task_config *c, cgnn_err *err) {
+    const yamldoc_node *m;
+    if (get_section(doc, gm, "condensedNodeTypeMap", &m, err) != 0) return -1;
+    for (int i = 0; m && i < m->len; i++) {
+        int64_t id;
+        const yamldoc_node *v = m->items[i];
+        if (condensed_key(doc, m, i, &id, err) != 0) return -1;
+        if (yamldoc_expect_kind(doc, v, YAMLDOC_SCALAR, err) != 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(m->items[j]->scalar, v->scalar))
+                return node_err(doc, v, err, "node type '%s' has two condensed ids (%s and %s); the map is 1:1",
+                                v->scalar, m->keys[j], m->keys[i]);
+        int known = c->num_node_types == 0;
+        for (int t = 0; t < c->num_node_types && !known; t++) known = !strcmp(c->node_types[t], v->scalar);
+        if (!known) return node_err(doc, v, err, "node type '%.100s' is not in graphMetadata.nodeTypes", v->scalar);
+    }
+    if (m && c->num_node_types > 0 && m->len != c->num_node_types)
+        return node_err(doc, m, err, "maps %d node type%s but graphMetadata.nodeTypes declares %d; the map is 1:1",
+                        m->len, m->len == 1 ? "" : "s", c->num_node_types);
+    if (get_section(doc, gm, "condensedEdgeTypeMap", &m, err) != 0) return -1;
+    config_edge_type seen[CONFIG_MAX_TYPES];
+    for (int i = 0; m && i < m->len; i++) {
+        int64_t id;
+        const yamldoc_node *v = m->items[i];
+        config_edge_type et;
+        char name[3 * CONFIG_TYPE_NAME_MAX];
+        if (condensed_key(doc, m, i, &id, err) != 0) return -1;
+        if (parse_edge_type(doc, v, &et, err) != 0) return -1;
+        config_edge_type_name(&et, name, sizeof name);
+        for (int j = 0; j < i && j < CONFIG_MAX_TYPES; j++)
+            if (edge_type_eq(&seen[j], &et))
+                return node_err(doc, v, err, "edge type %s has two condensed ids (%s and %s); the map is 1:1", name,
+                                m->keys[j], m->keys[i]);
+        if (i >= CONFIG_MAX_TYPES)
+            return node_err(doc, m, err, "more than %d edge types; cgnn takes at most %d", CONFIG_MAX_TYPES,
+                            CONFIG_MAX_TYPES);
+        seen[i] = et;
+        int known = c->num_edge_types == 0;
+        for (int t = 0; t < c->num_edge_types && !known; t++) known = edge_type_eq(&c->edge_types[t], &et);
+        if (!known) return node_err(doc, v, err, "edge type %s is not in graphMetadata.edgeTypes", name);
+    }
+    if (m && c->num_edge_types > 0 && m->len != c->num_edge_types)
+        return node_err(doc, m, err, "maps %d edge type%s but graphMetadata.edgeTypes declares %d; the map is 1:1",
+                        m->len, m->len == 1 ? "" : "s", c->num_edge_types);
+    return 0;
 }
 
 static int parse_graph_metadata(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
@@ -790,18 +1112,31 @@ static int parse_graph_metadata(const yamldoc *doc, const yamldoc_node *root, ta
     if (yamldoc_check_keys(doc, gm, GRAPH_METADATA_KEYS, err) != 0) return -1;
     if (get_list(doc, gm, "nodeTypes", &list, err) != 0) return -1;
     for (int i = 0; list && i < list->len; i++) {
-        if (yamldoc_expect_kind(doc, list->items[i], YAMLDOC_SCALAR, err) != 0) return -1;
-        c->num_node_types += add_type_name(c->node_types, sizeof c->node_types, list->items[i]->scalar);
+        const yamldoc_node *it = list->items[i];
+        if (yamldoc_expect_kind(doc, it, YAMLDOC_SCALAR, err) != 0) return -1;
+        if (!it->scalar[0]) return node_err(doc, it, err, "empty node type name");
+        int seen = 0;
+        for (int t = 0; t < c->num_node_types && !seen; t++) seen = !strcmp(c->node_types[t], it->scalar);
+        if (seen) continue; /* a repeated name is the same type */
+        if (c->num_node_types >= CONFIG_MAX_TYPES)
+            return node_err(doc, list, err, "more than %d node types; cgnn takes at most %d", CONFIG_MAX_TYPES,
+                            CONFIG_MAX_TYPES);
+        if (copy_str(c->node_types[c->num_node_types], CONFIG_TYPE_NAME_MAX, it->scalar, doc, it, err) != 0) return -1;
+        c->num_node_types++;
     }
     if (get_list(doc, gm, "edgeTypes", &list, err) != 0) return -1;
     for (int i = 0; list && i < list->len; i++) {
         config_edge_type et;
         if (parse_edge_type(doc, list->items[i], &et, err) != 0) return -1;
-        char name[400];
-        snprintf(name, sizeof name, "%s:%s:%s", et.src_node_type, et.relation, et.dst_node_type);
-        c->num_edge_types += add_type_name(c->edge_types, sizeof c->edge_types, name);
+        int seen = 0;
+        for (int t = 0; t < c->num_edge_types && !seen; t++) seen = edge_type_eq(&c->edge_types[t], &et);
+        if (seen) continue;
+        if (c->num_edge_types >= CONFIG_MAX_TYPES)
+            return node_err(doc, list, err, "more than %d edge types; cgnn takes at most %d", CONFIG_MAX_TYPES,
+                            CONFIG_MAX_TYPES);
+        c->edge_types[c->num_edge_types++] = et;
     }
-    return 0;
+    return parse_condensed_maps(doc, gm, c, err);
 }
 
 static int parse_task_metadata(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
@@ -1003,20 +1338,210 @@ out:
     return rc;
 }
 
+/* ---- types: the config against the dataset ------------------------------------------ */
+
+/* The dataset's untyped form: one node type named "_default" (dataset.h). */
+static int ds_untyped(const dataset *ds) {
+    return ds->num_node_types == 1 && !strcmp(ds->node_types[0].name, "_default");
+}
+
+/* Appends name to the list out[cap] ("a, b, c"), ending in "..." when it does not fit. */
+static void list_add(char *out, size_t cap, const char *name) {
+    const size_t len = strlen(out);
+    if (len >= 3 && !strcmp(out + len - 3, "...")) return;
+    if (len + strlen(name) + 2 + 4 < cap)
+        snprintf(out + len, cap - len, "%s%s", len ? ", " : "", name);
+    else if (len + 6 < cap)
+        snprintf(out + len, cap - len, "%s...", len ? ", " : "");
+}
+
+static void ds_node_type_list(const dataset *ds, char *out, size_t cap) {
+    out[0] = '\0';
+    for (int t = 0; t < ds->num_node_types; t++) list_add(out, cap, ds->node_types[t].name);
+}
+
+static void ds_edge_type_list(const dataset *ds, char *out, size_t cap) {
+    out[0] = '\0';
+    for (int e = 0; e < ds->num_edge_types; e++) list_add(out, cap, ds->edge_types[e].name);
+}
+
+/* The index of the dataset edge type named "src:rel:dst" like et, or -1. */
+static int ds_find_edge_type(const dataset *ds, const config_edge_type *et) {
+    char name[3 * CONFIG_TYPE_NAME_MAX];
+    config_edge_type_name(et, name, sizeof name);
+    for (int e = 0; e < ds->num_edge_types; e++)
+        if (!strcmp(ds->edge_types[e].name, name)) return e;
+    return -1;
+}
+
+static int ds_find_node_type(const dataset *ds, const char *name) {
+    for (int t = 0; t < ds->num_node_types; t++)
+        if (!strcmp(ds->node_types[t].name, name)) return t;
+    return -1;
+}
+
+/* A per-edge-type num_neighbors against ds: the dataset is typed and has every edge type listed.
+ * Writes the dataset index of entry i into idx[i] when idx is not NULL. */
+static int check_etype_fanouts(const task_config *c, const dataset *ds, int *idx, cgnn_err *err) {
+    const trainer_args *a = &c->args;
+    if (a->num_etype_fanouts == 0) return 0;
+    char have[1024], name[3 * CONFIG_TYPE_NAME_MAX];
+    if (ds_untyped(ds))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.num_neighbors gives fanouts per edge type (%d, the first %s), "
+                       "but the dataset %s is untyped (one node type and one edge type, _default): give one list "
+                       "for all edges, e.g. \"[15, 10]\"",
+                       c->file, a->num_etype_fanouts, config_edge_type_name(&a->etype_fanouts[0].etype, name, sizeof name),
+                       ds->dir);
+    for (int i = 0; i < a->num_etype_fanouts; i++) {
+        const int e = ds_find_edge_type(ds, &a->etype_fanouts[i].etype);
+        if (e < 0) {
+            ds_edge_type_list(ds, have, sizeof have);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.num_neighbors: edge type %s is not an edge type of the "
+                           "dataset %s (it has %d: %s)",
+                           c->file, config_edge_type_name(&a->etype_fanouts[i].etype, name, sizeof name), ds->dir,
+                           ds->num_edge_types, have);
+        }
+        if (idx) idx[i] = e;
+    }
+    return 0;
+}
+
+int config_resolve_fanouts(const task_config *c, const struct dataset *ds, int64_t *out, cgnn_err *err) {
+    const trainer_args *a = &c->args;
+    const int L = a->num_layers;
+    if (a->num_etype_fanouts == 0) {
+        for (int e = 0; e < ds->num_edge_types; e++)
+            for (int h = 0; h < L; h++) out[(size_t)e * L + h] = a->fanouts[h];
+        return 0;
+    }
+    int idx[CONFIG_MAX_ETYPE_FANOUTS];
+    if (check_etype_fanouts(c, ds, idx, err) != 0) return -1;
+    for (size_t k = 0; k < (size_t)ds->num_edge_types * L; k++) out[k] = 0; /* left out: not sampled */
+    for (int i = 0; i < a->num_etype_fanouts; i++)
+        for (int h = 0; h < L; h++) out[(size_t)idx[i] * L + h] = a->etype_fanouts[i].fanouts[h];
+    return 0;
+}
+
+const struct ds_task *config_find_task(const task_config *c, const struct dataset *ds) {
+    const ds_task_kind want = c->task == TASK_LINK_PREDICTION ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
+    for (int i = 0; i < ds->num_tasks; i++)
+        if (ds->tasks[i].kind == want) return &ds->tasks[i];
+    return NULL;
+}
+
 int config_check_types(const task_config *c, const struct dataset *ds, cgnn_err *err) {
-    if (c->num_node_types <= 1 && c->num_edge_types <= 1 && c->num_supervision_types <= 1) return 0;
+    return config_check_types_for_task(c, ds, config_find_task(c, ds), err);
+}
+
+int config_check_types_for_task(const task_config *c, const struct dataset *ds, const struct ds_task *task,
+                                cgnn_err *err) {
     const int lp = c->task == TASK_LINK_PREDICTION;
-    char sup[96] = "";
+    const char *sup_key = lp ? "taskMetadata.nodeAnchorBasedLinkPredictionTaskMetadata.supervisionEdgeTypes"
+                             : "taskMetadata.nodeBasedTaskMetadata.supervisionNodeTypes";
+    char cfg_list[1024] = "", have[1024], name[3 * CONFIG_TYPE_NAME_MAX];
+    if (ds_untyped(ds)) {
+        /* names are labels only; several types would be a typed task trained as a homogeneous one */
+        if (c->num_node_types > 1 || c->num_edge_types > 1 || c->num_supervision_types > 1) {
+            char edges[1024] = "", what[2600] = "";
+            for (int t = 0; t < c->num_node_types; t++) list_add(cfg_list, sizeof cfg_list, c->node_types[t]);
+            for (int t = 0; t < c->num_edge_types; t++)
+                list_add(edges, sizeof edges, config_edge_type_name(&c->edge_types[t], name, sizeof name));
+            size_t len = 0;
+            if (c->num_node_types > 1 || c->num_edge_types > 1)
+                len += (size_t)snprintf(what, sizeof what, "graphMetadata declares %d node type%s (%s) and %d edge type%s (%s)",
+                                        c->num_node_types, c->num_node_types == 1 ? "" : "s", cfg_list, c->num_edge_types,
+                                        c->num_edge_types == 1 ? "" : "s", edges);
+            if (c->num_supervision_types > 1 && len < sizeof what)
+                snprintf(what + len, sizeof what - len, "%s%s declares %d types", len ? ", and " : "", sup_key,
+                         c->num_supervision_types);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s, but the dataset %s has 1 node type (_default) and %d edge type%s (%s): it is "
+                           "untyped (no type: keys in its metadata.yaml), and cgnn refuses rather than train a "
+                           "homogeneous model on a typed task",
+                           c->file, what, ds->dir, ds->num_edge_types, ds->num_edge_types == 1 ? "" : "s",
+                           ds->num_edge_types > 0 ? ds->edge_types[0].name : "");
+        }
+        return check_etype_fanouts(c, ds, NULL, err);
+    }
+
+    /* graphMetadata.nodeTypes == the dataset's node types, as sets */
+    if (c->num_node_types > 0) {
+        char missing[1024] = "", extra[1024] = "";
+        for (int t = 0; t < c->num_node_types; t++) {
+            list_add(cfg_list, sizeof cfg_list, c->node_types[t]);
+            if (ds_find_node_type(ds, c->node_types[t]) < 0) list_add(extra, sizeof extra, c->node_types[t]);
+        }
+        for (int t = 0; t < ds->num_node_types; t++) {
+            int found = 0;
+            for (int k = 0; k < c->num_node_types && !found; k++) found = !strcmp(c->node_types[k], ds->node_types[t].name);
+            if (!found) list_add(missing, sizeof missing, ds->node_types[t].name);
+        }
+        if (extra[0] || missing[0]) {
+            ds_node_type_list(ds, have, sizeof have);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: graphMetadata.nodeTypes is [%s], but the dataset %s has node types [%s]%s%s%s%s",
+                           c->file, cfg_list, ds->dir, have, extra[0] ? "; not in the dataset: " : "", extra,
+                           missing[0] ? "; not in the config: " : "", missing);
+        }
+    }
+    /* graphMetadata.edgeTypes == the dataset's edge types, as sets */
+    if (c->num_edge_types > 0) {
+        char missing[1024] = "", extra[1024] = "";
+        for (int t = 0; t < c->num_edge_types; t++) {
+            config_edge_type_name(&c->edge_types[t], name, sizeof name);
+            if (ds_find_edge_type(ds, &c->edge_types[t]) < 0) list_add(extra, sizeof extra, name);
+        }
+        for (int e = 0; e < ds->num_edge_types; e++) {
+            int found = 0;
+            for (int k = 0; k < c->num_edge_types && !found; k++)
+                found = !strcmp(config_edge_type_name(&c->edge_types[k], name, sizeof name), ds->edge_types[e].name);
+            if (!found) list_add(missing, sizeof missing, ds->edge_types[e].name);
+        }
+        if (extra[0] || missing[0]) {
+            char edges[1024] = "";
+            for (int t = 0; t < c->num_edge_types; t++)
+                list_add(edges, sizeof edges, config_edge_type_name(&c->edge_types[t], name, sizeof name));
+            ds_edge_type_list(ds, have, sizeof have);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: graphMetadata.edgeTypes is [%s], but the dataset %s has edge types [%s]%s%s%s%s",
+                           c->file, edges, ds->dir, have, extra[0] ? "; not in the dataset: " : "", extra,
+                           missing[0] ? "; not in the config: " : "", missing);
+        }
+    }
+    /* one supervision type: the type of the task cgnn trains */
     if (c->num_supervision_types > 1)
-        snprintf(sup, sizeof sup, " and %d %s", c->num_supervision_types,
-                 lp ? "supervisionEdgeTypes" : "supervisionNodeTypes");
-    return err_set(err, CGNN_ERR_INPUT,
-                   "%s: graphMetadata declares %d node type%s (%s) and %d edge type%s (%s)%s, but the dataset %s has "
-                   "%d node type%s (%s) and %d edge type%s (%s): cgnn does not train heterogeneous graphs yet, and "
-                   "refuses rather than train a homogeneous model on a typed task",
-                   c->file, c->num_node_types, c->num_node_types == 1 ? "" : "s", c->node_types, c->num_edge_types,
-                   c->num_edge_types == 1 ? "" : "s", c->edge_types, sup, ds->dir, ds->num_node_types,
-                   ds->num_node_types == 1 ? "" : "s", ds->num_node_types > 0 ? ds->node_types[0].name : "",
-                   ds->num_edge_types, ds->num_edge_types == 1 ? "" : "s",
-                   ds->num_edge_types > 0 ? ds->edge_types[0].name : "");
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s declares %d types; cgnn trains one task on one %s type (the dataset %s's task%s%s)",
+                       c->file, sup_key, c->num_supervision_types, lp ? "edge" : "node", ds->dir, task ? " " : "",
+                       task ? task->name : "");
+    if (!lp && c->supervision_node_type[0]) {
+        const int t = ds_find_node_type(ds, c->supervision_node_type);
+        if (t < 0) {
+            ds_node_type_list(ds, have, sizeof have);
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s: '%s' is not a node type of the dataset %s (it has [%s])",
+                           c->file, sup_key, c->supervision_node_type, ds->dir, have);
+        }
+        if (task && task->type != t)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s: '%s', but the dataset %s's task '%s' classifies nodes of type '%s'", c->file,
+                           sup_key, c->supervision_node_type, ds->dir, task->name,
+                           task->type >= 0 && task->type < ds->num_node_types ? ds->node_types[task->type].name : "?");
+    }
+    if (lp && c->supervision_edge_type.src_node_type[0]) {
+        const int e = ds_find_edge_type(ds, &c->supervision_edge_type);
+        config_edge_type_name(&c->supervision_edge_type, name, sizeof name);
+        if (e < 0) {
+            ds_edge_type_list(ds, have, sizeof have);
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s: %s is not an edge type of the dataset %s (it has [%s])",
+                           c->file, sup_key, name, ds->dir, have);
+        }
+        if (task && task->type != e)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s: %s, but the dataset %s's task '%s' predicts edges of type %s", c->file, sup_key,
+                           name, ds->dir, task->name,
+                           task->type >= 0 && task->type < ds->num_edge_types ? ds->edge_types[task->type].name : "?");
+    }
+    return check_etype_fanouts(c, ds, NULL, err);
 }

@@ -11,6 +11,7 @@
 #ifndef CGNN_CONFIG_H
 #define CGNN_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nn/model.h"
@@ -26,14 +27,45 @@
 
 typedef enum task_kind { TASK_NODE_CLASSIFICATION, TASK_LINK_PREDICTION, TASK_KIND_COUNT } task_kind;
 
+#define CONFIG_MAX_LAYERS 8          /* num_layers is 1 .. CONFIG_MAX_LAYERS */
+#define CONFIG_TYPE_NAME_MAX 128     /* a node type or relation name, with its NUL */
+#define CONFIG_MAX_TYPES 64          /* graphMetadata nodeTypes / edgeTypes kept (more: refused) */
+#define CONFIG_MAX_ETYPE_FANOUTS 64  /* edge types in a per-edge-type num_neighbors (more: refused) */
+
+/* A GiGL EdgeType (srcNodeType, relation, dstNodeType); as a dataset edge type name it is
+ * "src:relation:dst" (config_edge_type_name). */
+typedef struct config_edge_type {
+    char src_node_type[CONFIG_TYPE_NAME_MAX];
+    char relation[CONFIG_TYPE_NAME_MAX];
+    char dst_node_type[CONFIG_TYPE_NAME_MAX];
+} config_edge_type;
+
+/* One entry of a per-edge-type num_neighbors: the fanout of edge type `etype` at each hop,
+ * seed-side first. fanouts[h] for h < num_layers is -1 (all in-neighbours), 0 (this edge type is
+ * not sampled at hop h) or >= 1; entries from num_layers on are 0. */
+typedef struct config_etype_fanout {
+    config_edge_type etype;
+    int64_t fanouts[CONFIG_MAX_LAYERS];
+} config_etype_fanout;
+
 typedef struct trainer_args {
     /* model */
     model_kind model;                 /* gnn_model_class_path (GraphSAGE) */
     int num_layers;                   /* 2 */
     int64_t hidden_dim;               /* 256 */
     int64_t out_channels;             /* 0 = num_classes (NC) */
-    int num_fanouts;                  /* == num_layers */
-    int64_t fanouts[8];               /* num_neighbors "[15, 10]"; default 10 per layer */
+    /* num_neighbors takes one of two forms (docs/CONFIG.md, "Fanouts"):
+     * - plain, one list for every edge type ("[15, 10]", "15, 10", a YAML list; PyG/GraphBolt):
+     *   num_fanouts == num_layers, fanouts[h] -1 or >= 1, num_etype_fanouts == 0;
+     * - per edge type (GiGL's '{("src", "rel", "dst"): [10, 10], ...}' string, or a YAML mapping
+     *   keyed "src:rel:dst" / "src__rel__dst"): num_etype_fanouts >= 1 entries in config order,
+     *   no edge type twice; num_fanouts == 0 and fanouts[] all 0 (so that a code path that does
+     *   not resolve per-type fanouts cannot sample with made-up ones).
+     * config_resolve_fanouts turns either form into one list per dataset edge type. */
+    int num_fanouts;                  /* == num_layers (plain form), 0 (per edge type) */
+    int64_t fanouts[CONFIG_MAX_LAYERS]; /* plain form; default 10 per layer */
+    int num_etype_fanouts;            /* 0 = plain form */
+    config_etype_fanout etype_fanouts[CONFIG_MAX_ETYPE_FANOUTS];
     double dropout;                   /* 0.5 */
     int num_heads;                    /* 2 */
     int l2_normalize_output;          /* should_l2_normalize_embedding_layer_output (false NC, true LP) */
@@ -79,13 +111,6 @@ typedef struct trainer_args {
     double rpc_timeout_s;             /* a partitioned graph: a peer silent this long is an error (60) */
 } trainer_args;
 
-/* A GiGL EdgeType (srcNodeType, relation, dstNodeType). */
-typedef struct config_edge_type {
-    char src_node_type[128];
-    char relation[128];
-    char dst_node_type[128];
-} config_edge_type;
-
 typedef struct task_config {
     char file[CONFIG_PATH_MAX];       /* the YAML it was read from */
     task_kind task;
@@ -95,12 +120,15 @@ typedef struct task_config {
     char tensorboard_logs_uri[CONFIG_PATH_MAX];
     int should_skip_training;
     int should_skip_model_evaluation;
-    /* graphMetadata and the supervision types as declared: cgnn's datasets have one node type and
-     * one edge type, so a config declaring several is refused by the trainer, naming both sides */
+    /* graphMetadata and the supervision types as declared, checked against the dataset by
+     * config_check_types. Duplicate entries are kept once; more than CONFIG_MAX_TYPES distinct
+     * ones are refused. condensedNodeTypeMap / condensedEdgeTypeMap are checked (1:1 with the
+     * declared types) but not kept: cgnn numbers types as the dataset does. */
     int num_node_types, num_edge_types; /* distinct nodeTypes / edgeTypes entries (0: not given) */
-    char node_types[256], edge_types[256]; /* the first of them, comma-separated (for messages) */
+    char node_types[CONFIG_MAX_TYPES][CONFIG_TYPE_NAME_MAX]; /* in config order */
+    config_edge_type edge_types[CONFIG_MAX_TYPES];           /* in config order */
     int num_supervision_types;        /* supervisionNodeTypes / supervisionEdgeTypes entries */
-    char supervision_node_type[128];  /* "" if not given */
+    char supervision_node_type[CONFIG_TYPE_NAME_MAX]; /* NC: the first entry; "" if not given */
     config_edge_type supervision_edge_type; /* LP: the first supervisionEdgeTypes entry; "" if not given */
     int profiler_enabled;
     char profiler_log_dir[CONFIG_PATH_MAX];
@@ -131,11 +159,39 @@ int config_resolve_uri(char *out, size_t cap, const char *uri, const char *what,
 /* Every trainerArgs key cgnn knows (NULL-terminated), for docs and suggestions. */
 extern const char *const CONFIG_TRAINER_ARG_KEYS[];
 
-/* A config that declares several node types, edge types or supervision types (graphMetadata,
- * supervisionNodeTypes / supervisionEdgeTypes) against a dataset: cgnn's datasets and models
- * are homogeneous today, so that is CGNN_ERR_INPUT naming both sides (never a homogeneous model
- * trained silently). Returns 0 or -1 with *err. */
+/* "src:relation:dst" (the dataset's edge type name) of et into out[cap]; returns out. */
+char *config_edge_type_name(const config_edge_type *et, char *out, size_t cap);
+
 struct dataset;
+struct ds_task;
+
+/* The dataset task that a run of c trains and evaluates: the first task of ds whose kind is c's
+ * task (node classification / link prediction), as the trainer picks it; NULL if none. */
+const struct ds_task *config_find_task(const task_config *c, const struct dataset *ds);
+
+/* Checks that the types c declares agree with ds (docs/CONFIG.md, "Types"), for the task
+ * config_find_task picks. Returns 0, or -1 with CGNN_ERR_INPUT in *err naming both sides (the
+ * config file, the field and its value; the dataset directory and what it has).
+ * - An untyped dataset (one node type "_default"): a config may declare at most one node type,
+ *   one edge type and one supervision type, with any names (labels only); num_neighbors must
+ *   be the plain form.
+ * - A typed dataset: graphMetadata.nodeTypes / edgeTypes, when given, equal the dataset's node /
+ *   edge type names as sets; at most one supervision type; supervisionNodeTypes (NC) is a node
+ *   type of the dataset and the node type of the task (ds_task.type); supervisionEdgeTypes (LP)
+ *   is an edge type of the dataset and the edge type of the task; every edge type of a
+ *   per-edge-type num_neighbors is an edge type of the dataset. */
 int config_check_types(const task_config *c, const struct dataset *ds, cgnn_err *err);
+/* The same for an explicit task of ds (NULL: the supervision types are checked against the
+ * dataset's types only). */
+int config_check_types_for_task(const task_config *c, const struct dataset *ds, const struct ds_task *task,
+                                cgnn_err *err);
+
+/* Writes the fanouts of every edge type of ds: out[e * num_layers + h] for e < ds->num_edge_types,
+ * h < c->args.num_layers (the caller sizes out). The plain form gives every edge type its list;
+ * the per-edge-type form gives the listed edge types their lists and every edge type it leaves
+ * out 0 at every hop (not sampled). Returns 0, or -1 with CGNN_ERR_INPUT in *err: a per-type
+ * form on an untyped dataset, or an edge type the dataset lacks (naming the config file and key,
+ * and the dataset's edge types). */
+int config_resolve_fanouts(const task_config *c, const struct dataset *ds, int64_t *out, cgnn_err *err);
 
 #endif
