@@ -115,7 +115,6 @@ typedef struct ds_task {
     ds_task_kind kind;    /* from the data: seeds (N,)+labels -> NC, seeds (M,2) -> LP */
     int type;             /* the node type (NC) or edge type (LP) index of its seeds; 0 when untyped */
     int64_t num_classes;  /* 0 if not given */
-    int type;             /* node type index (NC) or edge type index (LP) of the seeds; 0 untyped */
     ds_split splits[DS_SPLIT_COUNT];
 } ds_task;
 
