@@ -514,6 +514,7 @@ void model_layer_params(const model *m, int l, int64_t *begin, int64_t *end) {
         if (t->offset + t->numel > e) e = t->offset + t->numel;
     }
     CGNN_CHECK(e > 0);
+    if (m->types && l == 0) b = 0; /* typed models: the input projections (first in memory) go with layer 0 */
     *begin = b;
     *end = e;
 }

@@ -98,12 +98,13 @@ int outputs_write_eval_metrics(const char *path, const char *const *names, const
     return outputs_write_text(path, buf, err);
 }
 
-/* The model's tensors (+ "embedding.weight" [emb_rows, emb_dim] when emb_weight != NULL),
- * written straight from the caller's buffers (safetensors_write streams them: no copy). */
-static int save_model(const char *path, const model *m, const float *params, const float *emb_weight,
-                      int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
+/* The model's tensors + the tables (node embedding tables), written straight from the caller's
+ * buffers (safetensors_write streams them: no copy). */
+int outputs_save_model_tables(const char *path, const model *m, const float *params, const outputs_table *tables,
+                              int num_tables, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
-    st_tensor t[MODEL_MAX_TENSORS + 1];
+    CGNN_CHECK(num_tables >= 0 && num_tables <= MINIBATCH_MAX_NODE_TYPES);
+    st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES];
     for (int i = 0; i < m->num_tensors; i++) {
         const model_tensor *mt = &m->tensors[i];
         t[i].name = mt->name;
@@ -112,11 +113,12 @@ static int save_model(const char *path, const model *m, const float *params, con
         t[i].data = params + mt->offset;
     }
     int n = m->num_tensors;
-    if (emb_weight) {
-        CGNN_CHECK(emb_rows >= 1 && emb_dim >= 1);
-        t[n] = (st_tensor){.name = OUTPUTS_EMBEDDING_KEY, .ndim = 2, .shape = {emb_rows, emb_dim, 1, 1},
-                           .data = emb_weight};
-        n++;
+    int64_t emb_dim = 0;
+    for (int i = 0; i < num_tables; i++) {
+        CGNN_CHECK(tables[i].rows >= 1 && tables[i].dim >= 1 && tables[i].data);
+        t[n++] = (st_tensor){.name = tables[i].key, .ndim = 2, .shape = {tables[i].rows, tables[i].dim, 1, 1},
+                             .data = tables[i].data};
+        emb_dim = tables[i].dim;
     }
     char layers[32], in[32], hidden[32], out[32], heads[32], emb[32];
     snprintf(layers, sizeof layers, "%d", m->cfg.num_layers);
@@ -124,20 +126,21 @@ static int save_model(const char *path, const model *m, const float *params, con
     snprintf(hidden, sizeof hidden, "%lld", (long long)m->cfg.hidden_dim);
     snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
     snprintf(heads, sizeof heads, "%d", m->cfg.num_heads);
-    snprintf(emb, sizeof emb, "%lld", (long long)(emb_weight ? emb_dim : 0));
+    snprintf(emb, sizeof emb, "%lld", (long long)emb_dim);
     const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
                           "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
                           "node_embedding_dim", emb};
-    return safetensors_write(path, t, n, meta, emb_weight ? 8 : 7, err);
+    return safetensors_write(path, t, n, meta, num_tables ? 8 : 7, err);
 }
 
 int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err) {
-    return save_model(path, m, params, NULL, 0, 0, err);
+    return outputs_save_model_tables(path, m, params, NULL, 0, err);
 }
 
 int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
                                       const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
-    return save_model(path, m, params, emb_weight, emb_rows, emb_dim, err);
+    const outputs_table tb = {OUTPUTS_EMBEDDING_KEY, emb_weight, emb_rows, emb_dim};
+    return outputs_save_model_tables(path, m, params, &tb, emb_weight ? 1 : 0, err);
 }
 
 int outputs_load_model(const char *path, model *m, cgnn_err *err) {
@@ -163,8 +166,10 @@ int outputs_load_model(const char *path, model *m, cgnn_err *err) {
         }
         rc = safetensors_read_tensor(&f, k, m->params + mt->offset, err);
     }
-    /* every other key is an error, except a node embedding table (loaded separately) */
-    const int extra = safetensors_find(&f, OUTPUTS_EMBEDDING_KEY) >= 0;
+    /* every other key is an error, except node embedding tables (loaded separately) */
+    int extra = 0;
+    for (int k = 0; k < f.n; k++)
+        extra += !strcmp(f.names[k], OUTPUTS_EMBEDDING_KEY) || !strncmp(f.names[k], "embedding_dict.", 15);
     if (rc == 0 && f.n != m->num_tensors + extra)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n - extra,
                      m->num_tensors);
@@ -173,18 +178,23 @@ int outputs_load_model(const char *path, model *m, cgnn_err *err) {
 }
 
 int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
+    return outputs_load_table(path, OUTPUTS_EMBEDDING_KEY, emb_weight, emb_rows, emb_dim, err);
+}
+
+int outputs_load_table(const char *path, const char *key, float *emb_weight, int64_t emb_rows, int64_t emb_dim,
+                       cgnn_err *err) {
     CGNN_CHECK(emb_weight && emb_rows >= 1 && emb_dim >= 1);
     st_file f;
     if (safetensors_read_header(&f, path, err) != 0) return -1;
     int rc = 0;
-    const int k = safetensors_find(&f, OUTPUTS_EMBEDDING_KEY);
+    const int k = safetensors_find(&f, key);
     if (k < 0)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: missing tensor '%s' (the checkpoint has no node embedding table)", path,
-                     OUTPUTS_EMBEDDING_KEY);
+                     key);
     else if (f.ndims[k] != 2 || f.shapes[k][0] != emb_rows || f.shapes[k][1] != emb_dim)
         rc = err_set(err, CGNN_ERR_INPUT,
                      "%s: tensor '%s' has shape [%lld, %lld] (%d dims), the configured table is [%lld, %lld]", path,
-                     OUTPUTS_EMBEDDING_KEY, (long long)f.shapes[k][0], (long long)f.shapes[k][1], f.ndims[k],
+                     key, (long long)f.shapes[k][0], (long long)f.shapes[k][1], f.ndims[k],
                      (long long)emb_rows, (long long)emb_dim);
     else
         rc = safetensors_read_tensor(&f, k, emb_weight, err); /* straight into the table */

@@ -45,6 +45,20 @@ int outputs_load_model(const char *path, model *m, cgnn_err *err);
  * "node_embedding_dim"; emb_weight NULL writes what outputs_save_model writes. */
 int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
                                       const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
+/* A node embedding table saved beside the model: key (e.g. "embedding.weight", or
+ * "embedding_dict.<type>.weight" for a featureless node type of a typed graph), rows x dim floats. */
+typedef struct outputs_table {
+    const char *key;
+    const float *data;
+    int64_t rows, dim;
+} outputs_table;
+/* outputs_save_model plus num_tables tables (<= MINIBATCH_MAX_NODE_TYPES), written from the
+ * callers' buffers. */
+int outputs_save_model_tables(const char *path, const model *m, const float *params, const outputs_table *tables,
+                              int num_tables, cgnn_err *err);
+/* outputs_load_embedding of the table `key`. */
+int outputs_load_table(const char *path, const char *key, float *emb_weight, int64_t emb_rows, int64_t emb_dim,
+                       cgnn_err *err);
 /* Reads "embedding.weight" of the checkpoint at path straight into emb_weight (emb_rows x
  * emb_dim floats, caller-owned), checking the shape; nothing else of the file is read. Returns 0,
  * or -1 with *err (CGNN_ERR_INPUT naming the file and the key when it is absent or mis-shaped). */

@@ -14,6 +14,7 @@
 #include "dist/dist_rpc.h"
 #include "graph/csc.h"
 #include "graph/partbook.h"
+#include "graph/typed_graph.h"
 #include "io/dataset.h"
 #include "io/durable.h"
 #include "io/file.h"
@@ -65,6 +66,18 @@ typedef struct trainer {
     int64_t train_batches_min, train_batches_max; /* local: training batches over all ranks */
     const ds_task *task;
     const ds_feature *feat;
+    /* a typed graph (the dataset has node / edge types): node classification on the task's node
+     * type with a typed model; each featureless node type gets a learnable embedding table */
+    int typed;
+    typed_graph tg;
+    typed_sampler_config tsc;
+    const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES]; /* per node type; NULL: featureless */
+    int64_t twidth[MINIBATCH_MAX_NODE_TYPES];          /* its input rows' width */
+    embedding_table temb[MINIBATCH_MAX_NODE_TYPES];
+    int have_temb[MINIBATCH_MAX_NODE_TYPES];
+    float *best_temb[MINIBATCH_MAX_NODE_TYPES];        /* the tables at the best validation */
+    char temb_key[MINIBATCH_MAX_NODE_TYPES][DATASET_NAME_MAX + 32]; /* "embedding_dict.<type>.weight" */
+    model_types *mtypes;
     model m;
     task_head head;           /* loss + metrics of the task */
     embedding_table emb;      /* learnable node embeddings (node_embedding_dim > 0) */
@@ -164,6 +177,14 @@ static minibatch *next_batch(trainer *t, loader *l) {
  * rows of other parts are read from their owners (EMB requests) — and on a partitioned graph
  * gives the batch its original ids as dropout keys. */
 static void prepare_batch(trainer *t, minibatch *mb) {
+    if (t->typed) { /* the featureless types' rows are their current embeddings */
+        minibatch_typed *ty = mb->typed;
+        for (int k = 0; k < ty->num_node_types; k++)
+            if (t->have_temb[k])
+                embedding_gather(&t->temb[k], ty->nodes[k], ty->num_nodes[k][ty->num_layers], ty->features[k],
+                                 ty->feat_dim[k], 0);
+        return;
+    }
     if (t->parted) { /* per-node randomness (dropout) keyed by original ids, as on the whole graph */
         const int64_t *orig = t->pb.orig_of_new;
         for (int64_t i = 0; i < mb->num_input_nodes; i++) t->key_nodes[i] = orig[mb->input_nodes[i]];
@@ -246,25 +267,50 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
         lc.indexes = indexes;
     }
+    if (t->typed) {
+        lc.typed = &t->tg;
+        lc.typed_sampler = t->tsc;
+        lc.seed_type = t->task->type;
+        for (int k = 0; k < t->tg.num_node_types; k++) {
+            lc.type_feature[k] = t->tfeat[k];
+            lc.type_width[k] = t->twidth[k];
+        }
+    }
     if (t->parted) {
-        lc.part = &t->pr.sampler;
         lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
         lc.neg_map = t->pb.new_of_orig;
     }
-    if (loader_init(l, t->g, seeds, labels, items, &lc, err) != 0)
+    if (loader_init(l, t->typed ? NULL : t->g, seeds, labels, items, &lc, err) != 0)
         return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
     return 0;
 }
 
 /* Nodes and edges of the whole graph (a part's index holds its own nodes only). */
-static int64_t whole_nodes(const trainer *t) { return t->parted ? t->pb.num_nodes : t->g->num_nodes; }
-static int64_t whole_edges(const trainer *t) { return t->parted ? t->pb.num_edges : t->g->num_edges; }
+static int64_t whole_nodes(const trainer *t) {
+    if (t->typed) return t->tg.offset[t->tg.num_node_types];
+    return t->parted ? t->pb.num_nodes : t->g->num_nodes;
+}
+static int64_t whole_edges(const trainer *t) {
+    int64_t e = 0;
+    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) e += t->tg.csc[k]->num_edges;
+    return t->typed ? e : t->parted ? t->pb.num_edges : t->g->num_edges;
+}
 
 /* Writes the checkpoint: the model's params, plus "embedding.weight" when the model has
  * learnable node embeddings: emb_rows is the table, or (parted) this rank's shard, gathered to
  * rank 0 in original id order first. Collective; rank 0 writes. Returns 0, or -1 with *err on
  * rank 0. */
 static int save_checkpoint(trainer *t, const float *params, const float *emb_rows, cgnn_err *err) {
+    if (t->typed) { /* the featureless types' tables: the best ones with the best parameters */
+        const int best = params == t->best_params;
+        outputs_table tb[MINIBATCH_MAX_NODE_TYPES];
+        int n = 0;
+        for (int k = 0; k < t->tg.num_node_types; k++)
+            if (t->have_temb[k])
+                tb[n++] = (outputs_table){t->temb_key[k], best ? t->best_temb[k] : t->temb[k].weight,
+                                          t->temb[k].num_rows, t->temb[k].dim};
+        return is_root(t) ? outputs_save_model_tables(t->cfg->trained_model_uri, &t->m, params, tb, n, err) : 0;
+    }
     if (!t->have_emb) return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err) : 0;
     float *full = t->parted ? part_gather_to_root(t->d, t->pb.num_parts, emb_rows, t->pb.n_local, t->emb.dim,
                                                  t->pb.orig_of_new, t->pb.num_nodes)
@@ -311,6 +357,9 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
         res->best_val_acc = vmain;
         memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
         if (t->have_emb) memcpy(t->best_emb, t->emb.weight, (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float));
+        for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+            if (t->have_temb[k])
+                memcpy(t->best_temb[k], t->temb[k].weight, (size_t)(t->temb[k].num_rows * t->temb[k].dim) * sizeof(float));
         /* the last good checkpoint (rank 0 writes; a failure there stops every rank) */
         int bad = save_checkpoint(t, t->best_params, t->have_emb ? t->best_emb : NULL, err) != 0;
         char report[4096];
@@ -339,6 +388,12 @@ static void trainer_free(trainer *t) {
     cgnn_err terr = {0};
     if (trace_close(&t->trace, &terr) != 0) log_info("profiler: %s", terr.msg); /* after the loaders stopped */
     if (t->have_emb) embedding_free(&t->emb);
+    for (int k = 0; k < MINIBATCH_MAX_NODE_TYPES; k++) {
+        if (t->have_temb[k]) embedding_free(&t->temb[k]);
+        free(t->best_temb[k]);
+    }
+    free(t->mtypes);
+    typed_graph_free(&t->tg);
     free(t->dinput);
     free(t->best_emb);
     optim_free(&t->opt);
@@ -440,6 +495,125 @@ static int seed_assignment(trainer *t, cgnn_err *err) {
     return 0;
 }
 
+/* trainer_setup on a typed graph (node classification): the per-edge-type indexes and fanouts,
+ * each node type's input rows (its features, or a learnable table for a featureless type,
+ * node_embedding_dim wide, else hidden_dim), the typed model, loaders, optimiser and head. */
+static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const dataset *ds = t->ds;
+    const char *file = t->cfg->file;
+    const int T = ds->num_node_types, K = ds->num_edge_types, L = a->num_layers;
+    if (!model_kind_is_typed(a->model))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.gnn_model_class_path: %s is a homogeneous model, but the dataset "
+                       "%s has %d node types and %d edge types; use HeteroSAGE or RGCN",
+                       file, model_kind_name(a->model), ds->dir, T, K);
+    if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) return -1;
+    int64_t fan[MINIBATCH_MAX_EDGE_TYPES * MINIBATCH_MAX_LAYERS];
+    if (config_resolve_fanouts(t->cfg, ds, fan, err) != 0) return -1;
+    memset(&t->tsc, 0, sizeof t->tsc);
+    t->tsc.num_layers = L;
+    t->tsc.replace = a->replace;
+    const char *names[MINIBATCH_MAX_EDGE_TYPES];
+    for (int e = 0; e < K; e++) {
+        names[e] = ds->edge_types[e].name;
+        for (int h = 0; h < L; h++) t->tsc.fanouts[h][e] = fan[e * L + h];
+    }
+    if (typed_sampler_config_check(&t->tg, &t->tsc, names, err) != 0)
+        return err_prefix(err, "%s: trainerConfig.trainerArgs.num_neighbors: ", file);
+    const int64_t emb_dim = a->node_embedding_dim > 0 ? a->node_embedding_dim : a->hidden_dim;
+    const embedding_optim kind = !strcmp(a->embedding_optim, "Adagrad") ? EMB_OPTIM_ADAGRAD
+                                 : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
+                                                                        : EMB_OPTIM_SPARSE_ADAM;
+    const double emb_lr = a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr;
+    model_types *ty = t->mtypes = cgnn_calloc(1, sizeof *t->mtypes);
+    ty->num_node_types = T;
+    ty->num_edge_types = K;
+    for (int k = 0; k < T; k++) {
+        snprintf(ty->node_type[k], MODEL_TYPE_NAME_MAX, "%s", ds->node_types[k].name);
+        const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, k, "feat");
+        for (int i = 0; i < ds->num_features && !f; i++)
+            if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == k) f = &ds->features[i];
+        t->tfeat[k] = f;
+        if (f) {
+            t->twidth[k] = f->dim;
+        } else { /* a learnable row per node, drawn from the seed and the type */
+            if (embedding_init(&t->temb[k], ds->node_types[k].num_nodes, emb_dim,
+                               a->seed ^ 0x656d626564ULL ^ rng_mix64((uint64_t)k + 1), kind, emb_lr, a->optim.beta1,
+                               a->optim.beta2, a->optim.eps, err) != 0)
+                return -1;
+            t->have_temb[k] = 1;
+            t->best_temb[k] = cgnn_malloc((size_t)(t->temb[k].num_rows * emb_dim + 1) * sizeof(float));
+            snprintf(t->temb_key[k], sizeof t->temb_key[k], "embedding_dict.%s.weight", ds->node_types[k].name);
+            t->twidth[k] = emb_dim;
+            ty->input_grad[k] = 1;
+        }
+        ty->in_dim[k] = t->twidth[k];
+    }
+    for (int e = 0; e < K; e++) {
+        const ds_edge_type *et = &ds->edge_types[e];
+        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        CGNN_CHECK(c1 && c2); /* validated by the reader */
+        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
+        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
+        ty->etype_src[e] = et->src_type;
+        ty->etype_dst[e] = et->dst_type;
+    }
+    ty->output_type = t->task->type;
+    if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
+        if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
+        t->have_train = 1;
+    }
+    if (t->task->splits[DS_SPLIT_VALID].present) {
+        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0, workers, err) != 0) return -1;
+        t->have_val = 1;
+    }
+    if (t->task->splits[DS_SPLIT_TEST].present) {
+        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
+        t->have_test = 1;
+    }
+    const loader *any = t->have_train ? &t->train : t->have_val ? &t->val : &t->test;
+    loader_typed_capacity(&any->cfg, &ty->cap); /* every loader: the same batch size and fanouts */
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.kind = a->model;
+    mc.num_layers = L;
+    mc.hidden_dim = a->hidden_dim;
+    mc.out_dim = out_dim;
+    mc.num_heads = a->num_heads;
+    mc.dropout = (float)a->dropout;
+    mc.l2_normalize_output = a->l2_normalize_output;
+    mc.types = ty;
+    minibatch_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap.num_layers = L;
+    cap.max_items = a->batch_size;
+    if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
+    if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, 0, err) != 0) return -1;
+    for (int l = 0; l < L; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
+    if (t->d->size > 1) {
+        t->m.on_grads_ready = grads_ready;
+        t->m.on_grads_ready_ctx = t;
+    }
+    t->dlogits = cgnn_malloc((size_t)(ty->cap.max_nodes[ty->output_type][0] + 1) * (size_t)out_dim * sizeof(float));
+    t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+    if (is_root(t)) {
+        int featureless = 0;
+        for (int k = 0; k < T; k++) featureless += t->have_temb[k];
+        log_info("node classification: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
+                 "train/val/test %s nodes; %lld parameters%s; %d process%s x (%d compute threads, %d sampler threads)",
+                 model_kind_name(mc.kind), ds->name, T, K, (long long)whole_nodes(t), (long long)whole_edges(t),
+                 (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
+                 (long long)t->gtask->splits[DS_SPLIT_VALID].num_items,
+                 (long long)t->gtask->splits[DS_SPLIT_TEST].num_items, ds->node_types[ty->output_type].name,
+                 (long long)t->m.num_params, featureless ? " + learnable embeddings for the featureless types" : "",
+                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, workers);
+    }
+    return 0;
+}
+
 /* Opens data, checks it against the config, builds model/optimiser/loaders. */
 static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) {
     const trainer_args *a = t->a;
@@ -500,10 +674,11 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            : s == DS_SPLIT_TEST ? "there is nothing to test on (or set shouldSkipModelEvaluation)"
                                                 : "there is nothing to validate on (remove validation_set)");
     }
-    t->feat = dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
-    for (int i = 0; i < t->ds->num_features && !t->feat; i++)
+    t->typed = dataset_is_typed(t->ds);
+    t->feat = t->typed ? NULL : dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
+    for (int i = 0; i < t->ds->num_features && !t->feat && !t->typed; i++)
         if (t->ds->features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds->features[i];
-    if (!t->feat && a->node_embedding_dim == 0)
+    if (!t->feat && a->node_embedding_dim == 0 && !t->typed)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: no node features in feature_data; give the nodes learnable embeddings with "
                        "trainerArgs.node_embedding_dim",
@@ -530,11 +705,23 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (!t->parted) {
+    if (!t->parted && !t->typed) {
         if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
         t->g = &t->own_g;
     }
+    if (t->typed && t->cfg->task == TASK_LINK_PREDICTION)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: link prediction on a typed graph (%s, task '%s') is not supported yet; node "
+                       "classification on a node type is", t->cfg->file, t->ds->dir, t->task->name);
+    if (t->typed && a->seed_assignment == SEED_ASSIGN_LOCAL)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.seed_assignment: local needs a partitioned graph, and typed "
+                       "graphs (%s) cannot be partitioned yet", t->cfg->file, t->ds->dir);
     if (seed_assignment(t, err) != 0) return -1;
+    if (t->typed && a->checkpoint_every_n_batches > 0)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
+                       "is not available on a typed graph (%s) yet; train without it", t->cfg->file, t->ds->dir);
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
@@ -547,6 +734,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "(mpirun -np %d)",
                        res->num_replicas, d->size, d->size == 1 ? "" : "es", res->num_replicas);
     int workers = (int)a->num_workers;
+    if (t->typed) return setup_typed(t, out_dim, workers, err);
 
     model_config mc;
     memset(&mc, 0, sizeof mc);
@@ -727,9 +915,13 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
     /* a part's index differs per rank: the partitioning run's id stands for the edges */
     const char *pid = t->parted ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
     const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
-    const int64_t edges_id = t->parted ? part_id : (int64_t)t->g->edges_crc;
+    int64_t edges_id = t->parted ? part_id : t->typed ? 0 : (int64_t)t->g->edges_crc;
+    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) /* every edge type's index */
+        edges_id = edges_id * 1000003 + (int64_t)t->tg.csc[k]->edges_crc;
     int64_t fan = 0;
     for (int h = 0; h < a->num_layers; h++) fan = fan * 1000003 + a->fanouts[h];
+    for (int h = 0; t->typed && h < a->num_layers; h++) /* the per-edge-type fanouts */
+        for (int k = 0; k < t->tg.num_edge_types; k++) fan = fan * 1000003 + t->tsc.fanouts[h][k];
     const char *names[] = {"the task (taskMetadata)", "trainerArgs.gnn_model_class_path", "trainerArgs.num_layers",
                            "trainerArgs.hidden_dim", "the output channels (out_channels / num_classes)",
                            "the input channels (feature width + node_embedding_dim)", "trainerArgs.num_heads",
@@ -844,6 +1036,15 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                                                       emb_lr, status[0], err) != 0
                       : embedding_sparse_step(&t->emb, d, ids, t->dinput, n, stride, t->feat_dim, emb_lr, status[0],
                                               err) != 0)
+            return -1;
+    }
+    for (int k = 0; t->typed && k < t->tg.num_node_types; k++) { /* featureless types: sparse, as above */
+        if (!t->have_temb[k]) continue;
+        const minibatch_typed *ty = mb ? mb->typed : NULL;
+        const double emb_lr = sched_lr(&a->sched, t->temb[k].lr, t->step);
+        if (embedding_sparse_step(&t->temb[k], d, ty ? ty->nodes[k] : NULL, ty ? model_typed_input_grad(&t->m, k) : NULL,
+                                  ty ? ty->num_nodes[k][ty->num_layers] : 0, t->twidth[k], 0, emb_lr, status[0],
+                                  err) != 0)
             return -1;
     }
     double c5 = timer_now();
@@ -1273,6 +1474,10 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
             memcpy(t.emb.weight + i * D, full + t.pb.orig_of_local[i] * D, (size_t)D * sizeof(float));
         free(full);
     }
+    for (int k = 0; cfg->should_skip_training && !bad && t.typed && k < t.tg.num_node_types; k++)
+        if (t.have_temb[k])
+            bad = outputs_load_table(cfg->trained_model_uri, t.temb_key[k], t.temb[k].weight, t.temb[k].num_rows,
+                                     t.temb[k].dim, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
     dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
@@ -1290,6 +1495,10 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
             if (t.have_emb)
                 memcpy(t.emb.weight, t.best_emb, (size_t)(t.emb.num_rows * t.emb.dim) * sizeof(float));
+            for (int k = 0; t.typed && k < t.tg.num_node_types; k++)
+                if (t.have_temb[k])
+                    memcpy(t.temb[k].weight, t.best_temb[k],
+                           (size_t)(t.temb[k].num_rows * t.temb[k].dim) * sizeof(float));
             if (root)
                 log_info("restored the best weights (validation %s %.4f)", cfg->args.early_stop_criterion,
                          t.best_score);
