@@ -103,6 +103,11 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         j->have_ds = 1;
         j->dsp = &j->ds;
         if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
+        if (dataset_is_typed(&j->ds))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: a typed graph (%d node types, %d edge types): cgnn embed does not write per-type "
+                           "embeddings yet; typed models train and evaluate with cgnn train",
+                           j->ds.dir, j->ds.num_node_types, j->ds.num_edge_types);
         if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
         j->have_g = 1;
     }

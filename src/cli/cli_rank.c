@@ -113,6 +113,13 @@ int cli_cmd_rank(int argc, char **argv) {
 
     dataset ds;
     if (dataset_open(&ds, dir, &err) != 0) return cli_fail(&err);
+    if (dataset_is_typed(&ds)) {
+        err_set(&err, CGNN_ERR_INPUT,
+                "--dataset %s: a typed graph (%d node types): cgnn rank does not rank per-type candidates yet",
+                dir, ds.num_node_types);
+        dataset_close(&ds);
+        return cli_fail(&err);
+    }
     if (ds.partition.present) { /* its seeds are in the partition's new ids, the embeddings in original ids */
         err_set(&err, CGNN_ERR_INPUT,
                 "--dataset %s: is a part of a partitioned graph (%s), whose node ids are renumbered; rank against "
