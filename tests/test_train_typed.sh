@@ -27,15 +27,19 @@ config() {
 train() { # train NAME [extra cgnn args] — stdout in $TMP/NAME.out, stderr in .err; returns cgnn's code
   local name=$1
   shift
-  timeout 300 "$CGNN" train --quiet --task_config_uri="$TMP/$name.yaml" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+  local q=(--quiet)
+  [[ ${VERBOSE:-0} == 1 ]] && q=()
+  timeout 300 "$CGNN" train "${q[@]}" --task_config_uri="$TMP/$name.yaml" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 metric() { awk -v k="$2" '/^test:/{for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' "$TMP/$1.out"; }
 atleast() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a >= b)}'; }
 
 # ---- accuracy: HeteroSAGE and RGCN ----
-for model in HeteroSAGE RGCN; do
-  config "$model" -e "s/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: $model/"
-  if ! train "$model"; then bad "$model failed: $(tail -3 "$TMP/$model.err")"; continue; fi
+for model in HeteroSAGE RGCN; do # RGCN early-stops on validation macro-F1
+  crit=loss; [[ $model == RGCN ]] && crit=macro_f1
+  config "$model" -e "s/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: $model/" \
+    -e "s/early_stop_criterion: loss/early_stop_criterion: $crit/"
+  if ! VERBOSE=1 train "$model"; then bad "$model failed: $(tail -3 "$TMP/$model.err")"; continue; fi
   mi=$(metric "$model" micro_f1); ma=$(metric "$model" macro_f1)
   echo "dblp-mini $model: test micro_f1 $mi macro_f1 $ma (need >= 0.85 each)"
   if [[ $SANITIZED == 1 ]] || { atleast "$mi" 0.85 && atleast "$ma" 0.85; }; then ok; else bad "$model below target"; fi
@@ -47,6 +51,7 @@ for key in lin_dict.author.weight lin_dict.venue.weight convs.0.convs.author__wr
   head -c 65536 "$ck" | grep -aq "\"$key\"" && ok || bad "checkpoint lacks $key"
 done
 head -c 65536 "$TMP/RGCN/model.safetensors" | grep -aq '"convs.1.root"' && ok || bad "RGCN checkpoint lacks convs.1.root"
+grep -q "validation macro_f1" "$TMP/RGCN.err" && ok || bad "RGCN did not early-stop on macro_f1: $(tail -2 "$TMP/RGCN.err")"
 
 # ---- determinism: 0 and 3 sampler threads ----
 config w0 -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/' -e 's/num_epochs: "40"/num_epochs: "3"/'

@@ -853,12 +853,16 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
             norm = "loss";
         else if (task == TASK_NODE_CLASSIFICATION && (!strcasecmp(s, "acc") || !strcasecmp(s, "accuracy")))
             norm = "acc";
+        else if (task == TASK_NODE_CLASSIFICATION && !strcasecmp(s, "micro_f1"))
+            norm = "micro_f1";
+        else if (task == TASK_NODE_CLASSIFICATION && !strcasecmp(s, "macro_f1"))
+            norm = "macro_f1";
         else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "mrr"))
             norm = "mrr";
         if (!norm)
             return node_err(doc, n, err, "unknown early-stopping criterion %s for %s (%s)",
                             shown(n, buf, sizeof buf), TASK_NAMES[task],
-                            task == TASK_NODE_CLASSIFICATION ? "loss, acc or accuracy" : "loss or mrr");
+                            task == TASK_NODE_CLASSIFICATION ? "loss, acc, accuracy, micro_f1 or macro_f1" : "loss or mrr");
         snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "%s", norm);
     }
     if ((n = g[TARG_EARLY_STOP_PATIENCE]) &&
