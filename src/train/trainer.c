@@ -277,6 +277,7 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
         }
     }
     if (t->parted) {
+        lc.part = &t->pr.sampler;
         lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
         lc.neg_map = t->pb.new_of_orig;
     }
@@ -561,6 +562,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         ty->etype_dst[e] = et->dst_type;
     }
     ty->output_type = t->task->type;
+    ty->num_bases = a->num_bases;
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
         t->have_train = 1;
