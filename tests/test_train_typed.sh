@@ -55,6 +55,12 @@ done
 head -c 65536 "$TMP/RGCN/model.safetensors" | grep -aq '"convs.1.root"' && ok || bad "RGCN checkpoint lacks convs.1.root"
 grep -q "validation macro_f1" "$TMP/RGCN.err" && ok || bad "RGCN did not early-stop on macro_f1: $(tail -2 "$TMP/RGCN.err")"
 
+config bases -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: RGCN/' -e 's/num_epochs: "40"/num_epochs: "2"/' \
+  -e 's/    seed: "0"/    seed: "0"\n    num_bases: "2"/'
+if train bases; then
+  head -c 65536 "$TMP/bases/model.safetensors" | grep -aq '"convs.0.comp"' && ok || bad "RGCN num_bases: no convs.0.comp"
+else bad "RGCN num_bases failed: $(tail -2 "$TMP/bases.err")"; fi
+
 # ---- determinism: 0 and 3 sampler threads ----
 config w0 -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/' -e 's/num_epochs: "40"/num_epochs: "3"/'
 config w3 -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/' -e 's/num_epochs: "40"/num_epochs: "3"/'
