@@ -66,7 +66,7 @@ config w0 -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/' -e 's/
 config w3 -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/' -e 's/num_epochs: "40"/num_epochs: "3"/'
 if train w0 && train w3; then
   cmp -s "$TMP/w0/model.safetensors" "$TMP/w3/model.safetensors" && ok || bad "0 and 3 sampler threads trained different models"
-else bad "sampler-thread runs failed: $(tail -2 "$TMP/w0.err" "$TMP/w3.err")"; fi
+else bad "sampler-thread runs failed: $(tail -n 2 "$TMP/w0.err" "$TMP/w3.err")"; fi
 
 # ---- shouldSkipTraining: the saved model (and venue table) evaluates to the same metrics ----
 config skip -e 's/shouldSkipTraining: false/shouldSkipTraining: true/' \
@@ -138,7 +138,7 @@ worst = max(abs(x - y) / max(abs(x), 1e-2) for k in a for x, y in zip(a[k], b[k]
 print("typed one SGD step: 1 rank x 144 vs 2 ranks x 72: max relative weight difference %.2e" % worst)
 sys.exit(0 if worst < 1e-4 else 1)
 PY
-  else bad "typed data-parallel step failed: $(tail -3 "$TMP/s1.err" "$TMP/s2.err")"; fi
+  else bad "typed data-parallel step failed: $(tail -n 3 "$TMP/s1.err" "$TMP/s2.err")"; fi
 else
   echo "SKIP (counted as not passed): data-parallel typed step needs an MPI build and mpirun"
 fi

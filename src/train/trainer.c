@@ -980,13 +980,15 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
     /* a part's index differs per rank: the partitioning run's id stands for the edges */
     const char *pid = t->parted ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
     const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
-    int64_t edges_id = t->parted ? part_id : t->typed ? 0 : (int64_t)t->g->edges_crc;
+    uint64_t eid = t->parted ? (uint64_t)part_id : t->typed ? 0 : t->g->edges_crc;
     for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) /* every edge type's index */
-        edges_id = edges_id * 1000003 + (int64_t)t->tg.csc[k]->edges_crc;
-    int64_t fan = 0;
-    for (int h = 0; h < a->num_layers; h++) fan = fan * 1000003 + a->fanouts[h];
+        eid = eid * 1000003u + t->tg.csc[k]->edges_crc;
+    const int64_t edges_id = (int64_t)(eid >> 1);
+    uint64_t fanh = 0; /* unsigned: a hash, wrapping is fine */
+    for (int h = 0; h < a->num_layers; h++) fanh = fanh * 1000003u + (uint64_t)a->fanouts[h];
     for (int h = 0; t->typed && h < a->num_layers; h++) /* the per-edge-type fanouts */
-        for (int k = 0; k < t->tg.num_edge_types; k++) fan = fan * 1000003 + t->tsc.fanouts[h][k];
+        for (int k = 0; k < t->tg.num_edge_types; k++) fanh = fanh * 1000003u + (uint64_t)t->tsc.fanouts[h][k];
+    const int64_t fan = (int64_t)(fanh >> 1);
     const char *names[] = {"the task (taskMetadata)", "trainerArgs.gnn_model_class_path", "trainerArgs.num_layers",
                            "trainerArgs.hidden_dim", "the output channels (out_channels / num_classes)",
                            "the input channels (feature width + node_embedding_dim)", "trainerArgs.num_heads",
