@@ -23,7 +23,8 @@
  *                        the loader draws them from a stream keyed by (seed, epoch, batch,
  *                        rank), so the choice is deterministic); a batch without random
  *                        negatives (a labelled evaluation split) uses pair i's first listed
- *                        negative, and a pair with neither has no negative. n_i is not checked
+ *                        negative (its group's lowest split row), and a pair with neither has
+ *                        no negative. n_i is not checked
  *                        against the pair's ids (as MAGNN / HGB's random destinations), and
  *                        accidental-hit removal does not apply.
  *
