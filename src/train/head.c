@@ -105,7 +105,7 @@ static double lp_batch(task_head *h, const minibatch *mb, const float *out, floa
         const lp_listed_negatives listed = {h->c + P * D, h->cand_ids + P, mb->listed_off, mb->listed_len};
         lp_rank_accumulate_listed(&r, h->q, h->c, h->c + (P + H) * D, P, K, D, h->query_ids, h->cand_ids,
                                   h->cand_ids + P + H, h->remove_accidental_hits, H > 0 ? &listed : NULL);
-        if (h->scores.cap > 0) add_curve_rows(h, mb, P, H, K, D);
+        if (h->keep_scores) add_curve_rows(h, mb, P, H, K, D);
         s->v[S_LOSS] += loss * (double)P;
         s->v[S_COUNT] += (double)P;
         s->v[S_RR] += r.rr_sum;
@@ -145,12 +145,13 @@ void head_reserve_scores(task_head *h, int64_t max_pairs) {
     if (h->task != TASK_LINK_PREDICTION) return;
     lp_score_buf_free(&h->scores);
     lp_score_buf_init(&h->scores, 2 * max_pairs);
+    h->keep_scores = 1;
 }
 
 void head_scores_reset(task_head *h) { h->scores.n = 0; }
 
 void head_scores_finish(task_head *h, const dist_ctx *d, head_sums *s) {
-    if (h->scores.cap == 0) return;
+    if (!h->keep_scores) return;
     lp_auc_ap_allgather(d, &h->scores, &s->auc, &s->ap);
     s->has_curve = 1;
 }

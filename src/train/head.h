@@ -70,7 +70,9 @@ typedef struct task_head {
     float *q, *c, *dq, *dc;   /* (P, D), (P + K, D), same */
     int64_t *query_ids, *cand_ids; /* (P), (P + K) global node ids */
     float *work;              /* retrieval_work_floats(P, P + K) */
-    lp_score_buf scores;      /* LP (score, label) rows of the evaluation under way; cap 0: none kept */
+    int keep_scores;          /* LP: head_reserve_scores was called (on every rank alike: it makes
+                                 head_scores_finish collective, even where this rank's cap is 0) */
+    lp_score_buf scores;      /* the (score, label) rows of the evaluation under way */
 } task_head;
 
 /* Sizes the head for batches of up to max_pairs items and max_negatives negatives, listed +
@@ -94,7 +96,8 @@ void head_reserve_scores(task_head *h, int64_t max_pairs);
  * per positive pair (1 when it has no negative); more than reserved is a bug (CGNN_CHECK). */
 void head_scores_reset(task_head *h);
 /* Collective, after the evaluation's last batch: gathers every rank's rows and sets s->auc,
- * s->ap and s->has_curve (the same on every rank). Does nothing without a reserved buffer. */
+ * s->ap and s->has_curve (the same on every rank). Does nothing (and is no collective) unless
+ * head_reserve_scores was called — on every rank, whatever its own max_pairs (0 included). */
 void head_scores_finish(task_head *h, const dist_ctx *d, head_sums *s);
 
 /* Metrics from sums (after the all-reduce): names[i] / vals[i], i < return value
