@@ -380,6 +380,12 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
     echo "cliques evaluation, 1 process: $(grep -o 'mrr.*' "$TMP/ev_np1.out"); 2 ranks: $(grep -o 'mrr.*' "$TMP/ev_np2.out")"
     [[ -n "$(metric ev_np1 auc)" ]] && cmp -s "$TMP/cliques_out/eval_np1.json" "$TMP/cliques_out/eval_np2.json" && ok \
       || bad "2-rank evaluation differs: $(cat "$TMP/cliques_out/eval_np1.json") vs $(cat "$TMP/cliques_out/eval_np2.json")"
+    # one batch of 4096 > 96 pairs: rank 1 has nothing to evaluate and gathers no rows
+    sed -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_empty.json#" "$TMP/cliques_eval.yaml" > "$TMP/ev_empty.yaml"
+    timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/ev_empty.yaml" >"$TMP/ev_empty.out" \
+      2>"$TMP/ev_empty.err" || bad "evaluation on 2 ranks, one empty, failed: $(tail -3 "$TMP/ev_empty.err")"
+    cmp -s "$TMP/cliques_out/eval2.json" "$TMP/cliques_out/eval_empty.json" && ok \
+      || bad "2 ranks (one empty) differ: $(cat "$TMP/cliques_out/eval2.json") vs $(cat "$TMP/cliques_out/eval_empty.json")"
   fi
 else echo "note: serial build or no mpirun: the 2-rank LP run is not tested here (test_mpi covers MPI builds)"; fi
 
