@@ -110,5 +110,12 @@ contains "graphMetadata declares 3 node types (author, paper, term) and 2 edge t
 contains "has 1 node type (_default" "typed config: the dataset side"
 [[ ! -e $TMP/typed ]] && pass=$((pass + 1)) || { echo "FAIL: a refused typed config wrote outputs"; fails=$((fails + 1)); }
 
+# a read-only dataset directory (no write bits; root could write it anyway) is never modified:
+# the graph index is built in memory and not cached
+cp -r "$SRC/data/cora" "$TMP/ro-cora" && rm -rf "$TMP/ro-cora/preprocessed" && chmod a-w "$TMP/ro-cora"
+expect 0 "info on a read-only dataset" -- "$CGNN" info "$TMP/ro-cora"; contains "read-only" "read-only dataset: the note"
+[[ ! -e $TMP/ro-cora/preprocessed ]] && pass=$((pass + 1)) || { echo "FAIL: a read-only dataset got a preprocessed/ cache"; fails=$((fails + 1)); }
+chmod u+w "$TMP/ro-cora"
+
 echo "test_cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -326,6 +326,13 @@ static void write_cache(const char *path, const csc_cache_header *h, const csc_g
                         const char *dir) {
     char pre[4200], tmp[4300];
     snprintf(pre, sizeof pre, "%s/preprocessed", dir);
+    /* a dataset directory without any write permission bit is read-only even for root (who
+     * could write it anyway): a shared, read-only dataset is never modified */
+    struct stat dst;
+    if (stat(dir, &dst) == 0 && !(dst.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH))) {
+        log_info("note: not caching the graph index (%s is read-only)", dir);
+        return;
+    }
     if (mkdir(pre, 0755) != 0 && errno != EEXIST) {
         log_info("note: not caching the graph index (%s: %s)", pre, strerror(errno));
         return;

@@ -62,24 +62,53 @@ static void produce_failed(loader *l, minibatch *mb, int64_t b, const cgnn_err *
     mb->batch_index = b;
 }
 
-/* produce() on a typed graph (node items only): seeds as homogenised ids, the typed sampler,
- * each featured type's rows gathered. */
+/* produce() on a typed graph: seeds as homogenised ids (node items, or LP pairs + negatives), the
+ * typed sampler, each featured type's rows gathered. */
 static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_worker *w) {
     const int64_t *items;
     int64_t *seeds = w->seeds_scratch;
     const int64_t n = item_sampler_batch(&l->items, b, &items);
     const uint64_t key = item_sampler_batch_key(&l->items, b);
-    const int64_t off = l->cfg.typed->offset[l->cfg.seed_type];
-    for (int64_t i = 0; i < n; i++) {
-        mb->items[i] = items[i];
-        seeds[i] = off + l->seeds[items[i]];
-        if (l->labels) mb->labels[i] = l->labels[items[i]];
+    const typed_graph *g = l->cfg.typed;
+    int64_t n_seeds = n, K = 0;
+    int st = l->cfg.seed_type, dt = st;
+    if (l->cfg.pairs) {
+        st = g->etype_src[l->cfg.pair_etype], dt = g->etype_dst[l->cfg.pair_etype];
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t row = items[i];
+            mb->items[i] = row;
+            seeds[i] = w->pairs_scratch[2 * i] = g->offset[st] + l->seeds[2 * row];
+            seeds[n + i] = w->pairs_scratch[2 * i + 1] = g->offset[dt] + l->seeds[2 * row + 1];
+            mb->listed_off[i] = mb->listed_len[i] = 0;
+        }
+        K = l->cfg.num_negatives; /* keyed as the homogeneous loader's: (epoch key, batch, rank) */
+        rng r;
+        rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
+        for (int64_t k = 0; k < K; k++) seeds[2 * n + k] = g->offset[dt] + (int64_t)rng_below(&r, (uint64_t)g->num_nodes[dt]);
+        n_seeds = 2 * n + K;
+        if (l->cfg.exclude_seed_edges) typed_sampler_exclude_edges(&l->tsamplers[p], w->pairs_scratch, n);
+    } else {
+        const int64_t off = g->offset[st];
+        for (int64_t i = 0; i < n; i++) {
+            mb->items[i] = items[i];
+            seeds[i] = off + l->seeds[items[i]];
+            if (l->labels) mb->labels[i] = l->labels[items[i]];
+        }
     }
     const double t0 = timer_now();
-    typed_sampler_sample(&l->tsamplers[p], mb, seeds, n, key);
+    typed_sampler_sample(&l->tsamplers[p], mb, seeds, n_seeds, key);
     mb->failed = 0;
     mb->num_items = n;
-    mb->num_negatives = mb->num_listed = 0;
+    mb->num_negatives = K;
+    mb->num_listed = 0;
+    if (l->cfg.pairs) { /* rows: type st's seeds, then type dt's; their homogenised ids */
+        const minibatch_typed *ty = mb->typed;
+        const int64_t ns = ty->num_nodes[st][0], shift = st != dt ? ns : 0;
+        for (int64_t i = n; i < n_seeds; i++) mb->item_local[i] += (int32_t)shift;
+        for (int64_t r = 0; r < ns; r++) mb->input_nodes[r] = g->offset[st] + ty->nodes[st][r];
+        for (int64_t r = 0; st != dt && r < ty->num_nodes[dt][0]; r++) mb->input_nodes[ns + r] = g->offset[dt] + ty->nodes[dt][r];
+        mb->num_seeds = ns + (st != dt ? ty->num_nodes[dt][0] : 0);
+    }
     minibatch_build_transpose(mb);
     const double t1 = timer_now();
     const int gthreads = l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1;
@@ -317,7 +346,12 @@ fail:
 
 void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) {
     int64_t max_seeds[MINIBATCH_MAX_NODE_TYPES] = {0};
-    max_seeds[cfg->seed_type] = cfg->batch_size;
+    if (cfg->pairs) { /* anchors of the src type; positives and negatives of the dst type */
+        max_seeds[cfg->typed->etype_src[cfg->pair_etype]] += cfg->batch_size;
+        max_seeds[cfg->typed->etype_dst[cfg->pair_etype]] += cfg->batch_size + cfg->num_negatives;
+    } else {
+        max_seeds[cfg->seed_type] = cfg->batch_size;
+    }
     typed_sampler_capacity(cfg->typed, &cfg->typed_sampler, max_seeds, cfg->type_width, tcap);
 }
 
@@ -325,18 +359,22 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
     if (cfg->typed) {
-        if (cfg->pairs || cfg->part)
-            return err_set(err, CGNN_ERR_INPUT, "typed graphs: link prediction and partitioned graphs are not "
-                                                "supported yet (node classification only)");
-        if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types)
-            return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d out of range", cfg->seed_type);
+        if (cfg->part || (cfg->pairs && labels))
+            return err_set(err, CGNN_ERR_INPUT, "typed graphs: partitioned graphs and labelled link-prediction pairs "
+                                                "are not supported yet");
+        if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types ||
+            (cfg->pairs && (cfg->pair_etype < 0 || cfg->pair_etype >= cfg->typed->num_edge_types)))
+            return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d / pair edge type %d out of range",
+                           cfg->seed_type, cfg->pair_etype);
+        if (cfg->pairs && cfg->num_negatives < 0)
+            return err_set(err, CGNN_ERR_INPUT, "link prediction needs num_negatives >= 0");
         for (int t = 0; t < cfg->typed->num_node_types; t++)
             if (cfg->type_feature[t] && cfg->type_feature[t]->dim > cfg->type_width[t])
                 return err_set(err, CGNN_ERR_INPUT, "typed loader: type %d rows narrower than its features", t);
     } else if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
     if (cfg->batch_size < 1) return err_set(err, CGNN_ERR_INPUT, "batch size must be >= 1, got %lld",
                                             (long long)cfg->batch_size);
-    if (cfg->pairs && (cfg->num_negatives < 0 || g->num_nodes < 1))
+    if (cfg->pairs && !cfg->typed && (cfg->num_negatives < 0 || g->num_nodes < 1))
         return err_set(err, CGNN_ERR_INPUT, "link prediction needs num_negatives >= 0 and a non-empty graph");
     l->g = g;
     l->cfg = *cfg;
@@ -358,7 +396,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     if (cfg->typed) {
         memset(&cap, 0, sizeof cap);
         cap.num_layers = cfg->typed_sampler.num_layers;
-        cap.max_items = cfg->batch_size;
+        cap.max_items = loader_max_seeds(l);
         loader_typed_capacity(cfg, &tcap);
     } else if (cfg->part)
         sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,

@@ -61,10 +61,17 @@ typedef struct loader_config {
      * (minibatch.h), sampled with typed_sampler; node items are per-type ids of seed_type;
      * type_feature[t] (or NULL) is gathered into the first columns of features[t], whose rows
      * are type_width[t] wide (the rest left to the caller: a featureless type's learnable rows).
-     * Link prediction on typed graphs is not wired yet (pairs must be 0). */
+     * Link prediction (pairs): the items are pairs of edge type pair_etype = (s, r, d), column 0
+     * per-type ids of s, column 1 of d; random negatives are uniform over d's nodes; the seed
+     * list is [anchors | positives | negatives] as homogenised ids, and item_local counts the
+     * rows of type d after those of type s (when s != d): the rows of the model outputs of s and
+     * d stacked (mb->num_seeds of them), whose homogenised ids are mb->input_nodes[0..num_seeds).
+     * exclude_seed_edges drops every sampled edge between a pair's nodes (any edge type, either
+     * direction: the reverse edge type too). Labelled pairs are not supported on typed graphs. */
     const typed_graph *typed;
     typed_sampler_config typed_sampler;
     int seed_type;
+    int pair_etype;
     const ds_feature *type_feature[MINIBATCH_MAX_NODE_TYPES];
     int64_t type_width[MINIBATCH_MAX_NODE_TYPES];
     /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane

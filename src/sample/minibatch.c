@@ -89,6 +89,12 @@ int minibatch_alloc_typed(minibatch *mb, const minibatch_capacity *cap, const mi
         ty->blocks = calloc((size_t)L * (size_t)K, sizeof(sampler_block));
         ok = ty->blocks != NULL;
     }
+    int64_t all_seeds = 0;
+    for (int t = 0; t < T; t++) all_seeds += tcap->max_nodes[t][0];
+    if (ok) { /* typed link prediction: the homogenised ids of the stacked seed rows */
+        mb->input_nodes = malloc((size_t)(all_seeds + 1) * sizeof(int64_t));
+        ok = mb->input_nodes != NULL;
+    }
     for (int t = 0; t < T && ok; t++) {
         ty->nodes[t] = malloc((size_t)(tcap->max_nodes[t][L] + 1) * sizeof(int64_t));
         ty->feat_dim[t] = tcap->feat_dim[t];

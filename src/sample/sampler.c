@@ -157,7 +157,7 @@ void sampler_free(neighbor_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
-    free(s->excl);
+    free(s->excl.slot);
     memset(s, 0, sizeof *s);
 }
 
@@ -184,55 +184,11 @@ static inline int64_t relabel(neighbor_sampler *s, int64_t v, int64_t *input_nod
     }
 }
 
-/* ---- excluded edges ---------------------------------------------------------- */
-
-static inline uint64_t pair_hash(int64_t a, int64_t b) {
-    return rng_key((uint64_t)a, (uint64_t)b);
-}
+/* ---- excluded edges (the pair set lives in sampler_pick.h) ----------------- */
 
 void sampler_exclude_edges(neighbor_sampler *s, const int64_t *pairs, int64_t n) {
     CGNN_CHECK(n <= s->cap.max_items);
-    if (!s->excl) {
-        uint64_t size = 16;
-        while (size < 4 * (uint64_t)(s->cap.max_items + 1)) size <<= 1;
-        s->excl = cgnn_malloc(size * sizeof *s->excl);
-        s->excl_mask = size - 1;
-        for (uint64_t i = 0; i < size; i++) s->excl[i][0] = s->excl[i][1] = -1;
-    }
-    for (int64_t k = 0; k < n; k++) {
-        int64_t a = pairs[2 * k], b = pairs[2 * k + 1];
-        if (a > b) {
-            int64_t t = a;
-            a = b;
-            b = t;
-        }
-        uint64_t i = pair_hash(a, b) & s->excl_mask;
-        while (s->excl[i][0] >= 0 && !(s->excl[i][0] == a && s->excl[i][1] == b)) i = (i + 1) & s->excl_mask;
-        if (s->excl[i][0] < 0) s->num_excl++;
-        s->excl[i][0] = a;
-        s->excl[i][1] = b;
-    }
-}
-
-static inline int is_excluded(const neighbor_sampler *s, int64_t u, int64_t v) {
-    int64_t a = u < v ? u : v, b = u < v ? v : u;
-    for (uint64_t i = pair_hash(a, b) & s->excl_mask; s->excl[i][0] >= 0; i = (i + 1) & s->excl_mask)
-        if (s->excl[i][0] == a && s->excl[i][1] == b) return 1;
-    return 0;
-}
-
-static void clear_excluded(neighbor_sampler *s) {
-    if (!s->num_excl) return;
-    for (uint64_t i = 0; i <= s->excl_mask; i++) s->excl[i][0] = s->excl[i][1] = -1;
-    s->num_excl = 0;
-}
-
-/* Drops the excluded edges (v <- buf[j]) from buf[0..k); returns the new count (order kept). */
-static inline int64_t drop_excluded(const neighbor_sampler *s, int64_t v, int64_t *buf, int64_t k) {
-    int64_t m = 0;
-    for (int64_t j = 0; j < k; j++)
-        if (!is_excluded(s, buf[j], v)) buf[m++] = buf[j];
-    return m;
+    pair_set_add(&s->excl, s->cap.max_items, pairs, n);
 }
 
 /* ---- partitioned graphs ---------------------------------------------------------- */
@@ -367,7 +323,7 @@ static int64_t pick_hop_part(neighbor_sampler *s, sampler_block *b, const int64_
             if (rc) break;
         }
         memcpy(s->nbr_buf + e, src, (size_t)k * sizeof(int64_t));
-        if (s->num_excl) k = drop_excluded(s, nodes[i], s->nbr_buf + e, k);
+        if (s->excl.n) k = pair_set_drop(&s->excl, nodes[i], s->nbr_buf + e, k);
         e += k;
         b->indptr[i + 1] = e;
     }
@@ -407,7 +363,7 @@ int sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int
                 if (i + PREFETCH_DIST < n_dst) __builtin_prefetch(&g->indptr[nodes[i + PREFETCH_DIST]]);
                 int64_t k = pick_neighbours(g, &s->cfg, fanout, nodes[i], dst_stream(key, h, nodes[i]),
                                             s->positions, picks, s->nbr_buf + e);
-                if (s->num_excl) k = drop_excluded(s, nodes[i], s->nbr_buf + e, k);
+                if (s->excl.n) k = pair_set_drop(&s->excl, nodes[i], s->nbr_buf + e, k);
                 e += k;
                 b->indptr[i + 1] = e;
             }
@@ -427,7 +383,7 @@ int sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int
     mb->num_sampled_edges = total_edges;
     /* clear the hash table for the next batch: only the slots we used */
     for (int64_t l = 0; l < n_cur; l++) s->table[s->slot_of[l]].key = -1;
-    clear_excluded(s);
+    pair_set_clear(&s->excl);
     return rc;
 }
 

@@ -83,6 +83,13 @@ static inline int sampler_part_owner(const sampler_part *p, int64_t v) {
     return lo;
 }
 
+/* An open-addressing set of unordered node pairs (excluded edges), allocated on first use. */
+typedef struct sampler_pair_set {
+    int64_t (*slot)[2];      /* (mask + 1) slots {min id, max id}, {-1, -1} = empty */
+    uint64_t mask;
+    int64_t n;               /* pairs held */
+} sampler_pair_set;
+
 typedef struct neighbor_sampler {
     const csc_graph *g;
     const sampler_part *part; /* NULL: g is the whole graph */
@@ -101,9 +108,7 @@ typedef struct neighbor_sampler {
     uint32_t *positions;     /* (max degree) scratch for partial Fisher-Yates */
     /* excluded edges (sampler_exclude_edges): an open-addressing set of unordered node pairs,
      * allocated on first use for cap.max_items pairs, emptied by every sampler_sample */
-    int64_t (*excl)[2];      /* (excl_mask + 1) slots {min id, max id}, {-1, -1} = empty */
-    uint64_t excl_mask;
-    int64_t num_excl;
+    sampler_pair_set excl;
 } neighbor_sampler;
 
 /* Worst-case buffer sizes for batches of up to max_items seeds on g with cfg. */

@@ -76,4 +76,53 @@ static inline uint64_t dst_stream(uint64_t key, int h, int64_t v) {
     return rng_key(key + (uint64_t)h * 0x9e3779b97f4a7c15ULL, (uint64_t)v);
 }
 
+/* ---- excluded edges: a set of unordered node pairs ------------------------------------- */
+
+static inline uint64_t pair_hash(int64_t a, int64_t b) { return rng_key((uint64_t)a, (uint64_t)b); }
+
+/* Adds pairs[0..n) (a set sized for max_pairs, allocated on first use). */
+static inline void pair_set_add(sampler_pair_set *ps, int64_t max_pairs, const int64_t *pairs, int64_t n) {
+    if (!ps->slot) {
+        uint64_t size = 16;
+        while (size < 4 * (uint64_t)(max_pairs + 1)) size <<= 1;
+        ps->slot = cgnn_malloc(size * sizeof *ps->slot);
+        ps->mask = size - 1;
+        for (uint64_t i = 0; i < size; i++) ps->slot[i][0] = ps->slot[i][1] = -1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t a = pairs[2 * k], b = pairs[2 * k + 1];
+        if (a > b) {
+            int64_t t = a;
+            a = b;
+            b = t;
+        }
+        uint64_t i = pair_hash(a, b) & ps->mask;
+        while (ps->slot[i][0] >= 0 && !(ps->slot[i][0] == a && ps->slot[i][1] == b)) i = (i + 1) & ps->mask;
+        if (ps->slot[i][0] < 0) ps->n++;
+        ps->slot[i][0] = a;
+        ps->slot[i][1] = b;
+    }
+}
+
+static inline int pair_set_has(const sampler_pair_set *ps, int64_t u, int64_t v) {
+    int64_t a = u < v ? u : v, b = u < v ? v : u;
+    for (uint64_t i = pair_hash(a, b) & ps->mask; ps->slot[i][0] >= 0; i = (i + 1) & ps->mask)
+        if (ps->slot[i][0] == a && ps->slot[i][1] == b) return 1;
+    return 0;
+}
+
+static inline void pair_set_clear(sampler_pair_set *ps) {
+    if (!ps->n) return;
+    for (uint64_t i = 0; i <= ps->mask; i++) ps->slot[i][0] = ps->slot[i][1] = -1;
+    ps->n = 0;
+}
+
+/* Drops the excluded edges (v <- buf[j]) from buf[0..k); returns the new count (order kept). */
+static inline int64_t pair_set_drop(const sampler_pair_set *ps, int64_t v, int64_t *buf, int64_t k) {
+    int64_t m = 0;
+    for (int64_t j = 0; j < k; j++)
+        if (!pair_set_has(ps, buf[j], v)) buf[m++] = buf[j];
+    return m;
+}
+
 #endif

@@ -79,7 +79,10 @@ int typed_sampler_init(typed_sampler *s, const typed_graph *g, const typed_sampl
     s->cap = *cap;
     const int L = cfg->num_layers;
     int64_t max_nodes = 0, max_edges = 0, maxdeg = 0;
-    for (int t = 0; t < g->num_node_types; t++) max_nodes += cap->max_nodes[t][L];
+    for (int t = 0; t < g->num_node_types; t++) {
+        max_nodes += cap->max_nodes[t][L];
+        s->max_pairs += cap->max_nodes[t][0];
+    }
     for (int h = 0; h < L; h++)
         for (int e = 0; e < g->num_edge_types; e++) max_edges = cap->max_edges[h][e] > max_edges ? cap->max_edges[h][e] : max_edges;
     for (int e = 0; e < g->num_edge_types; e++) maxdeg = g->max_in_degree[e] > maxdeg ? g->max_in_degree[e] : maxdeg;
@@ -110,7 +113,22 @@ void typed_sampler_free(typed_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
+    free(s->excl.slot);
     memset(s, 0, sizeof *s);
+}
+
+void typed_sampler_exclude_edges(typed_sampler *s, const int64_t *pairs, int64_t n) {
+    CGNN_CHECK(n <= s->max_pairs);
+    pair_set_add(&s->excl, s->max_pairs, pairs, n);
+}
+
+/* Drops the excluded edges (dst-type node v <- src-type buf[j]) of edge type e. */
+static int64_t drop_typed(const typed_sampler *s, int e, int64_t v, int64_t *buf, int64_t k) {
+    const int64_t so = s->g->offset[s->g->etype_src[e]], V = s->g->offset[s->g->etype_dst[e]] + v;
+    int64_t m = 0;
+    for (int64_t j = 0; j < k; j++)
+        if (!pair_set_has(&s->excl, so + buf[j], V)) buf[m++] = buf[j];
+    return m;
 }
 
 static inline uint64_t hash_slot(const typed_sampler *s, int64_t key) {
@@ -173,8 +191,10 @@ void typed_sampler_sample(typed_sampler *s, minibatch *mb, const int64_t *seeds,
             } else {
                 for (int64_t i = 0; i < nd; i++) {
                     if (i + PREFETCH_DIST < nd) __builtin_prefetch(&c->indptr[dn[i + PREFETCH_DIST]]);
-                    ne += pick_neighbours(c, &pc, f, dn[i], typed_stream(key, h, e, dn[i]), s->positions, picks,
-                                          s->nbr_buf + ne);
+                    int64_t k = pick_neighbours(c, &pc, f, dn[i], typed_stream(key, h, e, dn[i]), s->positions,
+                                                picks, s->nbr_buf + ne);
+                    if (s->excl.n) k = drop_typed(s, e, dn[i], s->nbr_buf + ne, k);
+                    ne += k;
                     b->indptr[i + 1] = ne;
                 }
                 const int64_t off = g->offset[st];
@@ -197,6 +217,7 @@ void typed_sampler_sample(typed_sampler *s, minibatch *mb, const int64_t *seeds,
     mb->num_sampled_edges = total;
     for (int64_t i = 0; i < s->num_inserted; i++) s->table[s->slot_of[i]].key = -1;
     s->num_inserted = 0;
+    pair_set_clear(&s->excl);
 }
 
 /* ---- reference ---------------------------------------------------------------- */
@@ -218,6 +239,19 @@ static int64_t ref_add(minibatch_typed *ty, int64_t *cur, int t, int64_t v) {
 
 void typed_sampler_sample_ref(const typed_graph *g, const typed_sampler_config *cfg, minibatch *mb,
                               const int64_t *seeds, int64_t n, uint64_t key) {
+    typed_sampler_sample_ref_excluding(g, cfg, mb, seeds, n, key, NULL, 0);
+}
+
+/* 1 if {u, v} is one of pairs[0..n) (linear scan) */
+static int ref_pair_listed(const int64_t *pairs, int64_t n, int64_t u, int64_t v) {
+    for (int64_t k = 0; k < n; k++)
+        if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u)) return 1;
+    return 0;
+}
+
+void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sampler_config *cfg, minibatch *mb,
+                                        const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
+                                        int64_t n_pairs) {
     minibatch_typed *ty = mb->typed;
     const int L = cfg->num_layers, T = g->num_node_types, K = g->num_edge_types;
     int64_t cur[MINIBATCH_MAX_NODE_TYPES] = {0};
@@ -263,8 +297,11 @@ void typed_sampler_sample_ref(const typed_graph *g, const typed_sampler_config *
                     k = f;
                     pick_without_replacement(&r, deg, k, scratch, picks);
                 }
-                for (int64_t j = 0; j < k; j++)
-                    b->indices[ne++] = (int32_t)ref_add(ty, cur, st, csc_index(c, beg + picks[j]));
+                for (int64_t j = 0; j < k; j++) {
+                    const int64_t u = csc_index(c, beg + picks[j]);
+                    if (ref_pair_listed(pairs, n_pairs, g->offset[st] + u, g->offset[d] + v)) continue;
+                    b->indices[ne++] = (int32_t)ref_add(ty, cur, st, u);
+                }
                 b->indptr[i + 1] = ne;
             }
             b->num_dst = n_dst[d];

@@ -43,6 +43,8 @@ typedef struct typed_sampler {
     int64_t num_inserted;
     int64_t *nbr_buf;       /* (max edges of one (hop, edge type)) sampled src-type ids */
     uint32_t *positions;    /* (max in-degree + 1) */
+    sampler_pair_set excl;  /* typed_sampler_exclude_edges: pairs of homogenised ids */
+    int64_t max_pairs;      /* its capacity (cap's max seeds) */
 } typed_sampler;
 
 /* Checks cfg against g: 1..MINIBATCH_MAX_LAYERS layers, every fanout -1, 0 or >= 1, and at least
@@ -65,9 +67,19 @@ void typed_sampler_free(typed_sampler *s); /* NULL-safe */
  * seeds), num_input_nodes (all nodes), num_sampled_edges. Features are not touched. */
 void typed_sampler_sample(typed_sampler *s, minibatch *mb, const int64_t *seeds, int64_t n, uint64_t key);
 
+/* Excludes, from the next typed_sampler_sample call only, every sampled edge between the two
+ * nodes of a pair of pairs[0..n) (homogenised ids), whatever its edge type and direction:
+ * GraphBolt's exclude_seed_edges with the reverse edge type (link prediction: a batch never sees
+ * its own supervision edges, nor their reverses). "Sample, then exclude", as sampler.h. */
+void typed_sampler_exclude_edges(typed_sampler *s, const int64_t *pairs, int64_t n);
+
 /* Plain reference of typed_sampler_sample (linear searches, no hash table), same output; for
  * tests on small graphs. */
 void typed_sampler_sample_ref(const typed_graph *g, const typed_sampler_config *cfg, minibatch *mb,
                               const int64_t *seeds, int64_t n, uint64_t key);
+/* The same with the edges of pairs[0..n_pairs) excluded (typed_sampler_exclude_edges). */
+void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sampler_config *cfg, minibatch *mb,
+                                        const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
+                                        int64_t n_pairs);
 
 #endif

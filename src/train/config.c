@@ -32,6 +32,7 @@ typedef enum targ {
     TARG_NUM_NEIGHBORS,
     TARG_DROPOUT,
     TARG_NUM_HEADS,
+    TARG_NUM_BASES,
     TARG_L2_NORMALIZE,
     TARG_FEATURE_NORMALIZATION,
     TARG_BATCH_SIZE,
@@ -84,6 +85,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "num_neighbors",
     "dropout",
     "num_heads",
+    "num_bases",
     "should_l2_normalize_embedding_layer_output",
     "feature_normalization",
     "main_sample_batch_size",
@@ -804,6 +806,10 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     if ((n = g[TARG_NUM_HEADS])) {
         if (arg_int(doc, n, 1, 1024, &iv, err) != 0) return -1;
         a->num_heads = (int)iv;
+    }
+    if ((n = g[TARG_NUM_BASES])) {
+        if (arg_int(doc, n, 0, 4096, &iv, err) != 0) return -1;
+        a->num_bases = (int)iv;
     }
     if ((n = g[TARG_L2_NORMALIZE])) {
         if (arg_bool(doc, n, &a->l2_normalize_output, err) != 0) return -1;

@@ -68,6 +68,7 @@ typedef struct trainer_args {
     config_etype_fanout etype_fanouts[CONFIG_MAX_ETYPE_FANOUTS];
     double dropout;                   /* 0.5 */
     int num_heads;                    /* 2 */
+    int num_bases;                    /* RGCN basis decomposition (PyG RGCNConv num_bases); 0 = none */
     int l2_normalize_output;          /* should_l2_normalize_embedding_layer_output (false NC, true LP) */
     int l2_normalize_set;             /* the key was given */
     char feature_normalization[16];   /* "none" | "row" */

@@ -78,6 +78,8 @@ typedef struct trainer {
     float *best_temb[MINIBATCH_MAX_NODE_TYPES];        /* the tables at the best validation */
     char temb_key[MINIBATCH_MAX_NODE_TYPES][DATASET_NAME_MAX + 32]; /* "embedding_dict.<type>.weight" */
     model_types *mtypes;
+    int lp_src, lp_dst;       /* typed link prediction: the supervision edge type's node types */
+    float *lp_out;            /* (max seeds, D): their output rows stacked, as the head reads them */
     model m;
     task_head head;           /* loss + metrics of the task */
     embedding_table emb;      /* learnable node embeddings (node_embedding_dim > 0) */
@@ -162,6 +164,29 @@ static void grads_ready(void *ctx, int layer) {
 
 static void prepare_batch(trainer *t, minibatch *mb);
 
+/* The model's output as the head reads it: the output rows; typed link prediction: the anchors'
+ * type's rows, then (another type) the candidates' type's rows (the loader's item_local). */
+static const float *forward(trainer *t, const minibatch *mb, int training, uint64_t key) {
+    const float *out = model_forward(&t->m, mb, training, key);
+    if (!t->typed || t->cfg->task != TASK_LINK_PREDICTION || t->lp_src == t->lp_dst) return out;
+    const int64_t D = t->m.cfg.out_dim, ns = mb->typed->num_nodes[t->lp_src][0], nd = mb->typed->num_nodes[t->lp_dst][0];
+    memcpy(t->lp_out, model_typed_output(&t->m, t->lp_src), (size_t)(ns * D) * sizeof(float));
+    memcpy(t->lp_out + ns * D, model_typed_output(&t->m, t->lp_dst), (size_t)(nd * D) * sizeof(float));
+    return t->lp_out;
+}
+
+/* model_backward of t->dlogits, split back per type for typed link prediction. */
+static void backward(trainer *t, const minibatch *mb) {
+    if (!t->typed || t->cfg->task != TASK_LINK_PREDICTION) {
+        model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
+        return;
+    }
+    const float *douts[MINIBATCH_MAX_NODE_TYPES] = {0};
+    douts[t->lp_src] = t->dlogits;
+    if (t->lp_dst != t->lp_src) douts[t->lp_dst] = t->dlogits + mb->typed->num_nodes[t->lp_src][0] * t->m.cfg.out_dim;
+    model_typed_backward(&t->m, mb, douts);
+}
+
 /* The batch of loader l, or NULL at the end of the epoch; a batch that could not be built
  * (a peer failed) ends the job. */
 static minibatch *next_batch(trainer *t, loader *l) {
@@ -212,7 +237,7 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     int64_t n_items = 0;
     while ((mb = next_batch(t, l)) != NULL) {
         prepare_batch(t, mb);
-        const float *out = model_forward(&t->m, mb, 0, 0);
+        const float *out = forward(t, mb, 0, 0);
         head_batch(&t->head, mb, out, t->dlogits, s);
         n_items += mb->num_items;
         loader_release(l, mb);
@@ -222,6 +247,15 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     dist_allreduce_sum_f64(t->d, s->v, HEAD_NUM_SUMS);
     /* LP auc / ap: every rank's (score, label) rows gathered, computed alike on every rank */
     head_scores_finish(&t->head, t->d, s);
+}
+
+/* LP, after head_init (every rank): the auc / ap rows, 2 per positive pair of the largest
+ * evaluated split. */
+static void reserve_lp_scores(trainer *t) {
+    int64_t max_pairs = 0;
+    if (t->have_val && loader_num_items(&t->val) > max_pairs) max_pairs = loader_num_items(&t->val);
+    if (t->have_test && loader_num_items(&t->test) > max_pairs) max_pairs = loader_num_items(&t->test);
+    head_reserve_scores(&t->head, max_pairs);
 }
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
@@ -273,13 +307,16 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     if (t->typed) {
         lc.typed = &t->tg;
         lc.typed_sampler = t->tsc;
-        lc.seed_type = t->task->type;
+        const int lp = t->cfg->task == TASK_LINK_PREDICTION;
+        lc.seed_type = lp ? 0 : t->task->type;
+        lc.pair_etype = lp ? t->task->type : 0;
         for (int k = 0; k < t->tg.num_node_types; k++) {
             lc.type_feature[k] = t->tfeat[k];
             lc.type_width[k] = t->twidth[k];
         }
     }
     if (t->parted) {
+        lc.part = &t->pr.sampler;
         lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
         lc.neg_map = t->pb.new_of_orig;
     }
@@ -396,6 +433,7 @@ static void trainer_free(trainer *t) {
         free(t->best_temb[k]);
     }
     free(t->mtypes);
+    free(t->lp_out);
     typed_graph_free(&t->tg);
     free(t->dinput);
     free(t->best_emb);
@@ -563,7 +601,13 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         ty->etype_src[e] = et->src_type;
         ty->etype_dst[e] = et->dst_type;
     }
-    ty->output_type = t->task->type;
+    const int lp = t->cfg->task == TASK_LINK_PREDICTION;
+    if (lp) { /* anchors of the src type, candidates of the dst type */
+        t->lp_src = ds->edge_types[t->task->type].src_type;
+        t->lp_dst = ds->edge_types[t->task->type].dst_type;
+    }
+    ty->output_type = lp ? t->lp_dst : t->task->type;
+    ty->num_bases = a->num_bases;
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
         t->have_train = 1;
@@ -576,8 +620,24 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
         t->have_test = 1;
     }
-    const loader *any = t->have_train ? &t->train : t->have_val ? &t->val : &t->test;
-    loader_typed_capacity(&any->cfg, &ty->cap); /* every loader: the same batch size and fanouts */
+    { /* the model is sized for every loader's batches (LP: each split its own negatives) */
+        const loader *ls[3] = {t->have_train ? &t->train : NULL, t->have_val ? &t->val : NULL,
+                               t->have_test ? &t->test : NULL};
+        int first = 1;
+        for (int i = 0; i < 3; i++) {
+            if (!ls[i]) continue;
+            minibatch_typed_capacity c;
+            loader_typed_capacity(&ls[i]->cfg, &c);
+            if (first) ty->cap = c;
+            for (int k = 0; k < T; k++)
+                for (int h = 0; h <= L; h++)
+                    if (c.max_nodes[k][h] > ty->cap.max_nodes[k][h]) ty->cap.max_nodes[k][h] = c.max_nodes[k][h];
+            for (int h = 0; h < L; h++)
+                for (int e = 0; e < K; e++)
+                    if (c.max_edges[h][e] > ty->cap.max_edges[h][e]) ty->cap.max_edges[h][e] = c.max_edges[h][e];
+            first = 0;
+        }
+    }
     model_config mc;
     memset(&mc, 0, sizeof mc);
     mc.kind = a->model;
@@ -594,23 +654,42 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     cap.max_items = a->batch_size;
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, 0, err) != 0) return -1;
+    int64_t max_negatives = 0, max_rows = ty->cap.max_nodes[ty->output_type][0];
+    const loader *ls[3] = {t->have_train ? &t->train : NULL, t->have_val ? &t->val : NULL, t->have_test ? &t->test : NULL};
+    for (int i = 0; i < 3; i++)
+        if (ls[i] && loader_max_negatives(ls[i]) > max_negatives) max_negatives = loader_max_negatives(ls[i]);
+    if (lp) { /* the largest seed counts of every loader (validation may draw more negatives) */
+        int64_t ms = 0, md = 0;
+        for (int i = 0; i < 3; i++) {
+            if (!ls[i]) continue;
+            minibatch_typed_capacity c;
+            loader_typed_capacity(&ls[i]->cfg, &c);
+            if (c.max_nodes[t->lp_src][0] > ms) ms = c.max_nodes[t->lp_src][0];
+            if (c.max_nodes[t->lp_dst][0] > md) md = c.max_nodes[t->lp_dst][0];
+        }
+        max_rows = t->lp_src == t->lp_dst ? md : ms + md;
+        t->lp_out = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
+    }
+    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (lp) reserve_lp_scores(t);
     for (int l = 0; l < L; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (t->d->size > 1) {
         t->m.on_grads_ready = grads_ready;
         t->m.on_grads_ready_ctx = t;
     }
-    t->dlogits = cgnn_malloc((size_t)(ty->cap.max_nodes[ty->output_type][0] + 1) * (size_t)out_dim * sizeof(float));
+    t->dlogits = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
     if (is_root(t)) {
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
-        log_info("node classification: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
-                 "train/val/test %s nodes; %lld parameters%s; %d process%s x (%d compute threads, %d sampler threads)",
-                 model_kind_name(mc.kind), ds->name, T, K, (long long)whole_nodes(t), (long long)whole_edges(t),
+        log_info("%s: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
+                 "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d sampler threads)",
+                 lp ? "link prediction" : "node classification", model_kind_name(mc.kind), ds->name, T, K,
+                 (long long)whole_nodes(t), (long long)whole_edges(t),
                  (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
                  (long long)t->gtask->splits[DS_SPLIT_VALID].num_items,
-                 (long long)t->gtask->splits[DS_SPLIT_TEST].num_items, ds->node_types[ty->output_type].name,
+                 (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
+                 lp ? ds->edge_types[t->task->type].name : ds->node_types[ty->output_type].name, lp ? "pairs" : "nodes",
                  (long long)t->m.num_params, featureless ? " + learnable embeddings for the featureless types" : "",
                  t->d->size, t->d->size == 1 ? "" : "es", t->threads, workers);
     }
@@ -712,10 +791,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
         t->g = &t->own_g;
     }
-    if (t->typed && t->cfg->task == TASK_LINK_PREDICTION)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: link prediction on a typed graph (%s, task '%s') is not supported yet; node "
-                       "classification on a node type is", t->cfg->file, t->ds->dir, t->task->name);
     if (t->typed && a->seed_assignment == SEED_ASSIGN_LOCAL)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.seed_assignment: local needs a partitioned graph, and typed "
@@ -818,12 +893,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
     if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
-    if (lp) { /* auc / ap rows: 2 per positive pair of the largest evaluated split */
-        int64_t max_pairs = 0;
-        if (t->have_val && loader_num_items(&t->val) > max_pairs) max_pairs = loader_num_items(&t->val);
-        if (t->have_test && loader_num_items(&t->test) > max_pairs) max_pairs = loader_num_items(&t->test);
-        head_reserve_scores(&t->head, max_pairs);
-    }
+    if (lp) reserve_lp_scores(t);
     if (t->have_emb)
         t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
     for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
@@ -998,7 +1068,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     double loss = 0;
     if (mb) {
         prepare_batch(t, mb);
-        const float *out = model_forward(&t->m, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
+        const float *out = forward(t, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
         loss = head_batch(&t->head, mb, out, t->dlogits, NULL);
         if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
     }
@@ -1021,7 +1091,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
         memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
         model_backward_input(&t->m, mb, t->dlogits, t->dinput);
     } else if (mb)
-        model_backward(&t->m, mb, t->dlogits); /* starts each layer's all-reduce as soon as it is final */
+        backward(t, mb);
     else
         for (int l = a->num_layers - 1; l >= 0; l--) grads_ready(t, l); /* Join: zeros, same collectives */
     double c3 = timer_now();
