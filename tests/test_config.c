@@ -356,7 +356,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 48);
+    ASSERT_EQ(n, 49);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
@@ -419,6 +419,23 @@ TEST(embedding_and_lp_args) {
                           "trainerConfig:\n  trainerArgs:\n    exclude_seed_edges: \"true\"\n");
     ASSERT_EQ(config_load_task(&c, p, &err), -1);
     ASSERT(strstr(err.msg, "exclude_seed_edges"));
+    /* early stopping on ROC-AUC / average precision (link prediction only) */
+    const char *crit[2][2] = {{"AUC", "auc"}, {"ap", "ap"}};
+    for (int k = 0; k < 2; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                 "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                 "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: %s\n", crit[k][0]);
+        p = write_yaml("lp.yaml", text);
+        if (config_load_task(&c, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT(!strcmp(c.args.early_stop_criterion, crit[k][1]));
+    }
+    p = write_yaml("lp.yaml", "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                          "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                          "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: acc\n");
+    ASSERT_EQ(config_load_task(&c, p, &err), -1);
+    ASSERT(strstr(err.msg, "loss, mrr, auc or ap"));
 }
 
 TEST(profiler_args) {
@@ -598,6 +615,8 @@ TEST(err_other_values) {
                       "optim_momentum", "SGD", NULL);
     EXPECT_TASK_ERROR("crit.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: mrr\n",
                       "early_stop_criterion", "'mrr'", NULL);
+    EXPECT_TASK_ERROR("crit.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: auc\n",
+                      "early_stop_criterion", "'auc'", NULL);
     EXPECT_TASK_ERROR("lponly.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    softmax_temp: '0.1'\n",
                       "softmax_temp", "link prediction", NULL);
     EXPECT_TASK_ERROR("gat.yaml",

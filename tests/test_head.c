@@ -1,5 +1,7 @@
 /* test_head.c — the node-classification head's metrics: accuracy = micro-F1 and macro-F1
- * (scikit-learn's f1_score(average='macro') over the classes present), summed over batches. */
+ * (scikit-learn's f1_score(average='macro') over the classes present), summed over batches;
+ * the link-prediction head's auc / ap rows: each positive pair against the batch's random
+ * negative i mod K, else its first listed negative, worked out by hand. */
 #include <string.h>
 
 #include "test.h"
@@ -45,7 +47,63 @@ TEST(macro_f1) {
     head_free(&h);
 }
 
+/* One LP batch of P pairs with D = 1 outputs: rows [anchors | positives | listed | random]. */
+static void lp_batch_hand(task_head *h, head_sums *s, int64_t P, int64_t H, int64_t K, const float *out,
+                          int64_t *listed_off, int64_t *listed_len) {
+    minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    int32_t rows[16];
+    int64_t ids[16];
+    const int64_t n = 2 * P + H + K;
+    for (int64_t i = 0; i < n; i++) rows[i] = (int32_t)i, ids[i] = 100 + i;
+    mb.num_items = P, mb.num_listed = H, mb.num_negatives = K, mb.num_seeds = n;
+    mb.item_local = rows, mb.input_nodes = ids, mb.listed_off = listed_off, mb.listed_len = listed_len;
+    head_batch(h, &mb, out, NULL, s);
+}
+
+TEST(lp_auc_rows) {
+    task_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.task = TASK_LINK_PREDICTION;
+    cfg.args.softmax_temp = 1.0;
+    task_head h;
+    cgnn_err err = {0};
+    ASSERT_EQ(head_init(&h, &cfg, 1, 3, 2, &err), 0);
+    head_reserve_scores(&h, 5);
+    head_scores_reset(&h);
+    head_sums s;
+    memset(&s, 0, sizeof s);
+    /* batch 1: 3 pairs, 2 random negatives (0.5, -1). Anchors (1, 2, -1), positives (1, .5, 1):
+     * positive scores 1, 1, -1; negatives i mod 2 -> 0.5, -2, -0.5 */
+    const float out1[8] = {1, 2, -1, 1, 0.5f, 1, 0.5f, -1};
+    lp_batch_hand(&h, &s, 3, 0, 2, out1, NULL, NULL);
+    /* batch 2: no random negatives (a labelled split): pair 0's first listed negative (0.5 of
+     * {0.5, 9}), pair 1 has none. Anchors (1, 1), positives (3, .25): scores 3, .25; 0.5 */
+    int64_t off[2] = {0, 2}, len[2] = {2, 0};
+    const float out2[6] = {1, 1, 3, 0.25f, 0.5f, 9};
+    lp_batch_hand(&h, &s, 2, 2, 0, out2, off, len);
+    const float want[18] = {1, 1, 0.5f, 0, 1, 1, -2, 0, -1, 1, -0.5f, 0, 3, 1, 0.5f, 0, 0.25f, 1};
+    ASSERT_EQ(h.scores.n, 9);
+    for (int i = 0; i < 18; i++) ASSERT_NEAR(h.scores.rows[i], want[i], 0);
+    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    ASSERT(isnan(head_metric(&h, &s, "auc")));
+    head_scores_finish(&h, &serial, &s);
+    /* positives {1, 1, -1, 3, .25} vs negatives {.5, -2, -.5, .5}: 15 of 20 pairs; AP: thresholds
+     * 3 (1/1), 1 (3/3), .25 (4/6), -1 (5/8): (1 + 2 + 2/3 + 5/8) / 5 = 103/120 */
+    ASSERT_NEAR(head_metric(&h, &s, "auc"), 0.75, 1e-12);
+    ASSERT_NEAR(head_metric(&h, &s, "ap"), 103.0 / 120.0, 1e-12);
+    const char *names[HEAD_MAX_METRICS];
+    double vals[HEAD_MAX_METRICS];
+    const int nm = head_metrics(&h, &s, names, vals);
+    ASSERT_EQ(nm, 9);
+    ASSERT(!strcmp(names[1], "mrr") && !strcmp(names[7], "auc") && !strcmp(names[8], "ap"));
+    head_scores_reset(&h);
+    ASSERT_EQ(h.scores.n, 0);
+    head_free(&h);
+}
+
 int main(void) {
     RUN(macro_f1);
+    RUN(lp_auc_rows);
     return test_summary();
 }

@@ -10,7 +10,10 @@
 #     the trainer's own evaluation with fanout -1;
 #   - the profiler trace (Chrome trace JSON: spans per stage and thread) and per-epoch stage
 #     timers in metrics.jsonl;
+#   - ROC-AUC / AP (the MAGNN / HGB protocol) in eval_metrics.json, and equal to a Python replay
+#     from the exported embeddings (random negatives, and listed negatives of labelled pairs);
 #   - 2 MPI ranks with an embedding table (replicas bitwise identical, checked by the trainer);
+#     evaluating one model on 2 ranks gives the single process's metrics (auc / ap gathered);
 #   - errors: an LP config on a dataset without an LP task, exit 2.
 set -u
 CGNN=${1:?usage: test_lp.sh path/to/cgnn}
@@ -49,12 +52,20 @@ if train fb; then
   echo "facebook-lp GraphSAGE: test MRR $mrr, HitRate@10 $h10 (100 random negatives per positive; need MRR >= 0.70)"
   if [[ $SANITIZED == 1 ]]; then ok
   else awk -v a="$mrr" 'BEGIN{exit !(a >= 0.70)}' && ok || bad "facebook-lp MRR $mrr < 0.70"; fi
-  for k in mrr HitRate_at_1 HitRate_at_5 HitRate_at_10 HitRate_at_50 HitRate_at_100 loss; do
+  for k in mrr HitRate_at_1 HitRate_at_5 HitRate_at_10 HitRate_at_50 HitRate_at_100 auc ap loss; do
     grep -q "\"name\": \"$k\", \"numberValue\": \"[0-9.]*\"" "$TMP/fb/eval_metrics.json" && ok \
       || bad "eval_metrics.json lacks $k: $(cat "$TMP/fb/eval_metrics.json")"
   done
   grep -q '"val_mrr"' "$TMP/fb/tensorboard/metrics.jsonl" && grep -q '"test_HitRate_at_10"' "$TMP/fb/tensorboard/metrics.jsonl" \
+    && grep -q '"val_auc"' "$TMP/fb/tensorboard/metrics.jsonl" && grep -q '"test_ap"' "$TMP/fb/tensorboard/metrics.jsonl" \
     && ok || bad "metrics.jsonl lacks the LP records"
+  # ROC-AUC / AP (MAGNN / HGB: each positive pair against one random negative pair) in (0.5, 1]
+  $PY - "$TMP/fb/eval_metrics.json" <<'PY' && ok || bad "facebook-lp auc / ap: $(cat "$TMP/fb/eval_metrics.json")"
+import json, sys
+m = {e["name"]: float(e["numberValue"]) for e in json.load(open(sys.argv[1]))["metrics"]}
+print("facebook-lp GraphSAGE: test ROC-AUC %.4f, AP %.4f (one random negative pair per positive)" % (m["auc"], m["ap"]))
+assert 0.5 < m["auc"] <= 1.0 and 0.5 < m["ap"] <= 1.0, m
+PY
   grep -q '"forward_ms"' "$TMP/fb/tensorboard/metrics.jsonl" && grep -q '"sample_ms"' "$TMP/fb/tensorboard/metrics.jsonl" \
     && ok || bad "metrics.jsonl lacks the per-epoch stage timers"
   # shouldSkipTraining: the same model evaluates to the same metrics
@@ -62,6 +73,8 @@ if train fb; then
   grep -q shouldSkipTraining "$TMP/fbskip.yaml" || sed -i 's/^sharedConfig:/sharedConfig:\n  shouldSkipTraining: true/' "$TMP/fbskip.yaml"
   if train fbskip; then
     [[ "$(metric fbskip mrr)" == "$mrr" ]] && ok || bad "skip-training MRR $(metric fbskip mrr) != $mrr"
+    [[ "$(metric fbskip auc) $(metric fbskip ap)" == "$(metric fb auc) $(metric fb ap)" ]] && ok \
+      || bad "skip-training auc / ap $(metric fbskip auc) $(metric fbskip ap) != $(metric fb auc) $(metric fb ap)"
   else bad "skip-training failed: $(cat "$TMP/fbskip.err")"; fi
 else bad "facebook-lp training failed: $(cat "$TMP/fb.err")"; fi
 
@@ -168,7 +181,8 @@ if train cliques; then
   sed -e 's/^sharedConfig:/sharedConfig:\n  shouldSkipTraining: true/' -e 's/main_sample_batch_size: "64"/main_sample_batch_size: "4096"/' \
     -e "s#$TMP/cliques_out/eval_metrics.json#$TMP/cliques_out/eval2.json#" "$TMP/cliques.yaml" > "$TMP/cliques_eval.yaml"
   if train cliques_eval; then
-    $PY - "$TMP/cliques_out/emb.npy" "$TMP/cliques/test.npy" "$(metric cliques_eval mrr)" <<'PY' && ok || bad "cliques: embed vs trainer MRR"
+    $PY - "$TMP/cliques_out/emb.npy" "$TMP/cliques/test.npy" "$(metric cliques_eval mrr)" "$(metric cliques_eval auc)" \
+      "$(metric cliques_eval ap)" <<'PY' && ok || bad "cliques: embed vs trainer MRR / AUC / AP"
 import numpy as np, sys
 M64 = (1 << 64) - 1
 def mix(z):
@@ -201,6 +215,17 @@ for a, p in test:
 mrr = float(np.mean(rr))
 print("test MRR from cgnn embed: %.4f, from the trainer: %.4f" % (mrr, trainer_mrr))
 assert abs(mrr - trainer_mrr) < 1e-3, (mrr, trainer_mrr)
+# ROC-AUC / AP: test pair i against (anchor, random negative i mod 32), labels 1 / 0
+pos = np.array([emb[a] @ emb[p] for a, p in test])
+negs = np.array([emb[a] @ emb[neg[i % 32]] for i, (a, p) in enumerate(test)])
+auc = np.mean([(1.0 if x > y else 0.5 if x == y else 0.0) for x in pos for y in negs])
+s = np.concatenate([pos, negs]); y = np.concatenate([np.ones(len(pos)), np.zeros(len(negs))])
+ap, prev = 0.0, 0.0
+for t in sorted(set(s), reverse=True):                    # scikit-learn's step-function AP
+    tp, fp = float(np.sum(y[s >= t])), float(np.sum(1 - y[s >= t]))
+    ap += (tp / len(pos) - prev) * tp / (tp + fp); prev = tp / len(pos)
+print("test ROC-AUC / AP from cgnn embed: %.4f / %.4f, from the trainer: %s / %s" % (auc, ap, sys.argv[4], sys.argv[5]))
+assert abs(auc - float(sys.argv[4])) < 1e-3 and abs(ap - float(sys.argv[5])) < 1e-3, (auc, ap, sys.argv[4:])
 PY
   else bad "cliques re-evaluation failed: $(cat "$TMP/cliques_eval.err")"; fi
 else bad "cliques training failed: $(cat "$TMP/cliques.err")"; fi
@@ -259,8 +284,8 @@ if [[ -f "$TMP/cliques_out/emb.npy" ]]; then
   sed -e "s#$TMP/cliques/metadata.yaml#$TMP/labelled/metadata.yaml#" \
     -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_labelled.json#" "$TMP/cliques_eval.yaml" > "$TMP/lab_eval.yaml"
   if train lab_eval; then
-    $PY - "$TMP/cliques_out/emb.npy" "$TMP/labelled" "$(metric lab_eval mrr)" "$(metric lab_eval HitRate_at_1)" <<'PY' \
-      && ok || bad "labelled test split: embed vs trainer MRR"
+    $PY - "$TMP/cliques_out/emb.npy" "$TMP/labelled" "$(metric lab_eval mrr)" "$(metric lab_eval HitRate_at_1)" \
+      "$(metric lab_eval auc)" "$(metric lab_eval ap)" <<'PY' && ok || bad "labelled test split: embed vs trainer MRR / AUC / AP"
 import numpy as np, sys, os
 emb = np.load(sys.argv[1]).astype(np.float64); d = sys.argv[2]
 seeds, labels, idx = (np.load(os.path.join(d, "test-%s.npy" % f)) for f in ("seeds", "labels", "indexes"))
@@ -275,6 +300,24 @@ print("labelled test: %d positives, MRR from cgnn embed %.4f, trainer %s; HitRat
       % (len(rr), mrr, sys.argv[3], h1, sys.argv[4]))
 assert abs(mrr - float(sys.argv[3])) < 1e-3 and abs(h1 - float(sys.argv[4])) < 1e-3
 assert 0.3 < mrr < 1.0, mrr   # the same-clique hard negatives outrank some positives
+# ROC-AUC / AP: each positive against its group's first listed negative (in split row order)
+first = {}
+for (a, v), l, g in zip(seeds, labels, idx):
+    if l == 0 and g not in first: first[g] = v
+sc, y = [], []
+for (a, p), l, g in zip(seeds, labels, idx):
+    if l != 1: continue
+    sc.append(emb[a] @ emb[p]); y.append(1)
+    if g in first: sc.append(emb[a] @ emb[first[g]]); y.append(0)
+sc, y = np.array(sc), np.array(y)
+P, N = y.sum(), len(y) - y.sum()
+auc = sum((1.0 if x > z else 0.5 if x == z else 0.0) for x in sc[y == 1] for z in sc[y == 0]) / (P * N)
+ap, prev = 0.0, 0.0
+for t in sorted(set(sc), reverse=True):
+    tp, fp = float(np.sum(y[sc >= t])), float(np.sum(1 - y[sc >= t]))
+    ap += (tp / P - prev) * tp / (tp + fp); prev = tp / P
+print("labelled test ROC-AUC / AP from cgnn embed %.4f / %.4f, trainer %s / %s" % (auc, ap, sys.argv[5], sys.argv[6]))
+assert abs(auc - float(sys.argv[5])) < 1e-3 and abs(ap - float(sys.argv[6])) < 1e-3
 PY
   else bad "labelled evaluation failed: $(cat "$TMP/lab_eval.err")"; fi
   # (b) training with listed (hard) negatives beside random ones: learns, deterministic across
@@ -324,6 +367,26 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   if timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/cliques_mpi.yaml" >"$TMP/mpi.out" 2>"$TMP/mpi.err"; then
     grep -q "bitwise identical on all 2 ranks" "$TMP/mpi.err" && ok || bad "MPI: no replica check: $(tail -3 "$TMP/mpi.err")"
   else bad "MPI LP run failed: $(tail -5 "$TMP/mpi.err")"; fi
+  # evaluating one model on 2 ranks = in one process: the 96 test pairs in batches of 48 are one
+  # batch per rank, with the random negatives of the single process's batches 0 and 1 (streams
+  # keyed by batch x world + rank), so auc / ap of the gathered scores (and mrr) must agree
+  if [[ -f "$TMP/cliques_out/model.safetensors" ]]; then
+    for np in 1 2; do
+      sed -e 's/main_sample_batch_size: "4096"/main_sample_batch_size: "48"/' \
+        -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_np$np.json#" "$TMP/cliques_eval.yaml" > "$TMP/ev_np$np.yaml"
+      timeout 300 "${MPIRUN[@]}" -np $np "$CGNN" train --quiet --task_config_uri="$TMP/ev_np$np.yaml" >"$TMP/ev_np$np.out" \
+        2>"$TMP/ev_np$np.err" || bad "evaluation on $np ranks failed: $(tail -3 "$TMP/ev_np$np.err")"
+    done
+    echo "cliques evaluation, 1 process: $(grep -o 'mrr.*' "$TMP/ev_np1.out"); 2 ranks: $(grep -o 'mrr.*' "$TMP/ev_np2.out")"
+    [[ -n "$(metric ev_np1 auc)" ]] && cmp -s "$TMP/cliques_out/eval_np1.json" "$TMP/cliques_out/eval_np2.json" && ok \
+      || bad "2-rank evaluation differs: $(cat "$TMP/cliques_out/eval_np1.json") vs $(cat "$TMP/cliques_out/eval_np2.json")"
+    # one batch of 4096 > 96 pairs: rank 1 has nothing to evaluate and gathers no rows
+    sed -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_empty.json#" "$TMP/cliques_eval.yaml" > "$TMP/ev_empty.yaml"
+    timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/ev_empty.yaml" >"$TMP/ev_empty.out" \
+      2>"$TMP/ev_empty.err" || bad "evaluation on 2 ranks, one empty, failed: $(tail -3 "$TMP/ev_empty.err")"
+    cmp -s "$TMP/cliques_out/eval2.json" "$TMP/cliques_out/eval_empty.json" && ok \
+      || bad "2 ranks (one empty) differ: $(cat "$TMP/cliques_out/eval2.json") vs $(cat "$TMP/cliques_out/eval_empty.json")"
+  fi
 else echo "note: serial build or no mpirun: the 2-rank LP run is not tested here (test_mpi covers MPI builds)"; fi
 
 # ---- errors: exit 2 naming the problem ----

@@ -1,8 +1,10 @@
 /* test_lp_eval.c — link-prediction metrics (train/lp_eval.h): hand-computed ranks, MRR and
  * hit rates; full-ranking Recall/NDCG with exclusions and tie-breaks worked out by hand; fast
  * against _ref on random data (integer-valued embeddings, so every dot product is exact and
- * ties are plentiful); id errors. CGNN_LP_BENCH=1 also times the 30k anchors × 40k nodes × 64
- * case (printed, not asserted). */
+ * ties are plentiful); id errors; ROC-AUC / AP against O(n^2) pair counting and scikit-learn's AP
+ * formula written out, on hand cases with ties (all tied, perfect, reversed) and random tied
+ * scores. CGNN_LP_BENCH=1 also times the 30k anchors × 40k nodes × 64 case (printed, not
+ * asserted). */
 #include <omp.h>
 
 #include "test.h"
@@ -401,6 +403,162 @@ TEST(full_timing) {
     free(emb), free(test), free(train);
 }
 
+/* ---- ROC-AUC / average precision (lp_auc_ap) against plain references ---------------------- */
+
+/* AUC by counting every (positive, negative) pair: 1 if the positive scores higher, 1/2 if tied. */
+static double auc_pairs_ref(const float *s, const float *y, int n) {
+    double num = 0.0, pairs = 0.0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (y[i] == 1.0f && y[j] == 0.0f) {
+                pairs += 1.0;
+                num += s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0;
+            }
+    return pairs > 0 ? num / pairs : NAN;
+}
+
+/* scikit-learn's average_precision_score written out: for every distinct score t, from the
+ * highest, TP(t) / FP(t) = positives / negatives scoring >= t; AP = sum (R(t) - R(prev)) P(t). */
+static double ap_sklearn_ref(const float *s, const float *y, int n) {
+    double P = 0.0;
+    for (int i = 0; i < n; i++) P += y[i] == 1.0f;
+    if (P == 0) return NAN;
+    double ap = 0.0, prev_recall = 0.0;
+    float last = INFINITY;
+    for (;;) { /* the next distinct threshold below `last` */
+        int found = 0;
+        float t = -INFINITY;
+        for (int i = 0; i < n; i++)
+            if (s[i] < last && (!found || s[i] > t)) t = s[i], found = 1;
+        if (!found) break;
+        double tp = 0, fp = 0;
+        for (int i = 0; i < n; i++)
+            if (s[i] >= t) {
+                if (y[i] == 1.0f)
+                    tp += 1;
+                else
+                    fp += 1;
+            }
+        const double recall = tp / P, precision = tp / (tp + fp);
+        ap += (recall - prev_recall) * precision;
+        prev_recall = recall;
+        last = t;
+    }
+    return ap;
+}
+
+static void auc_rows(const float *s, const float *y, int n, float *rows) {
+    for (int i = 0; i < n; i++) rows[2 * i] = s[i], rows[2 * i + 1] = y[i];
+}
+
+static void check_auc_case(const float *s, const float *y, int n, double want_auc, double want_ap) {
+    float rows[64];
+    auc_rows(s, y, n, rows);
+    double auc, ap;
+    lp_auc_ap(rows, n, &auc, &ap);
+    ASSERT_NEAR(auc, want_auc, 1e-12);
+    ASSERT_NEAR(ap, want_ap, 1e-12);
+    ASSERT_NEAR(auc_pairs_ref(s, y, n), want_auc, 1e-12);
+    ASSERT_NEAR(ap_sklearn_ref(s, y, n), want_ap, 1e-12);
+}
+
+TEST(auc_ap_hand) {
+    /* scikit-learn's docstring example: roc_auc 0.75, average precision 0.8333 */
+    const float s1[4] = {0.1f, 0.4f, 0.35f, 0.8f}, y1[4] = {0, 0, 1, 1};
+    check_auc_case(s1, y1, 4, 0.75, 0.5 * 1.0 + 0.5 * (2.0 / 3.0));
+    /* ties between a positive and a negative: positives {0.5, 0.5, 0.9}, negatives {0.5, 0.2}:
+     * AUC = (2 x (1/2 + 1) + 2) / 6 = 5/6; AP = 1/3 x 1 (t = 0.9) + 2/3 x 3/4 (t = 0.5) = 5/6 */
+    const float s2[5] = {0.5f, 0.5f, 0.5f, 0.2f, 0.9f}, y2[5] = {1, 0, 1, 0, 1};
+    check_auc_case(s2, y2, 5, 5.0 / 6.0, 5.0 / 6.0);
+    /* all tied: AUC 1/2, AP = the positive fraction 2/5 */
+    const float s3[5] = {0.3f, 0.3f, 0.3f, 0.3f, 0.3f}, y3[5] = {1, 0, 0, 1, 0};
+    check_auc_case(s3, y3, 5, 0.5, 0.4);
+    /* perfect ranking */
+    const float s4[6] = {-1, 2, 0.5f, 3, -2, 1}, y4[6] = {0, 1, 0, 1, 0, 1};
+    check_auc_case(s4, y4, 6, 1.0, 1.0);
+    /* reversed ranking: AUC 0; AP = 1/2 x 1/3 + 1/2 x 2/4 = 5/12 */
+    const float s5[4] = {4, 3, 2, 1}, y5[4] = {0, 0, 1, 1};
+    check_auc_case(s5, y5, 4, 0.0, 5.0 / 12.0);
+    /* one positive tied with all negatives at the top, one below them */
+    const float s6[4] = {1, 1, 1, 0}, y6[4] = {1, 0, 0, 1};
+    check_auc_case(s6, y6, 4, 0.25, 0.5 * (1.0 / 3.0) + 0.5 * 0.5);
+}
+
+TEST(auc_ap_undefined) {
+    double auc, ap;
+    const float only_pos[4] = {0.5f, 1, 0.2f, 1};
+    lp_auc_ap(only_pos, 2, &auc, &ap);
+    ASSERT(isnan(auc));
+    ASSERT_NEAR(ap, 1.0, 1e-12);
+    const float only_neg[4] = {0.5f, 0, 0.2f, 0};
+    lp_auc_ap(only_neg, 2, &auc, &ap);
+    ASSERT(isnan(auc) && isnan(ap));
+    lp_auc_ap(only_neg, 0, &auc, &ap);
+    ASSERT(isnan(auc) && isnan(ap));
+    const float with_nan[6] = {0.5f, 1, NAN, 0, 0.1f, 0};
+    lp_auc_ap(with_nan, 3, &auc, &ap);
+    ASSERT(isnan(auc) && isnan(ap));
+    /* -0 and +0 are one score (a tie), infinities are ordinary scores */
+    const float zeros[8] = {-0.0f, 1, 0.0f, 0, INFINITY, 1, -INFINITY, 0};
+    lp_auc_ap(zeros, 4, &auc, &ap);
+    ASSERT_NEAR(auc, (1.0 + 1.0 + 0.5 + 1.0) / 4.0, 1e-12);
+    ASSERT_NEAR(ap, 0.5 * 1.0 + 0.5 * (2.0 / 3.0), 1e-12);
+}
+
+/* Random rows with many ties (scores from 12 values, ~40% positives): equal to both references,
+ * and bitwise the same after shuffling the rows (the order of a gather never matters). */
+TEST(auc_ap_random_vs_ref) {
+    enum { MAXN = 400 };
+    static float s[MAXN], y[MAXN], rows[2 * MAXN], shuf[2 * MAXN];
+    rng r;
+    rng_init(&r, rng_key(77, 1));
+    for (int trial = 0; trial < 60; trial++) {
+        const int n = 1 + (int)rng_below(&r, MAXN);
+        const int levels = 1 + (int)rng_below(&r, 12);
+        for (int i = 0; i < n; i++) {
+            s[i] = (float)rng_below(&r, (uint64_t)levels) * 0.25f - 1.0f;
+            y[i] = rng_uniform(&r) < 0.4 ? 1.0f : 0.0f;
+        }
+        auc_rows(s, y, n, rows);
+        double auc, ap, auc2, ap2;
+        lp_auc_ap(rows, n, &auc, &ap);
+        const double ra = auc_pairs_ref(s, y, n), rp = ap_sklearn_ref(s, y, n);
+        if (isnan(ra))
+            ASSERT(isnan(auc));
+        else
+            ASSERT_NEAR(auc, ra, 1e-12);
+        if (isnan(rp))
+            ASSERT(isnan(ap));
+        else
+            ASSERT_NEAR(ap, rp, 1e-12);
+        memcpy(shuf, rows, (size_t)(2 * n) * sizeof(float));
+        for (int i = n - 1; i > 0; i--) {
+            const int j = (int)rng_below(&r, (uint64_t)i + 1);
+            float t0 = shuf[2 * i], t1 = shuf[2 * i + 1];
+            shuf[2 * i] = shuf[2 * j], shuf[2 * i + 1] = shuf[2 * j + 1];
+            shuf[2 * j] = t0, shuf[2 * j + 1] = t1;
+        }
+        lp_auc_ap(shuf, n, &auc2, &ap2);
+        ASSERT(memcmp(&auc, &auc2, sizeof auc) == 0 && memcmp(&ap, &ap2, sizeof ap) == 0);
+    }
+}
+
+/* The gathering wrapper in a world of one: the rows of the buffer, nothing else. */
+TEST(auc_ap_buffer_serial) {
+    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    lp_score_buf b;
+    lp_score_buf_init(&b, 4);
+    const float rows[8] = {0.1f, 0, 0.4f, 0, 0.35f, 1, 0.8f, 1};
+    memcpy(b.rows, rows, sizeof rows);
+    b.n = 4;
+    double auc, ap;
+    lp_auc_ap_allgather(&serial, &b, &auc, &ap);
+    ASSERT_NEAR(auc, 0.75, 1e-12);
+    ASSERT_NEAR(ap, 0.5 + 0.5 * (2.0 / 3.0), 1e-12);
+    lp_score_buf_free(&b);
+    lp_score_buf_free(NULL);
+}
+
 int main(void) {
     RUN(rank_hand);
     RUN(rank_boundaries_and_nan);
@@ -413,5 +571,9 @@ int main(void) {
     RUN(full_errors);
     RUN(full_fast_vs_ref);
     RUN(full_timing);
+    RUN(auc_ap_hand);
+    RUN(auc_ap_undefined);
+    RUN(auc_ap_random_vs_ref);
+    RUN(auc_ap_buffer_serial);
     return test_summary();
 }

@@ -6,8 +6,9 @@
 #   reloads it to the same test metrics; GiGL's per-edge-type num_neighbors (edge types left out
 #   are not sampled); 2 ranks x batch B = 1 process x batch 2B (one SGD step); and what is not
 #   supported yet, or wrong, is refused with exit code 2 naming both sides; typed link prediction
-#   (data/lastfm-mini, user:listens:artist, every type featureless) reaches its MRR target, saves
-#   every type's table, and is bitwise the same for 0 and 3 sampler threads.
+#   (data/lastfm-mini, user:listens:artist, every type featureless) reaches its MRR target and
+#   reports ROC-AUC / AP in (0.5, 1], saves every type's table, and is bitwise the same for 0 and
+#   3 sampler threads.
 set -u
 CGNN=${1:?usage: test_train_typed.sh path/to/cgnn}
 SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -101,6 +102,9 @@ if train lp; then
   mrr=$(metric lp mrr)
   echo "lastfm-mini HeteroSAGE link prediction (3 epochs): test mrr $mrr against 100 random artists (need >= 0.2)"
   if [[ $SANITIZED == 1 ]] || atleast "$mrr" 0.2; then ok; else bad "typed LP mrr $mrr < 0.2"; fi
+  auc=$(metric lp auc); ap=$(metric lp ap)
+  echo "lastfm-mini HeteroSAGE link prediction: test ROC-AUC $auc, AP $ap (one random artist per positive; need (0.5, 1])"
+  awk -v a="$auc" -v p="$ap" 'BEGIN{exit !(a > 0.5 && a <= 1 && p > 0.5 && p <= 1)}' && ok || bad "typed LP auc $auc / ap $ap"
   for key in embedding_dict.user.weight embedding_dict.artist.weight embedding_dict.tag.weight \
              convs.0.convs.user__listens__artist.lin_l.weight; do
     head -c 65536 "$TMP/lp/model.safetensors" | grep -aq "\"$key\"" && ok || bad "typed LP checkpoint lacks $key"

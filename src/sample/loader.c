@@ -15,6 +15,8 @@ int64_t loader_max_seeds(const loader *l) {
     return l->cfg.pairs ? 2 * l->cfg.batch_size + l->max_listed + l->cfg.num_negatives : l->cfg.batch_size;
 }
 
+int64_t loader_num_items(const loader *l) { return l->items.num_items; }
+
 int64_t loader_max_negatives(const loader *l) { return l->cfg.pairs ? l->max_listed + l->cfg.num_negatives : 0; }
 
 /* Appends the listed negatives of the batch's groups (each group once, in order of first

@@ -141,6 +141,10 @@ void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *t
 int64_t loader_max_seeds(const loader *l);
 int64_t loader_max_negatives(const loader *l);
 
+/* Items of one epoch over every rank (pairs: the positive pairs; labelled pairs count the
+ * rows labelled 1 only): a bound on the items any rank's epoch delivers. */
+int64_t loader_num_items(const loader *l);
+
 /* Begins producing `epoch`; max_batches > 0 limits the number of batches (0 = all). Any
  * unfinished previous epoch is abandoned first. */
 void loader_start_epoch(loader *l, int epoch, int64_t max_batches);

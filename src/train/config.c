@@ -865,10 +865,14 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
             norm = "macro_f1";
         else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "mrr"))
             norm = "mrr";
+        else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "auc"))
+            norm = "auc";
+        else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "ap"))
+            norm = "ap";
         if (!norm)
             return node_err(doc, n, err, "unknown early-stopping criterion %s for %s (%s)",
                             shown(n, buf, sizeof buf), TASK_NAMES[task],
-                            task == TASK_NODE_CLASSIFICATION ? "loss, acc, accuracy, micro_f1 or macro_f1" : "loss or mrr");
+                            task == TASK_NODE_CLASSIFICATION ? "loss, acc, accuracy, micro_f1 or macro_f1" : "loss, mrr, auc or ap");
         snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "%s", norm);
     }
     if ((n = g[TARG_EARLY_STOP_PATIENCE]) &&

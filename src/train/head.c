@@ -42,7 +42,31 @@ void head_free(task_head *h) {
     free(h->query_ids);
     free(h->cand_ids);
     free(h->work);
+    lp_score_buf_free(&h->scores);
     memset(h, 0, sizeof *h);
+}
+
+static inline float dot_f(const float *a, const float *b, int64_t D) { /* dimension order, as lp_eval */
+    float s = 0.0f;
+    for (int64_t d = 0; d < D; d++) s += a[d] * b[d];
+    return s;
+}
+
+/* The batch's AUC / AP rows (head.h): pair i's positive score q_i . c_i, label 1, and its
+ * negative's q_i . (random negative i mod K, else its first listed negative), label 0. */
+static void add_curve_rows(task_head *h, const minibatch *mb, int64_t P, int64_t H, int64_t K, int64_t D) {
+    lp_score_buf *b = &h->scores;
+    CGNN_CHECK(b->n + 2 * P <= b->cap);
+    float *r = b->rows + 2 * b->n;
+    for (int64_t i = 0; i < P; i++) {
+        const float *q = h->q + i * D;
+        *r++ = dot_f(q, h->c + i * D, D), *r++ = 1.0f;
+        const float *neg = K > 0                 ? h->c + (P + H + i % K) * D
+                           : mb->listed_len[i] > 0 ? h->c + (P + mb->listed_off[i]) * D
+                                                  : NULL;
+        if (neg) *r++ = dot_f(q, neg, D), *r++ = 0.0f;
+    }
+    b->n = (r - b->rows) / 2;
 }
 
 /* Retrieval loss over the batch's pairs: rows of out gathered into q / c, gradients scattered
@@ -81,6 +105,7 @@ static double lp_batch(task_head *h, const minibatch *mb, const float *out, floa
         const lp_listed_negatives listed = {h->c + P * D, h->cand_ids + P, mb->listed_off, mb->listed_len};
         lp_rank_accumulate_listed(&r, h->q, h->c, h->c + (P + H) * D, P, K, D, h->query_ids, h->cand_ids,
                                   h->cand_ids + P + H, h->remove_accidental_hits, H > 0 ? &listed : NULL);
+        if (h->keep_scores) add_curve_rows(h, mb, P, H, K, D);
         s->v[S_LOSS] += loss * (double)P;
         s->v[S_COUNT] += (double)P;
         s->v[S_RR] += r.rr_sum;
@@ -116,6 +141,21 @@ double head_batch(task_head *h, const minibatch *mb, const float *out, float *do
     return loss;
 }
 
+void head_reserve_scores(task_head *h, int64_t max_pairs) {
+    if (h->task != TASK_LINK_PREDICTION) return;
+    lp_score_buf_free(&h->scores);
+    lp_score_buf_init(&h->scores, 2 * max_pairs);
+    h->keep_scores = 1;
+}
+
+void head_scores_reset(task_head *h) { h->scores.n = 0; }
+
+void head_scores_finish(task_head *h, const dist_ctx *d, head_sums *s) {
+    if (!h->keep_scores) return;
+    lp_auc_ap_allgather(d, &h->scores, &s->auc, &s->ap);
+    s->has_curve = 1;
+}
+
 static const char *const LP_HIT_NAMES[5] = {"HitRate_at_1", "HitRate_at_5", "HitRate_at_10", "HitRate_at_50",
                                             "HitRate_at_100"};
 
@@ -132,6 +172,10 @@ int head_metrics(const task_head *h, const head_sums *s, const char **names, dou
             names[k] = LP_HIT_NAMES[j];
             vals[k++] = s->v[S_HITS + j] * inv;
         }
+        names[k] = "auc";
+        vals[k++] = s->has_curve ? s->auc : NAN;
+        names[k] = "ap";
+        vals[k++] = s->has_curve ? s->ap : NAN;
     } else {
         names[k] = "acc";
         vals[k++] = s->v[S_CORRECT] * inv;

@@ -12,10 +12,26 @@
  *                        anchors' embeddings, candidates = [positives | listed (hard) negatives |
  *                        random negatives]; metrics mrr and HitRate_at_{1,5,10,50,100} (each
  *                        positive ranked against the batch's random negatives and its own listed
- *                        negatives, train/lp_eval.h) and loss.
+ *                        negatives, train/lp_eval.h) and loss; with a score buffer
+ *                        (head_reserve_scores) also auc and ap, the MAGNN / HGB protocol: each
+ *                        positive pair i (anchor a_i, positive p_i) is scored against ONE
+ *                        negative pair (a_i, n_i), score = dot product of the two output rows
+ *                        (after the model's L2 normalisation when it normalises), labels 1 / 0,
+ *                        and ROC-AUC / average precision are taken over all the scores of the
+ *                        split (train/lp_eval.h: lp_auc_ap, scikit-learn's definitions).
+ *                        n_i = the batch's random negative number i mod K (K random negatives;
+ *                        the loader draws them from a stream keyed by (seed, epoch, batch,
+ *                        rank), so the choice is deterministic); a batch without random
+ *                        negatives (a labelled evaluation split) uses pair i's first listed
+ *                        negative (its group's lowest split row), and a pair with neither has
+ *                        no negative. n_i is not checked
+ *                        against the pair's ids (as MAGNN / HGB's random destinations), and
+ *                        accidental-hit removal does not apply.
  *
  * Sums are kept per batch as plain totals (never averages), so ranks combine them with one
- * all-reduce of HEAD_NUM_SUMS doubles and every rank derives the same metrics.
+ * all-reduce of HEAD_NUM_SUMS doubles and every rank derives the same metrics. AUC and AP do not
+ * decompose into sums: each rank keeps its (score, label) rows, head_scores_finish gathers them
+ * all and computes both on every rank (the same values everywhere).
  * Memory: every buffer is sized once at head_init for the largest batch; head_batch allocates
  * nothing.
  */
@@ -24,19 +40,24 @@
 
 #include <stdint.h>
 
+#include "dist/dist.h"
 #include "sample/minibatch.h"
 #include "train/config.h"
+#include "train/lp_eval.h"
 #include "util/err.h"
 
 /* loss_sum, count, correct, rr_sum, hits[5], then per class (predicted, labelled, TP) */
 #define HEAD_F1_MAX_CLASSES 256
 #define HEAD_NUM_SUMS (9 + 3 * HEAD_F1_MAX_CLASSES)
-#define HEAD_MAX_METRICS 8
+#define HEAD_MAX_METRICS 12
 
 typedef struct head_sums {
     double v[HEAD_NUM_SUMS]; /* [0] loss sum over items, [1] items, [2] correct (NC),
                                 [3] sum of reciprocal ranks (LP), [4..8] hits at 1, 5, 10, 50, 100,
                                 [9 + 3c ..] class c's predicted, labelled and true-positive counts (NC) */
+    /* LP, set by head_scores_finish (not sums: never all-reduced); has_curve 0: auc / ap NaN */
+    int has_curve;
+    double auc, ap;
 } head_sums;
 
 typedef struct task_head {
@@ -49,6 +70,9 @@ typedef struct task_head {
     float *q, *c, *dq, *dc;   /* (P, D), (P + K, D), same */
     int64_t *query_ids, *cand_ids; /* (P), (P + K) global node ids */
     float *work;              /* retrieval_work_floats(P, P + K) */
+    int keep_scores;          /* LP: head_reserve_scores was called (on every rank alike: it makes
+                                 head_scores_finish collective, even where this rank's cap is 0) */
+    lp_score_buf scores;      /* the (score, label) rows of the evaluation under way */
 } task_head;
 
 /* Sizes the head for batches of up to max_pairs items and max_negatives negatives, listed +
@@ -64,11 +88,25 @@ void head_free(task_head *h); /* NULL-safe */
  * Returns the batch's mean loss. */
 double head_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s);
 
+/* LP: keep the (score, label) rows of up to max_pairs evaluated positive pairs (2 x max_pairs
+ * rows) for auc / ap: size it once for the largest split this rank evaluates. Without it (or for
+ * node classification) nothing is kept and auc / ap are NaN. */
+void head_reserve_scores(task_head *h, int64_t max_pairs);
+/* Empties the rows (before an evaluation's first batch). head_batch with s != NULL appends 2 rows
+ * per positive pair (1 when it has no negative); more than reserved is a bug (CGNN_CHECK). */
+void head_scores_reset(task_head *h);
+/* Collective, after the evaluation's last batch: gathers every rank's rows and sets s->auc,
+ * s->ap and s->has_curve (the same on every rank). Does nothing (and is no collective) unless
+ * head_reserve_scores was called — on every rank, whatever its own max_pairs (0 included). */
+void head_scores_finish(task_head *h, const dist_ctx *d, head_sums *s);
+
 /* Metrics from sums (after the all-reduce): names[i] / vals[i], i < return value
- * (<= HEAD_MAX_METRICS); names[0] is "loss". NaN when no items. */
+ * (<= HEAD_MAX_METRICS); names[0] is "loss". NaN when no items. LP: loss, mrr,
+ * HitRate_at_{1,5,10,50,100}, auc, ap. NC: loss, acc, micro_f1, macro_f1. */
 int head_metrics(const task_head *h, const head_sums *s, const char **names, double *vals);
 
-/* The value of the early-stopping criterion ("loss", "acc", "mrr") from sums. */
+/* The value of the early-stopping criterion ("loss", "acc", "micro_f1", "macro_f1", "mrr", "auc",
+ * "ap") from sums. */
 double head_metric(const task_head *h, const head_sums *s, const char *name);
 
 /* The headline metric shown in progress lines: "acc" (NC) or "mrr" (LP). */

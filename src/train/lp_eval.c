@@ -178,6 +178,80 @@ int lp_rank_metrics(const lp_rank_sums *s, const char *names[LP_RANK_NUM_METRICS
     return LP_RANK_NUM_METRICS;
 }
 
+/* ---- (c) ROC-AUC and average precision -------------------------------------------------- */
+
+typedef struct lp_row {
+    float s, y;
+} lp_row;
+
+static int cmp_row_desc(const void *x, const void *y) { /* score descending, then positives first */
+    const lp_row *a = x, *b = y;
+    if (a->s != b->s) return a->s > b->s ? -1 : 1;
+    return (a->y < b->y) - (a->y > b->y);
+}
+
+void lp_auc_ap(const float *rows, int64_t n, double *auc, double *ap) {
+    CGNN_CHECK(n >= 0);
+    *auc = *ap = NAN;
+    int64_t P = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(rows[2 * i])) return;
+        P += rows[2 * i + 1] != 0.0f;
+    }
+    const int64_t N = n - P;
+    if (P == 0) return;
+    lp_row *r = cgnn_malloc((size_t)(n > 0 ? n : 1) * sizeof(lp_row));
+    memcpy(r, rows, (size_t)n * sizeof(lp_row));
+    qsort(r, (size_t)n, sizeof(lp_row), cmp_row_desc);
+    /* walk the distinct scores from the top: a group of tp positives and fp negatives tied at
+     * one score; tps / fps count every row at or above it */
+    double pairs2 = 0.0, ap_sum = 0.0; /* 2 x (positive > negative pairs) + ties; sum of tp x precision */
+    int64_t tps = 0, fps = 0;
+    for (int64_t i = 0; i < n;) {
+        int64_t j = i, tp = 0, fp = 0;
+        for (; j < n && r[j].s == r[i].s; j++) {
+            if (r[j].y != 0.0f)
+                tp++;
+            else
+                fp++;
+        }
+        pairs2 += (double)fp * (double)(2 * tps + tp); /* the group's negatives: beaten by tps, tied with tp */
+        tps += tp, fps += fp;
+        if (tp > 0) ap_sum += (double)tp * ((double)tps / (double)(tps + fps));
+        i = j;
+    }
+    free(r);
+    *ap = ap_sum / (double)P;
+    if (N > 0) *auc = pairs2 / (2.0 * (double)P * (double)N);
+}
+
+void lp_score_buf_init(lp_score_buf *b, int64_t cap) {
+    CGNN_CHECK(cap >= 0);
+    b->rows = cgnn_malloc((size_t)(2 * cap + 2) * sizeof(float));
+    b->n = 0;
+    b->cap = cap;
+}
+
+void lp_score_buf_free(lp_score_buf *b) {
+    if (!b) return;
+    free(b->rows);
+    memset(b, 0, sizeof *b);
+}
+
+void lp_auc_ap_allgather(const dist_ctx *d, const lp_score_buf *b, double *auc, double *ap) {
+    if (d->size == 1) {
+        lp_auc_ap(b->rows, b->n, auc, ap);
+        return;
+    }
+    int64_t *counts = cgnn_malloc((size_t)d->size * sizeof(int64_t));
+    const int64_t total = dist_allgather_counts(d, 2 * b->n, counts); /* in floats */
+    float *all = cgnn_malloc((size_t)(total > 0 ? total : 1) * sizeof(float));
+    dist_allgatherv_f32(d, b->rows, all, counts);
+    lp_auc_ap(all, total / 2, auc, ap);
+    free(all);
+    free(counts);
+}
+
 /* ---- (b) full ranking: the pair index ------------------------------------------------------ */
 
 typedef struct lp_pair_index {

@@ -79,6 +79,37 @@ void lp_rank_sums_allreduce(const dist_ctx *d, lp_rank_sums *s);
 int lp_rank_metrics(const lp_rank_sums *s, const char *names[LP_RANK_NUM_METRICS],
                     double values[LP_RANK_NUM_METRICS]);
 
+/* ---- (c) ROC-AUC and average precision: the MAGNN / HGB protocol --------------------------
+ * Every evaluated positive pair (anchor, positive) is scored against one negative pair (the same
+ * anchor, another destination node), labels 1 / 0, and the two metrics are taken over every
+ * positive and negative score of the whole split (the trainer's choice of negative: train/head.h).
+ * Scores are (n, 2) float rows (score, label), label 1.0f (positive) or 0.0f (negative). */
+
+/* auc = scikit-learn's roc_auc_score: the fraction of (positive, negative) pairs whose positive
+ *       scores higher, ties counted 1/2 (= the trapezoidal area under the ROC curve);
+ * ap  = scikit-learn's average_precision_score: sum over the distinct scores t in decreasing
+ *       order of (R(t) - R(t_prev)) * P(t), with P(t) = TP(t) / (TP(t) + FP(t)) and
+ *       R(t) = TP(t) / #positives counting every pair scoring >= t (a step function, no
+ *       interpolation; tied pairs enter together).
+ * Computed from a copy sorted by score (descending; equal scores then positive first), in
+ * O(n log n): the result depends on the multiset of rows only, never on their order. Pair
+ * counts are exact integers in double while #positives x #negatives < 2^52.
+ * NaN: auc without a positive or without a negative, ap without a positive, both when any
+ * score is NaN (scikit-learn refuses NaN input). */
+void lp_auc_ap(const float *rows, int64_t n, double *auc, double *ap);
+
+/* A rank's (score, label) rows of one evaluation, sized once: cap rows. */
+typedef struct lp_score_buf {
+    float *rows;  /* (cap, 2) */
+    int64_t n, cap;
+} lp_score_buf;
+
+void lp_score_buf_init(lp_score_buf *b, int64_t cap); /* *b owned: lp_score_buf_free */
+void lp_score_buf_free(lp_score_buf *b);              /* NULL-safe */
+/* Collective: concatenates every rank's rows in rank order (dist_allgatherv_f32) and computes
+ * lp_auc_ap over them, so every rank gets the same values; a world of one uses b directly. */
+void lp_auc_ap_allgather(const dist_ctx *d, const lp_score_buf *b, double *auc, double *ap);
+
 /* ---- (b) full ranking -------------------------------------------------------------------- */
 
 /* emb (N, D): embeddings of every node. Pairs are int64 (n, 2) arrays of (anchor, positive).

@@ -230,6 +230,7 @@ static void prepare_batch(trainer *t, minibatch *mb) {
  * head's sums over every rank (identical on all ranks). */
 static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     memset(s, 0, sizeof *s);
+    head_scores_reset(&t->head);
     loader_start_epoch(l, 0, max_batches);
     minibatch *mb;
     double e0 = timer_now();
@@ -244,6 +245,17 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     trace_span(&t->trace, "evaluation", 0, e0, timer_now(), t->step, n_items);
     /* weighted sums over ranks (never an average of averages): identical on every rank */
     dist_allreduce_sum_f64(t->d, s->v, HEAD_NUM_SUMS);
+    /* LP auc / ap: every rank's (score, label) rows gathered, computed alike on every rank */
+    head_scores_finish(&t->head, t->d, s);
+}
+
+/* LP, after head_init (every rank): the auc / ap rows, 2 per positive pair of the largest
+ * evaluated split. */
+static void reserve_lp_scores(trainer *t) {
+    int64_t max_pairs = 0;
+    if (t->have_val && loader_num_items(&t->val) > max_pairs) max_pairs = loader_num_items(&t->val);
+    if (t->have_test && loader_num_items(&t->test) > max_pairs) max_pairs = loader_num_items(&t->test);
+    head_reserve_scores(&t->head, max_pairs);
 }
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
@@ -659,6 +671,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         t->lp_out = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     }
     if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (lp) reserve_lp_scores(t);
     for (int l = 0; l < L; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (t->d->size > 1) {
         t->m.on_grads_ready = grads_ready;
@@ -880,6 +893,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
     if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (lp) reserve_lp_scores(t);
     if (t->have_emb)
         t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
     for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);

@@ -36,6 +36,7 @@
 
 #include "dist/dist.h"
 #include "train/config.h"
+#include "train/head.h"
 #include "util/err.h"
 
 typedef struct trainer_result {
@@ -48,8 +49,8 @@ typedef struct trainer_result {
     int has_test;
     double test_loss, test_acc;         /* test_acc: the main metric, as best_val_acc */
     int num_test_metrics;               /* every test metric (head_metrics), loss first */
-    char test_metric_names[8][32];
-    double test_metrics[8];
+    char test_metric_names[HEAD_MAX_METRICS][32];
+    double test_metrics[HEAD_MAX_METRICS];
     double train_seconds;
 } trainer_result;
 
