@@ -2,9 +2,12 @@
 # test_bench.sh CGNN — `cgnn bench train` end to end on a tiny generated graph: it runs, its
 # JSON line has every field, fractions are in (0, 1.5], throughputs > 0, the two parameter
 # copies saw the same losses and the GEMM count matches the model; bad flags and a missing
-# dataset are clean errors. Not a timing test: the figures are noisy on a shared machine.
+# dataset are clean errors. `cgnn bench sample` on the generated graph and on a typed dataset
+# (data/dblp-mini): it runs and prints edges/s and ns per sampled edge on both paths.
+# Not a timing test: the figures are noisy on a shared machine.
 set -u
 CGNN=${1:?usage: test_bench.sh path/to/cgnn}
+SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TMP=$(mktemp -d /tmp/cgnn-bench-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
@@ -62,6 +65,30 @@ grep -q "sgemm, same shapes" "$TMP/out" && ok || bad "the table lacks the sgemm 
   --warmup 1 --threads 2 --workers 1 >"$TMP/out" 2>&1 && ok || { bad "bench train GAT: exit $?"; cat "$TMP/out"; }
 json=$(tail -n 1 "$TMP/out")
 [[ $(field gemm_calls) == 8 && $(field same_losses) == true ]] && ok || bad "GAT: $json"
+
+# bench sample: the homogeneous and the typed path print the same per-edge lines
+# sample_lines DESC — the sampling lines of $TMP/out: 1 and 2 threads, each with edges/s and a
+# positive ns/edge
+sample_lines() {
+  local desc=$1 th ns
+  for th in "1 thread " "2 threads"; do
+    line=$(grep -E "^sample  $th: " "$TMP/out")
+    [[ $line =~ M\ edges/s\ \(\ *[0-9.]+\ M\ edges/s\ per\ core,\ +([0-9.]+)\ ns/edge\) ]] && ns=${BASH_REMATCH[1]} \
+      && awk -v x="$ns" 'BEGIN { exit !(x > 0) }' && ok || { bad "$desc: no '$th' line with ns/edge"; cat "$TMP/out"; }
+  done
+  grep -qE "^        per batch: [0-9]+ sampled edges, [0-9]+ input nodes" "$TMP/out" && ok || bad "$desc: no per-batch line"
+  grep -qE "^loader  2 workers: +[0-9]+ seeds/s end to end" "$TMP/out" && ok || bad "$desc: no loader line"
+}
+"$CGNN" bench sample --dataset "$TMP/g" --fanouts 5,3 --batch 64 --threads 2 --batches 4 --reps 1 >"$TMP/out" 2>&1 \
+  && ok || { bad "bench sample homogeneous: exit $?"; cat "$TMP/out"; }
+sample_lines "bench sample homogeneous"
+cp -r "$SRC/data/dblp-mini" "$TMP/dblp-mini" && rm -rf "$TMP/dblp-mini/preprocessed"
+"$CGNN" bench sample --dataset "$TMP/dblp-mini" --fanouts 5,3 --batch 64 --threads 2 --batches 4 --reps 1 \
+  >"$TMP/out" 2>&1 && ok || { bad "bench sample typed: exit $?"; cat "$TMP/out"; }
+sample_lines "bench sample typed (dblp-mini)"
+grep -q "typed: 4 node types, 6 edge types" "$TMP/out" && ok || bad "bench sample typed: no typed header"
+grep -q "seeds: 144 of node type author" "$TMP/out" && ok || bad "bench sample typed: seeds are not the author train split"
+grep -qE "^gather  1 thread : +[0-9.]+ GB/s" "$TMP/out" && ok || bad "bench sample typed: no gather line"
 
 # usage and data errors: exit 2 with a message naming the problem
 expect2() {

@@ -546,6 +546,193 @@ TEST(dataset_open_reads_it) {
     ASSERT(lp_ok);
 }
 
+/* ---- the typed variant ----------------------------------------------------------------------- */
+
+static const char *const TYPED_FILES[] = {
+    "metadata.yaml", "edges-user-clicks-item.npy", "edges-item-clicked_by-user.npy", "edges-item-has-tag.npy",
+    "edges-tag-of-item.npy", "edges-user-follows-user.npy", "feat-user.npy", "feat-item.npy",
+    "nc-train-item-seeds.npy", "nc-train-item-labels.npy", "nc-valid-item-seeds.npy", "nc-valid-item-labels.npy",
+    "nc-test-item-seeds.npy", "nc-test-item-labels.npy", "lp-train-seeds.npy", "lp-valid-seeds.npy",
+    "lp-test-seeds.npy",
+};
+#define NUM_TYPED_FILES ((int)(sizeof TYPED_FILES / sizeof TYPED_FILES[0]))
+
+static int64_t edge_id(const ds_edges *e, const void *row, int64_t i) {
+    return e->id_dtype == NPY_DTYPE_INT64 ? ((const int64_t *)row)[i] : ((const int32_t *)row)[i];
+}
+
+/* Homogenised in-degree of every node of ds (all edge types), (total nodes); caller frees. */
+static int64_t *homogenised_in_degrees(const dataset *ds) {
+    const int64_t n = dataset_total_nodes(ds);
+    int64_t *deg = calloc((size_t)n, sizeof *deg);
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        const ds_edges *ed = &ds->edge_types[e].edges;
+        const int64_t off = dataset_node_type_offset(ds, ds->edge_types[e].dst_type);
+        for (int64_t i = 0; i < ed->num_edges; i++) deg[off + edge_id(ed, ed->dst, i)]++;
+    }
+    return deg;
+}
+
+/* max over d of |CDF_a(d) - CDF_b(d)| of two degree sequences of n nodes each */
+static double degree_ks(const int64_t *a, const int64_t *b, int64_t n) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) m = a[i] > m ? a[i] : b[i] > m ? b[i] : m;
+    int64_t *ha = calloc((size_t)m + 2, sizeof *ha), *hb = calloc((size_t)m + 2, sizeof *hb);
+    for (int64_t i = 0; i < n; i++) ha[a[i]]++, hb[b[i]]++;
+    double ks = 0, ca = 0, cb = 0;
+    for (int64_t d = 0; d <= m; d++) {
+        ca += (double)ha[d] / (double)n;
+        cb += (double)hb[d] / (double)n;
+        if (fabs(ca - cb) > ks) ks = fabs(ca - cb);
+    }
+    free(ha), free(hb);
+    return ks;
+}
+
+/* The typed graph has the homogeneous graph's node count and edge count (no LP), a matching
+ * degree distribution, every id in range for its type, the documented types and tasks, and
+ * dataset_open accepts it; with LP, no held-out pair is left among the clicks edges. */
+TEST(typed_counts_ids_degrees) {
+    char *hdir = test_tmpdir(), *tdir = test_tmpdir(), *ldir = test_tmpdir();
+    generate_params p;
+    small_params(&p, 0, 2);
+    cgnn_err err;
+    err_clear(&err);
+    ASSERT_EQ(generate_dataset(hdir, &p, &err), 0);
+    p.typed = 1;
+    generate_stats st;
+    ASSERT_EQ(generate_dataset_stats(tdir, &p, &st, &err), 0);
+    p.link_prediction = 1;
+    ASSERT_EQ(generate_dataset(ldir, &p, &err), 0);
+    dataset h, t, l;
+    memset(&h, 0, sizeof h), memset(&t, 0, sizeof t), memset(&l, 0, sizeof l);
+    int rh = dataset_open(&h, hdir, &err);
+    if (rh) fprintf(stderr, "  %s\n", err.msg);
+    int rt = dataset_open(&t, tdir, &err);
+    if (rt) fprintf(stderr, "  %s\n", err.msg);
+    int rl = dataset_open(&l, ldir, &err);
+    if (rl) fprintf(stderr, "  %s\n", err.msg);
+    rm_tree(hdir), rm_tree(tdir), rm_tree(ldir);
+    ASSERT(rh == 0 && rt == 0 && rl == 0);
+
+    /* types and sizes */
+    ASSERT(dataset_is_typed(&t));
+    ASSERT_EQ(t.num_node_types, 3);
+    ASSERT(!strcmp(t.node_types[0].name, "user") && !strcmp(t.node_types[1].name, "item") &&
+           !strcmp(t.node_types[2].name, "tag"));
+    ASSERT_EQ(t.node_types[0].num_nodes, T_N / 2);
+    ASSERT_EQ(t.node_types[1].num_nodes, T_N * 2 / 5);
+    ASSERT_EQ(t.node_types[2].num_nodes, T_N - T_N / 2 - T_N * 2 / 5);
+    ASSERT_EQ(dataset_total_nodes(&t), dataset_total_nodes(&h));
+    ASSERT_EQ(t.num_edge_types, 5);
+    static const char *const et_names[5] = {"user:clicks:item", "item:clicked_by:user", "item:has:tag",
+                                            "tag:of:item", "user:follows:user"};
+    int64_t E = 0;
+    for (int e = 0; e < 5; e++) {
+        const ds_edge_type *et = &t.edge_types[e];
+        ASSERT(!strcmp(et->name, et_names[e]));
+        ASSERT_EQ(et->edges.num_edges, st.etype_edges[e]);
+        ASSERT(et->edges.num_edges > 0);
+        E += et->edges.num_edges;
+        /* every id in range for its own type */
+        const int64_t ns = t.node_types[et->src_type].num_nodes, nd = t.node_types[et->dst_type].num_nodes;
+        int64_t bad = 0, self = 0;
+        for (int64_t i = 0; i < et->edges.num_edges; i++) {
+            int64_t u = edge_id(&et->edges, et->edges.src, i), v = edge_id(&et->edges, et->edges.dst, i);
+            bad += u < 0 || u >= ns || v < 0 || v >= nd;
+            self += et->src_type == et->dst_type && u == v;
+        }
+        ASSERT_EQ(bad, 0);
+        ASSERT_EQ(self, 0);
+    }
+    /* both directions: each reverse type holds exactly the forward edges swapped */
+    for (int e = 0; e < 4; e += 2) {
+        const ds_edges *f = &t.edge_types[e].edges, *r = &t.edge_types[e + 1].edges;
+        ASSERT_EQ(f->num_edges, r->num_edges);
+        int64_t mism = 0;
+        for (int64_t i = 0; i < f->num_edges; i++)
+            mism += edge_id(f, f->src, i) != edge_id(r, r->dst, i) || edge_id(f, f->dst, i) != edge_id(r, r->src, i);
+        ASSERT_EQ(mism, 0);
+    }
+    ASSERT_EQ(E, st.num_edges);
+    ASSERT_EQ(E, h.edge_types[0].edges.num_edges); /* the same edge count, exactly */
+
+    /* the same degree law: homogenised in-degrees against the homogeneous graph's */
+    int64_t *dh = homogenised_in_degrees(&h), *dt = homogenised_in_degrees(&t);
+    double ks = degree_ks(dh, dt, T_N);
+    int64_t maxh = 0, maxt = 0;
+    for (int64_t i = 0; i < T_N; i++) maxh = dh[i] > maxh ? dh[i] : maxh, maxt = dt[i] > maxt ? dt[i] : maxt;
+    free(dh), free(dt);
+    fprintf(stderr, "  degree KS %.4f, max in-degree %lld vs %lld\n", ks, (long long)maxh, (long long)maxt);
+    ASSERT(ks < 0.045); /* two-sample KS critical value at 5% for 2000 vs 2000 is 0.043 */
+    ASSERT(maxt > maxh / 2 && maxt < maxh * 2);
+
+    /* features and tasks */
+    const ds_feature *fu = dataset_find_feature(&t, DS_DOMAIN_NODE, 0, "feat");
+    const ds_feature *fi = dataset_find_feature(&t, DS_DOMAIN_NODE, 1, "feat");
+    ASSERT(fu && fu->rows == T_N / 2 && fu->dim == T_F);
+    ASSERT(fi && fi->rows == T_N * 2 / 5 && fi->dim == T_F);
+    ASSERT(!dataset_find_feature(&t, DS_DOMAIN_NODE, 2, "feat"));
+    const ds_task *nc = dataset_find_task(&t, "node_classification");
+    ASSERT(nc && nc->kind == DS_TASK_NODE_CLASSIFICATION && nc->type == 1 && nc->num_classes == T_C);
+    ASSERT_EQ(nc->splits[DS_SPLIT_TRAIN].num_items, 480);
+    ASSERT_EQ(nc->splits[DS_SPLIT_VALID].num_items, 160);
+    ASSERT_EQ(nc->splits[DS_SPLIT_TEST].num_items, 160);
+    const ds_task *lp = dataset_find_task(&l, "link_prediction");
+    ASSERT(lp && lp->kind == DS_TASK_LINK_PREDICTION && lp->type == 0);
+    const ds_edges *clicks = &l.edge_types[0].edges;
+    ASSERT_EQ(lp->splits[DS_SPLIT_TRAIN].num_items, clicks->num_edges);
+    const int64_t m_ui = st.etype_edges[0];
+    ASSERT_EQ(lp->splits[DS_SPLIT_VALID].num_items, llround(0.05 * (double)m_ui));
+    ASSERT_EQ(lp->splits[DS_SPLIT_TEST].num_items, llround(0.05 * (double)m_ui));
+    int64_t leaked = 0;
+    for (int s = DS_SPLIT_VALID; s <= DS_SPLIT_TEST; s++) {
+        const ds_split *sp = &lp->splits[s];
+        for (int64_t k = 0; k < sp->num_items; k++)
+            for (int64_t i = 0; i < clicks->num_edges; i++)
+                leaked += edge_id(clicks, clicks->src, i) == sp->seeds[2 * k] &&
+                          edge_id(clicks, clicks->dst, i) == sp->seeds[2 * k + 1];
+    }
+    ASSERT_EQ(leaked, 0);
+    dataset_close(&h), dataset_close(&t), dataset_close(&l);
+}
+
+/* Byte-identical for any thread count; another seed gives another graph. */
+TEST(typed_deterministic) {
+    char *a = test_tmpdir(), *b = test_tmpdir(), *c = test_tmpdir();
+    generate_params p;
+    cgnn_err err;
+    err_clear(&err);
+    small_params(&p, 1, 1);
+    p.typed = 1;
+    p.num_nodes = 150000; /* several node / edge / feature chunks */
+    p.avg_degree = 4.0;
+    int rc_a = generate_dataset(a, &p, &err);
+    p.num_threads = 3;
+    int rc_b = generate_dataset(b, &p, &err);
+    p.seed = 43;
+    int rc_c = generate_dataset(c, &p, &err);
+    int same = 0, differ_seed = 0;
+    for (int i = 0; i < NUM_TYPED_FILES; i++) {
+        size_t la = 0, lb = 0, lc = 0;
+        char *da = read_all(a, TYPED_FILES[i], &la), *db = read_all(b, TYPED_FILES[i], &lb);
+        char *dc = read_all(c, TYPED_FILES[i], &lc);
+        if (da && db && la == lb && memcmp(da, db, la) == 0)
+            same++;
+        else
+            fprintf(stderr, "  %s differs between 1 and 3 threads\n", TYPED_FILES[i]);
+        if (strcmp(TYPED_FILES[i], "edges-user-follows-user.npy") == 0 && da && dc && (la != lc || memcmp(da, dc, la) != 0))
+            differ_seed = 1;
+        free(da), free(db), free(dc);
+    }
+    rm_tree(a), rm_tree(b), rm_tree(c);
+    ASSERT_EQ(rc_a, 0);
+    ASSERT_EQ(rc_b, 0);
+    ASSERT_EQ(rc_c, 0);
+    ASSERT_EQ(same, NUM_TYPED_FILES);
+    ASSERT(differ_seed);
+}
+
 /* ---- the CLI --------------------------------------------------------------------------------- */
 
 static int run_cli(const char *args) {
@@ -577,11 +764,19 @@ TEST(cli_generate) {
     npy_close(&f);
     snprintf(args, sizeof args, "%s/ds/lp-test-seeds.npy", dir);
     int lp = access(args, F_OK) == 0;
+    snprintf(args, sizeof args, "generate --out '%s/ty' --nodes 300 --avg_degree 6 --classes 3 --feat_dim 4 --typed", dir);
+    int rc_typed = run_cli(args);
+    npy_array fu;
+    int opened_u = open_file(&fu, dir, "ty/feat-user.npy") == 0;
+    int64_t rows_u = opened_u ? fu.shape[0] : -1;
+    if (opened_u) npy_close(&fu);
     rm_tree(dir);
     ASSERT_EQ(rc, 0);
     ASSERT_EQ(rows, 300);
     ASSERT_EQ(cols, 4);
     ASSERT(lp);
+    ASSERT_EQ(rc_typed, 0);
+    ASSERT_EQ(rows_u, 150);
 }
 
 int main(void) {
@@ -594,6 +789,8 @@ int main(void) {
     RUN(bad_params_are_input_errors);
     RUN(creates_missing_directories);
     RUN(dataset_open_reads_it);
+    RUN(typed_counts_ids_degrees);
+    RUN(typed_deterministic);
     RUN(cli_generate);
     return test_summary();
 }

@@ -53,6 +53,7 @@ enum {
     GEN_STREAM_CENTROIDS = 4,
     GEN_STREAM_FEATURES = 5,
     GEN_STREAM_SPLIT = 6,
+    GEN_STREAM_TYPED_FEATURES = 7, /* + node type (user, item) */
 };
 
 void generate_default_params(generate_params *p) {
@@ -514,10 +515,11 @@ static int write_lp_train(const char *path, const void *src, const void *dst, in
     return npy_writer_close(&w, 0, err);
 }
 
-/* node-feat.npy: (N, F) float32, x[i] = signal * centroid[cls[i]] + N(0, 1), streamed. */
-static int write_features(const char *path, const int32_t *cls, const generate_params *p, int nt,
-                          cgnn_err *err) {
-    const int64_t N = p->num_nodes, F = p->feat_dim, C = p->num_classes;
+/* node-feat.npy: (N, F) float32, x[i] = signal * centroid[cls[i]] + N(0, 1), streamed; row chunk
+ * k draws its noise from stream (seed, tag, k). */
+static int write_features(const char *path, const int32_t *cls, int64_t N, uint64_t tag, const generate_params *p,
+                          int nt, cgnn_err *err) {
+    const int64_t F = p->feat_dim, C = p->num_classes;
     /* centroid is (C, F): entries N(0, 1), row c from its own stream. */
     float *centroid = malloc((size_t)(C * F) * sizeof *centroid);
     if (!centroid)
@@ -553,7 +555,7 @@ static int write_features(const char *path, const int32_t *cls, const generate_p
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int64_t k = k0; k < k1; k++) {
             gen_normal g = {.have_spare = 0};
-            rng_init(&g.r, stream_key(p->seed, GEN_STREAM_FEATURES, (uint64_t)k));
+            rng_init(&g.r, stream_key(p->seed, tag, (uint64_t)k));
             int64_t lo = k * GEN_FEAT_CHUNK_ROWS, hi = lo + GEN_FEAT_CHUNK_ROWS < N ? lo + GEN_FEAT_CHUNK_ROWS : N;
             for (int64_t i = lo; i < hi; i++) {
                 const float *cen = centroid + (int64_t)cls[i] * F;
@@ -576,9 +578,8 @@ static int write_features(const char *path, const int32_t *cls, const generate_p
 
 /* Node-classification splits: a random permutation cut into train/valid/test; seeds and labels
  * in the id dtype. */
-static int write_splits(const char *out_dir, const int32_t *cls, const generate_params *p, npy_dtype dt,
-                        cgnn_err *err) {
-    const int64_t N = p->num_nodes;
+static int write_splits(const char *out_dir, const int32_t *cls, int64_t N, const char *infix, const generate_params *p,
+                        npy_dtype dt, cgnn_err *err) {
     const int wide = dt == NPY_DTYPE_INT64;
     const size_t isz = npy_dtype_size(dt);
     void *perm = malloc((size_t)N * isz); /* (N) ids */
@@ -608,11 +609,11 @@ static int write_splits(const char *out_dir, const int32_t *cls, const generate_
     int rc = 0;
     for (int s = 0; s < 3 && rc == 0; s++) {
         char path[4096], file[64];
-        snprintf(file, sizeof file, "nc-%s-seeds.npy", names[s]);
+        snprintf(file, sizeof file, "nc-%s%s-seeds.npy", names[s], infix);
         rc = join_path(path, sizeof path, out_dir, file, err);
         if (rc == 0)
             rc = npy_write(path, dt, 1, &count[s], (const char *)perm + (size_t)start[s] * isz, err);
-        snprintf(file, sizeof file, "nc-%s-labels.npy", names[s]);
+        snprintf(file, sizeof file, "nc-%s%s-labels.npy", names[s], infix);
         if (rc == 0) rc = join_path(path, sizeof path, out_dir, file, err);
         if (rc == 0)
             rc = npy_write(path, dt, 1, &count[s], (const char *)labels + (size_t)start[s] * isz, err);
@@ -673,9 +674,16 @@ static int write_metadata(const char *out_dir, const generate_params *p, cgnn_er
 
 /* ---- the whole dataset -------------------------------------------------------------------- */
 
+static int generate_typed(const char *out_dir, const generate_params *p, generate_stats *st, cgnn_err *err);
+
 int generate_dataset(const char *out_dir, const generate_params *p, cgnn_err *err) {
+    return generate_dataset_stats(out_dir, p, NULL, err);
+}
+
+int generate_dataset_stats(const char *out_dir, const generate_params *p, generate_stats *st, cgnn_err *err) {
     if (check_params(p, err) != 0) return -1;
     if (make_dirs(out_dir, err) != 0) return -1;
+    if (p->typed) return generate_typed(out_dir, p, st, err);
     const int nt = p->num_threads > 0 ? p->num_threads : omp_get_max_threads();
     const int64_t N = p->num_nodes;
     const int C = p->num_classes;
@@ -754,8 +762,8 @@ int generate_dataset(const char *out_dir, const generate_params *p, cgnn_err *er
 
     /* 5-6. features, splits */
     if (join_path(path, sizeof path, out_dir, "node-feat.npy", err) != 0) goto done;
-    if (write_features(path, cls, p, nt, err) != 0) goto done;
-    if (write_splits(out_dir, cls, p, dt, err) != 0) goto done;
+    if (write_features(path, cls, N, GEN_STREAM_FEATURES, p, nt, err) != 0) goto done;
+    if (write_splits(out_dir, cls, N, "", p, dt, err) != 0) goto done;
 
     /* 7. metadata last; then drop LP files a previous generate may have left behind */
     if (write_metadata(out_dir, p, err) != 0) goto done;
@@ -763,6 +771,12 @@ int generate_dataset(const char *out_dir, const generate_params *p, cgnn_err *er
         static const char *const stale[3] = {"lp-train-seeds.npy", "lp-valid-seeds.npy", "lp-test-seeds.npy"};
         for (int s = 0; s < 3; s++)
             if (join_path(path, sizeof path, out_dir, stale[s], NULL) == 0) unlink(path);
+    }
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->num_edges = 2 * M_keep;
+        st->num_edge_types = 1;
+        st->type_nodes[0] = N;
     }
     rc = 0;
 done:
@@ -772,5 +786,363 @@ done:
     free(stubs);
     free(edges);
     free(held);
+    return rc;
+}
+
+/* ---- the typed variant (see generate.h) ---------------------------------------------------- */
+
+enum { GT_USER = 0, GT_ITEM = 1, GT_TAG = 2, GT_TYPES = 3 };
+static const char *const GT_TYPE_NAME[GT_TYPES] = {"user", "item", "tag"};
+
+/* Draws one undirected edge of relation (A, B), node types: a of type A proportional to degree
+ * within A; b of type B from a's class with probability homophily (proportional to degree
+ * within (B, class)), else from all of B; for A == B, b != a as in gen_draw_edge. class_off is
+ * the (T*C + 1) offsets of the stubs grouped by (type, class). */
+static inline void gen_draw_typed(const gen_graph *g, rng *r, int A, int B, int64_t *a_out, int64_t *b_out) {
+    const int C = g->C;
+    const int64_t *go = g->class_off;
+    const int64_t alo = go[A * C], an = go[(A + 1) * C] - alo;
+    const int64_t s = alo + (int64_t)rng_below(r, (uint64_t)an);
+    const int64_t a = id_get(g->stubs, g->wide, s);
+    int64_t b = A == B ? a : -1;
+    if (rng_uniform(r) < g->homophily) {
+        const int c = stub_class(go + A * C, C, s);
+        const int64_t lo = go[B * C + c], n = go[B * C + c + 1] - lo;
+        if (n > 0) {
+            if (A != B) {
+                b = id_get(g->stubs, g->wide, lo + (int64_t)rng_below(r, (uint64_t)n));
+            } else {
+                for (int tries = 0; b == a && tries < GEN_MAX_CLASS_REDRAWS; tries++) {
+                    b = id_get(g->stubs, g->wide, lo + (int64_t)rng_below(r, (uint64_t)n));
+                    if (b == a && n == g->deg[a]) break; /* a is alone in its class */
+                }
+            }
+        }
+    }
+    if (A != B) {
+        if (b < 0) {
+            const int64_t blo = go[B * C], bn = go[(B + 1) * C] - blo;
+            b = id_get(g->stubs, g->wide, blo + (int64_t)rng_below(r, (uint64_t)bn));
+        }
+    } else {
+        /* type A has >= 2 nodes, each with degree >= 1: terminates */
+        while (b == a) b = id_get(g->stubs, g->wide, alo + (int64_t)rng_below(r, (uint64_t)an));
+    }
+    *a_out = a;
+    *b_out = b;
+}
+
+/* (2, E) edge file of n undirected edges (ea[j], eb[j]) (homogenised ids; offsets oa, ob of their
+ * types): mode 0 writes ea -> eb, mode 1 eb -> ea, mode 2 both directions interleaved (position
+ * 2j ea -> eb, 2j+1 eb -> ea; one node type). Ids per type, streamed through a small buffer. */
+static int write_typed_edges(const char *path, const void *ea, const void *eb, int64_t n, int64_t oa, int64_t ob,
+                             int mode, int wide, npy_dtype dt, cgnn_err *err) {
+    const int64_t E = mode == 2 ? 2 * n : n;
+    int64_t shape[2] = {2, E};
+    npy_writer w;
+    if (npy_writer_open(&w, path, dt, 2, shape, err) != 0) return -1;
+    const size_t isz = npy_dtype_size(dt);
+    void *buf = cgnn_malloc((size_t)GEN_PAIR_BATCH * isz);
+    int rc = 0;
+    for (int row = 0; row < 2 && rc == 0; row++) {
+        /* row 0 is the src row; which array and offset feed position q of this row */
+        for (int64_t lo = 0; lo < E && rc == 0; lo += GEN_PAIR_BATCH) {
+            const int64_t m = E - lo < GEN_PAIR_BATCH ? E - lo : GEN_PAIR_BATCH;
+            for (int64_t t = 0; t < m; t++) {
+                const int64_t q = lo + t;
+                int64_t v;
+                if (mode == 2) {
+                    const int64_t j = q >> 1;
+                    const int first = ((q & 1) == 0) == (row == 0); /* ea at (2j, src) and (2j+1, dst) */
+                    v = first ? id_get(ea, wide, j) - oa : id_get(eb, wide, j) - ob;
+                } else {
+                    const int use_a = (row == 0) == (mode == 0);
+                    v = use_a ? id_get(ea, wide, q) - oa : id_get(eb, wide, q) - ob;
+                }
+                id_set(buf, wide, t, v);
+            }
+            rc = npy_writer_append(&w, buf, (size_t)m * isz, err);
+        }
+    }
+    free(buf);
+    if (rc != 0) {
+        npy_writer_close(&w, 1, NULL);
+        return -1;
+    }
+    return npy_writer_close(&w, 0, err);
+}
+
+/* (n, 2) pairs (ea[j] - oa, eb[j] - ob). */
+static int write_typed_pairs(const char *path, const void *ea, const void *eb, int64_t n, int64_t oa, int64_t ob,
+                             int wide, npy_dtype dt, cgnn_err *err) {
+    int64_t shape[2] = {n, 2};
+    npy_writer w;
+    if (npy_writer_open(&w, path, dt, 2, shape, err) != 0) return -1;
+    const size_t isz = npy_dtype_size(dt);
+    void *buf = cgnn_malloc((size_t)GEN_PAIR_BATCH * 2 * isz);
+    int rc = 0;
+    for (int64_t lo = 0; lo < n && rc == 0; lo += GEN_PAIR_BATCH) {
+        const int64_t m = n - lo < GEN_PAIR_BATCH ? n - lo : GEN_PAIR_BATCH;
+        for (int64_t t = 0; t < m; t++) {
+            id_set(buf, wide, 2 * t, id_get(ea, wide, lo + t) - oa);
+            id_set(buf, wide, 2 * t + 1, id_get(eb, wide, lo + t) - ob);
+        }
+        rc = npy_writer_append(&w, buf, (size_t)m * 2 * isz, err);
+    }
+    free(buf);
+    if (rc != 0) {
+        npy_writer_close(&w, 1, NULL);
+        return -1;
+    }
+    return npy_writer_close(&w, 0, err);
+}
+
+/* The typed edge types, in file order: name, relation index (0 user-item, 1 item-tag, 2
+ * user-user), mode of write_typed_edges. */
+static const struct {
+    const char *name, *file;
+    int rel, mode;
+} GT_ETYPES[5] = {
+    {"user:clicks:item", "edges-user-clicks-item.npy", 0, 0},
+    {"item:clicked_by:user", "edges-item-clicked_by-user.npy", 0, 1},
+    {"item:has:tag", "edges-item-has-tag.npy", 1, 0},
+    {"tag:of:item", "edges-tag-of-item.npy", 1, 1},
+    {"user:follows:user", "edges-user-follows-user.npy", 2, 2},
+};
+
+static int write_typed_metadata(const char *out_dir, const generate_params *p, const int64_t *tn, cgnn_err *err) {
+    char path[4096], tmp[4200];
+    if (join_path(path, sizeof path, out_dir, "metadata.yaml", err) != 0) return -1;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
+    fprintf(f,
+            "# written by cgnn generate --typed: nodes=%lld avg_degree=%.10g classes=%d feat_dim=%d "
+            "homophily=%.10g degree_exponent=%.10g signal=%.10g seed=%llu\n"
+            "# the homogeneous graph of the same flags with its nodes cut into user / item / tag by id range\n",
+            (long long)p->num_nodes, p->avg_degree, p->num_classes, p->feat_dim, p->homophily,
+            p->degree_exponent, p->signal, (unsigned long long)p->seed);
+    fprintf(f, "dataset_name: %s\n", p->name ? p->name : "synthetic");
+    fprintf(f, "graph:\n  nodes:\n");
+    for (int t = 0; t < GT_TYPES; t++) fprintf(f, "    - type: %s\n      num: %lld\n", GT_TYPE_NAME[t], (long long)tn[t]);
+    fprintf(f, "  edges:\n");
+    for (int e = 0; e < 5; e++)
+        fprintf(f, "    - type: \"%s\"\n      format: numpy\n      path: %s\n", GT_ETYPES[e].name, GT_ETYPES[e].file);
+    fprintf(f, "feature_data:\n");
+    for (int t = 0; t < 2; t++)
+        fprintf(f, "  - domain: node\n    type: %s\n    name: feat\n    format: numpy\n    in_memory: false\n"
+                   "    path: feat-%s.npy\n", GT_TYPE_NAME[t], GT_TYPE_NAME[t]);
+    fprintf(f, "tasks:\n  - name: node_classification\n    num_classes: %d\n", p->num_classes);
+    static const char *const sets[3] = {"train_set", "validation_set", "test_set"};
+    static const char *const splits[3] = {"train", "valid", "test"};
+    for (int s = 0; s < 3; s++)
+        fprintf(f, "    %s:\n      - type: item\n        data:\n"
+                   "          - name: seeds\n            format: numpy\n            path: nc-%s-item-seeds.npy\n"
+                   "          - name: labels\n            format: numpy\n            path: nc-%s-item-labels.npy\n",
+                sets[s], splits[s], splits[s]);
+    if (p->link_prediction) {
+        fprintf(f, "  - name: link_prediction\n");
+        for (int s = 0; s < 3; s++)
+            fprintf(f, "    %s:\n      - type: \"user:clicks:item\"\n        data:\n"
+                       "          - name: seeds\n            format: numpy\n            path: lp-%s-seeds.npy\n",
+                    sets[s], splits[s]);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        unlink(tmp);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: write failed: %s", tmp, strerror(errno));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return err_set(err, CGNN_ERR_RUNTIME, "%s: rename failed: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+static int generate_typed(const char *out_dir, const generate_params *p, generate_stats *st, cgnn_err *err) {
+    const int nt = p->num_threads > 0 ? p->num_threads : omp_get_max_threads();
+    const int64_t N = p->num_nodes;
+    const int C = p->num_classes, G = GT_TYPES * C;
+    int64_t tn[GT_TYPES];
+    tn[GT_USER] = (int64_t)floor((double)N * GEN_TYPED_USER_FRAC);
+    tn[GT_ITEM] = (int64_t)floor((double)N * GEN_TYPED_ITEM_FRAC);
+    tn[GT_TAG] = N - tn[GT_USER] - tn[GT_ITEM];
+    if (tn[GT_USER] < 2 || tn[GT_ITEM] < 1 || tn[GT_TAG] < 1)
+        return err_set(err, CGNN_ERR_INPUT, "generate --typed: nodes must be at least 10 (got %lld)", (long long)N);
+    if ((int64_t)floor(p->train_frac * (double)tn[GT_ITEM]) < 1)
+        return err_set(err, CGNN_ERR_INPUT, "generate --typed: train_frac %g of %lld item nodes leaves the train split empty",
+                       p->train_frac, (long long)tn[GT_ITEM]);
+    if ((int64_t)G > INT32_MAX / 2)
+        return err_set(err, CGNN_ERR_INPUT, "generate --typed: too many classes (%d)", C);
+    const int64_t toff[GT_TYPES + 1] = {0, tn[0], tn[0] + tn[1], N};
+    const int wide = N > INT32_MAX;
+    const npy_dtype dt = wide ? NPY_DTYPE_INT64 : NPY_DTYPE_INT32;
+    const size_t isz = npy_dtype_size(dt);
+    char path[4096];
+
+    int rc = -1;
+    int32_t *cls = NULL, *deg = NULL, *grp = NULL;
+    int64_t *group_off = NULL;
+    void *stubs = NULL, *ea = NULL, *eb = NULL;
+    cls = malloc((size_t)N * sizeof *cls);
+    deg = malloc((size_t)N * sizeof *deg);
+    grp = malloc((size_t)N * sizeof *grp);
+    group_off = malloc((size_t)(G + 1) * sizeof *group_off);
+    if (!cls || !deg || !grp || !group_off) {
+        err_set(err, CGNN_ERR_RUNTIME, "generate: out of memory for %lld nodes", (long long)N);
+        goto done;
+    }
+    /* 1-2. the homogeneous graph's classes and degrees; stubs grouped by (type, class) */
+    const int64_t S = gen_nodes(cls, deg, p, nt);
+    for (int t = 0; t < GT_TYPES; t++)
+        for (int64_t i = toff[t]; i < toff[t + 1]; i++) grp[i] = t * C + cls[i];
+    stubs = malloc((size_t)S * isz);
+    if (!stubs) {
+        err_set(err, CGNN_ERR_RUNTIME, "generate: out of memory for %lld degree stubs", (long long)S);
+        goto done;
+    }
+    gen_stubs(stubs, wide, group_off, grp, deg, N, G);
+    free(grp);
+    grp = NULL;
+    int64_t ts[GT_TYPES]; /* stubs per type */
+    for (int t = 0; t < GT_TYPES; t++) ts[t] = group_off[(t + 1) * C] - group_off[t * C];
+
+    /* 3. relation sizes: every node keeps its target degree in expectation (see generate.h) */
+    const int64_t M = llround((double)N * p->avg_degree / 2.0);
+    int64_t m_it = llround(2.0 * (double)M * (double)ts[GT_TAG] / (double)S);
+    if (m_it > M) m_it = M;
+    int64_t m_ui = llround(2.0 * (double)M * (double)(ts[GT_ITEM] - ts[GT_TAG]) / (double)S);
+    if (m_ui < 1) m_ui = 1;
+    if (m_ui > M - m_it) m_ui = M - m_it;
+    const int64_t m_uu = M - m_it - m_ui;
+    int64_t n_val = 0, n_test = 0;
+    if (p->link_prediction) {
+        n_val = llround(p->lp_val_frac * (double)m_ui);
+        n_test = llround(p->lp_test_frac * (double)m_ui);
+        if (m_ui - n_val - n_test < 1) {
+            err_set(err, CGNN_ERR_INPUT,
+                    "generate --typed: lp_val_frac + lp_test_frac (%g + %g) leaves no user:clicks:item training edges",
+                    p->lp_val_frac, p->lp_test_frac);
+            goto done;
+        }
+    }
+    const int64_t n_held = n_val + n_test;
+    if (m_ui < 1 || (m_uu > 0 && tn[GT_USER] < 2)) {
+        err_set(err, CGNN_ERR_INPUT, "generate --typed: the graph is too small for the three relations");
+        goto done;
+    }
+    /* draws: [0, m_uu) user-user, [m_uu, m_uu + m_it) item-tag, the rest user-item (the last
+     * n_held of them are the held-out LP pairs) */
+    ea = malloc((size_t)(M > 0 ? M : 1) * isz);
+    eb = malloc((size_t)(M > 0 ? M : 1) * isz);
+    if (!ea || !eb) {
+        err_set(err, CGNN_ERR_RUNTIME, "generate: out of memory for %lld edges", (long long)(2 * M));
+        goto done;
+    }
+    gen_graph g = {.stubs = stubs, .S = S, .class_off = group_off, .C = C, .deg = deg,
+                   .homophily = p->homophily, .wide = wide};
+    const int64_t r_it = m_uu, r_ui = m_uu + m_it;
+    const int64_t nchunks = div_ceil(M, GEN_EDGE_CHUNK);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+    for (int64_t k = 0; k < nchunks; k++) {
+        rng r;
+        rng_init(&r, stream_key(p->seed, GEN_STREAM_EDGES, (uint64_t)k));
+        int64_t lo = k * GEN_EDGE_CHUNK, hi = lo + GEN_EDGE_CHUNK < M ? lo + GEN_EDGE_CHUNK : M;
+        for (int64_t j = lo; j < hi; j++) {
+            const int A = j < r_it ? GT_USER : j < r_ui ? GT_ITEM : GT_USER;
+            const int B = j < r_it ? GT_USER : j < r_ui ? GT_TAG : GT_ITEM;
+            int64_t a, b;
+            gen_draw_typed(&g, &r, A, B, &a, &b);
+            id_set(ea, wide, j, a);
+            id_set(eb, wide, j, b);
+        }
+    }
+    free(stubs);
+    stubs = NULL;
+
+    /* 4. LP hold-out: kept user-item draws equal to a held-out pair go too (order kept) */
+    int64_t m_ui_keep = m_ui - n_held;
+    if (n_held > 0) {
+        pair_set ps;
+        if (pair_set_init(&ps, n_held) != 0) {
+            err_set(err, CGNN_ERR_RUNTIME, "generate: out of memory for %lld held-out pairs", (long long)n_held);
+            goto done;
+        }
+        for (int64_t j = M - n_held; j < M; j++) pair_set_add(&ps, id_get(ea, wide, j), id_get(eb, wide, j));
+        int64_t t = r_ui;
+        for (int64_t j = r_ui; j < r_ui + m_ui_keep; j++) {
+            const int64_t a = id_get(ea, wide, j), b = id_get(eb, wide, j);
+            if (pair_set_has(&ps, a, b)) continue;
+            id_set(ea, wide, t, a);
+            id_set(eb, wide, t, b);
+            t++;
+        }
+        free(ps.slots);
+        m_ui_keep = t - r_ui;
+    }
+
+    /* edge files */
+    const int64_t rel_lo[3] = {r_ui, r_it, 0}, rel_n[3] = {m_ui_keep, m_it, m_uu};
+    const int rel_a[3] = {GT_USER, GT_ITEM, GT_USER}, rel_b[3] = {GT_ITEM, GT_TAG, GT_USER};
+    int64_t etype_edges[5];
+    for (int e = 0; e < 5; e++) {
+        const int r = GT_ETYPES[e].rel;
+        const size_t at = (size_t)rel_lo[r] * isz;
+        etype_edges[e] = GT_ETYPES[e].mode == 2 ? 2 * rel_n[r] : rel_n[r];
+        if (join_path(path, sizeof path, out_dir, GT_ETYPES[e].file, err) != 0) goto done;
+        if (write_typed_edges(path, (const char *)ea + at, (const char *)eb + at, rel_n[r], toff[rel_a[r]],
+                              toff[rel_b[r]], GT_ETYPES[e].mode, wide, dt, err) != 0)
+            goto done;
+    }
+    if (p->link_prediction) {
+        const size_t at_v = (size_t)(M - n_held) * isz, at_t = (size_t)(M - n_test) * isz;
+        if (join_path(path, sizeof path, out_dir, "lp-train-seeds.npy", err) != 0) goto done;
+        if (write_typed_pairs(path, (const char *)ea + (size_t)r_ui * isz, (const char *)eb + (size_t)r_ui * isz,
+                              m_ui_keep, toff[GT_USER], toff[GT_ITEM], wide, dt, err) != 0)
+            goto done;
+        if (join_path(path, sizeof path, out_dir, "lp-valid-seeds.npy", err) != 0) goto done;
+        if (write_typed_pairs(path, (const char *)ea + at_v, (const char *)eb + at_v, n_val, toff[GT_USER],
+                              toff[GT_ITEM], wide, dt, err) != 0)
+            goto done;
+        if (join_path(path, sizeof path, out_dir, "lp-test-seeds.npy", err) != 0) goto done;
+        if (write_typed_pairs(path, (const char *)ea + at_t, (const char *)eb + at_t, n_test, toff[GT_USER],
+                              toff[GT_ITEM], wide, dt, err) != 0)
+            goto done;
+    }
+    free(ea);
+    free(eb);
+    ea = eb = NULL;
+
+    /* 5-6. user and item features (the class centroids of the homogeneous graph), item splits */
+    for (int t = 0; t < 2; t++) {
+        char file[64];
+        snprintf(file, sizeof file, "feat-%s.npy", GT_TYPE_NAME[t]);
+        if (join_path(path, sizeof path, out_dir, file, err) != 0) goto done;
+        if (write_features(path, cls + toff[t], tn[t], GEN_STREAM_TYPED_FEATURES + (uint64_t)t, p, nt, err) != 0)
+            goto done;
+    }
+    if (write_splits(out_dir, cls + toff[GT_ITEM], tn[GT_ITEM], "-item", p, dt, err) != 0) goto done;
+
+    /* 7. metadata last */
+    if (write_typed_metadata(out_dir, p, tn, err) != 0) goto done;
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->num_edge_types = 5;
+        for (int t = 0; t < GT_TYPES; t++) st->type_nodes[t] = tn[t];
+        for (int e = 0; e < 5; e++) {
+            st->etype_edges[e] = etype_edges[e];
+            st->num_edges += etype_edges[e];
+        }
+    }
+    rc = 0;
+done:
+    free(cls);
+    free(deg);
+    free(grp);
+    free(group_off);
+    free(stubs);
+    free(ea);
+    free(eb);
     return rc;
 }
