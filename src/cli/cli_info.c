@@ -92,6 +92,7 @@ static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
                (long long)st.max, (long long)st.num_isolated);
         printf("    graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
                dt, g.index_bytes * 8, mib((double)(g.num_nodes + 1) * 8 + (double)g.num_edges * g.index_bytes));
+        csc_free(&g);
         for (int i = 0; i < ds->num_features; i++) {
             const ds_feature *f = &ds->features[i];
             if (f->domain == DS_DOMAIN_EDGE && f->type == et)
