@@ -54,6 +54,26 @@ static sample_stats run_sampling(neighbor_sampler *samplers, minibatch *mbs, int
 
 /* One sampling line; the same on both paths. ns/edge is thread time per sampled edge
  * (threads / edges per second): what one sampled edge costs a core. */
+/* The whole pipeline (sample + gather through the prefetch queue) with T workers: seeds per
+ * second, median over o->reps epochs of o->batches batches. */
+static void print_loader_line(FILE *out, loader *l, const bench_sample_opts *o, int T) {
+    double *sp = cgnn_malloc((size_t)o->reps * sizeof(double));
+    for (int rep = 0; rep < o->reps; rep++) {
+        loader_start_epoch(l, rep, o->batches);
+        double a = timer_now();
+        int64_t seeds = 0;
+        minibatch *mb;
+        while ((mb = loader_next(l)) != NULL) {
+            seeds += mb->num_items;
+            loader_release(l, mb);
+        }
+        sp[rep] = (double)seeds / (timer_now() - a);
+    }
+    fprintf(out, "loader  %d worker%s: %9.0f seeds/s end to end (sample + gather, prefetch queue %d)\n", T,
+            T > 1 ? "s" : " ", bench_median(sp, o->reps), l->queue_depth);
+    free(sp);
+}
+
 static void print_sample_line(FILE *out, int threads, double eps, double sps) {
     fprintf(out, "sample  %d thread%s: %8.2f M edges/s (%6.2f M edges/s per core, %6.1f ns/edge), %9.0f seeds/s\n",
             threads, threads > 1 ? "s" : " ", eps / 1e6, eps / 1e6 / threads, 1e9 * threads / eps, sps);
@@ -246,21 +266,7 @@ static int bench_sample_typed(const bench_sample_opts *o, const dataset *ds, FIL
         }
         loader l;
         if (loader_init(&l, NULL, type_seeds, NULL, num_seeds, &lc, err) != 0) goto done;
-        double *sp = cgnn_malloc((size_t)o->reps * sizeof(double));
-        for (int rep = 0; rep < o->reps; rep++) {
-            loader_start_epoch(&l, rep, o->batches);
-            double a = timer_now();
-            int64_t seeds = 0;
-            minibatch *mb;
-            while ((mb = loader_next(&l)) != NULL) {
-                seeds += mb->num_items;
-                loader_release(&l, mb);
-            }
-            sp[rep] = (double)seeds / (timer_now() - a);
-        }
-        fprintf(out, "loader  %d worker%s: %9.0f seeds/s end to end (sample + gather, prefetch queue %d)\n", T,
-                T > 1 ? "s" : " ", bench_median(sp, o->reps), l.queue_depth);
-        free(sp);
+        print_loader_line(out, &l, o, T);
         loader_free(&l);
     }
     rc = 0;
@@ -410,21 +416,7 @@ int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err) {
         lc.feature = feat;
         loader l;
         if (loader_init(&l, &g, seed_list, NULL, num_seeds, &lc, err) != 0) goto done;
-        double *sp = cgnn_malloc((size_t)o->reps * sizeof(double));
-        for (int rep = 0; rep < o->reps; rep++) {
-            loader_start_epoch(&l, rep, o->batches);
-            double a = timer_now();
-            int64_t seeds = 0;
-            minibatch *mb;
-            while ((mb = loader_next(&l)) != NULL) {
-                seeds += mb->num_items;
-                loader_release(&l, mb);
-            }
-            sp[rep] = (double)seeds / (timer_now() - a);
-        }
-        fprintf(out, "loader  %d worker%s: %9.0f seeds/s end to end (sample + gather, prefetch queue %d)\n", T,
-                T > 1 ? "s" : " ", bench_median(sp, o->reps), l.queue_depth);
-        free(sp);
+        print_loader_line(out, &l, o, T);
         loader_free(&l);
     }
     rc = 0;

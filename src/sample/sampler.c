@@ -400,13 +400,6 @@ void sampler_sample_ref(const csc_graph *g, const sampler_config *cfg, minibatch
     sampler_sample_ref_excluding(g, cfg, mb, seeds, n, key, NULL, 0);
 }
 
-/* 1 if {u, v} is one of pairs[0..n) (linear scan) */
-static int ref_pair_listed(const int64_t *pairs, int64_t n, int64_t u, int64_t v) {
-    for (int64_t k = 0; k < n; k++)
-        if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u)) return 1;
-    return 0;
-}
-
 void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg, minibatch *mb,
                                   const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
                                   int64_t n_pairs) {
@@ -438,18 +431,7 @@ void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg,
             int64_t v = nodes[i], beg = g->indptr[v], d = csc_degree(g, v);
             rng r;
             rng_init(&r, dst_stream(key, h, v));
-            int64_t k;
-            if (d == 0) k = 0;
-            else if (fanout < 0 || (!cfg->replace && d <= fanout)) {
-                k = d;
-                for (int64_t j = 0; j < d; j++) picks[j] = (uint32_t)j;
-            } else if (cfg->replace) {
-                k = fanout;
-                for (int64_t j = 0; j < k; j++) picks[j] = (uint32_t)rng_below(&r, (uint64_t)d);
-            } else {
-                k = fanout;
-                pick_without_replacement(&r, d, k, scratch, picks);
-            }
+            const int64_t k = pick_positions_ref(&r, d, fanout, cfg->replace, scratch, picks);
             for (int64_t j = 0; j < k; j++) {
                 int64_t u = csc_index(g, beg + picks[j]);
                 if (ref_pair_listed(pairs, n_pairs, u, v)) continue;

@@ -76,6 +76,31 @@ static inline uint64_t dst_stream(uint64_t key, int h, int64_t v) {
     return rng_key(key + (uint64_t)h * 0x9e3779b97f4a7c15ULL, (uint64_t)v);
 }
 
+/* The reference samplers' draw for one node of in-degree deg: positions into its in-neighbours,
+ * written to picks[0..return) (fanout 0: none; -1 or deg <= fanout without replacement: all, in
+ * order), from the node's stream r: the same draws pick_neighbours makes. */
+static inline int64_t pick_positions_ref(rng *r, int64_t deg, int64_t fanout, int replace, uint32_t *scratch,
+                                         uint32_t *picks) {
+    if (fanout == 0 || deg == 0) return 0;
+    if (fanout < 0 || (!replace && deg <= fanout)) {
+        for (int64_t j = 0; j < deg; j++) picks[j] = (uint32_t)j;
+        return deg;
+    }
+    if (replace) {
+        for (int64_t j = 0; j < fanout; j++) picks[j] = (uint32_t)rng_below(r, (uint64_t)deg);
+        return fanout;
+    }
+    pick_without_replacement(r, deg, fanout, scratch, picks);
+    return fanout;
+}
+
+/* 1 if {u, v} is one of pairs[0..n) (linear scan: the reference samplers' exclusion) */
+static inline int ref_pair_listed(const int64_t *pairs, int64_t n, int64_t u, int64_t v) {
+    for (int64_t k = 0; k < n; k++)
+        if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u)) return 1;
+    return 0;
+}
+
 /* ---- excluded edges: a set of unordered node pairs ------------------------------------- */
 
 static inline uint64_t pair_hash(int64_t a, int64_t b) { return rng_key((uint64_t)a, (uint64_t)b); }

@@ -242,13 +242,6 @@ void typed_sampler_sample_ref(const typed_graph *g, const typed_sampler_config *
     typed_sampler_sample_ref_excluding(g, cfg, mb, seeds, n, key, NULL, 0);
 }
 
-/* 1 if {u, v} is one of pairs[0..n) (linear scan) */
-static int ref_pair_listed(const int64_t *pairs, int64_t n, int64_t u, int64_t v) {
-    for (int64_t k = 0; k < n; k++)
-        if ((pairs[2 * k] == u && pairs[2 * k + 1] == v) || (pairs[2 * k] == v && pairs[2 * k + 1] == u)) return 1;
-    return 0;
-}
-
 void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sampler_config *cfg, minibatch *mb,
                                         const int64_t *seeds, int64_t n, uint64_t key, const int64_t *pairs,
                                         int64_t n_pairs) {
@@ -285,18 +278,7 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
                 const int64_t v = ty->nodes[d][i], beg = c->indptr[v], deg = csc_degree(c, v);
                 rng r;
                 rng_init(&r, typed_stream(key, h, e, v));
-                int64_t k;
-                if (f == 0 || deg == 0) k = 0;
-                else if (f < 0 || (!cfg->replace && deg <= f)) {
-                    k = deg;
-                    for (int64_t j = 0; j < deg; j++) picks[j] = (uint32_t)j;
-                } else if (cfg->replace) {
-                    k = f;
-                    for (int64_t j = 0; j < k; j++) picks[j] = (uint32_t)rng_below(&r, (uint64_t)deg);
-                } else {
-                    k = f;
-                    pick_without_replacement(&r, deg, k, scratch, picks);
-                }
+                const int64_t k = pick_positions_ref(&r, deg, f, cfg->replace, scratch, picks);
                 for (int64_t j = 0; j < k; j++) {
                     const int64_t u = csc_index(c, beg + picks[j]);
                     if (ref_pair_listed(pairs, n_pairs, g->offset[st] + u, g->offset[d] + v)) continue;
