@@ -75,6 +75,7 @@ int cli_cmd_train(int argc, char **argv) {
     trainer_options opt = {job ? job : "cgnn", !quiet, &d};
     trainer_result res;
     if (job) log_info("job %s", job);
+    for (int i = 0; i < tc->notes.n; i++) log_info("%s: %s", tc->file, tc->notes.line[i]); /* config.h */
     int status = 0;
     if (trainer_run(tc, &rc, &opt, &res, &err) != 0) {
         status = train_fail(&d, &err);

@@ -704,6 +704,301 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->seed_assignment = SEED_ASSIGN_AUTO;
     a->seed_partition[0] = '\0';
     a->rpc_timeout_s = 60;
+    a->val_num_workers = a->test_num_workers = -1; /* = num_workers */
+    a->log_every_n_batch = 0;
+    a->num_val = a->num_test = 0.1; /* GiGL's (dataset_factory.py) */
+    a->split_fractions_given = 0;
+}
+
+/* ---- GiGL's trainerArgs names ----------------------------------------------------------------
+ * GiGL's trainers read trainerArgs under names of their own: the in-memory example training
+ * scripts (examples/link_prediction/{homogeneous,heterogeneous}_training.py and their graph_store
+ * versions, examples/node_classification/homogeneous_training.py), the v1 modeling task specs
+ * (gigl/src/common/modeling_task_specs/), the dataset builder (gigl/distributed/
+ * dataset_factory.py) with its splitters (gigl/utils/data_splitters.py), and GiGL's own configs
+ * carry a few names no code reads. GIGL_ARGS says what each is to cgnn:
+ *   GIGL_SAME       the setting of a cgnn key (target; target2 for a name that sets two): read
+ *                   by that key's parser. Given together with the cgnn key, or with another name
+ *                   of the same setting, with another value: an error naming both.
+ *   GIGL_KEPT       a GiGL setting cgnn stores in trainer_args (gigl_kept).
+ *   GIGL_NO_EFFECT  read by GiGL; its value is checked as GiGL reads it, and a note says why it
+ *                   changes nothing in cgnn.
+ *   GIGL_UNREAD     read by no GiGL code, but in GiGL's configs: checked, with a note saying so.
+ *   GIGL_MISSING    a GiGL capability cgnn lacks yet: an error naming it.
+ * Values are GiGL's strings: integers as Python's int() reads them (strictly here: no
+ * whitespace, no "1_000"), numbers as float(), booleans as distutils' strtobool. Docs:
+ * docs/CONFIG.md, "GiGL's names". */
+
+typedef enum gigl_kind { GIGL_SAME, GIGL_KEPT, GIGL_NO_EFFECT, GIGL_UNREAD, GIGL_MISSING } gigl_kind;
+typedef enum gigl_type { GIGL_INT, GIGL_NUM, GIGL_BOOL, GIGL_STR } gigl_type;
+
+typedef struct gigl_arg {
+    const char *name;
+    gigl_kind kind;
+    gigl_type type;
+    int target, target2;    /* GIGL_SAME: the cgnn key(s) it sets; else -1 */
+    int64_t lo, hi;         /* GIGL_INT (not GIGL_SAME): the accepted range */
+    const char *why;        /* GIGL_NO_EFFECT / GIGL_UNREAD: the note; GIGL_MISSING: the error */
+} gigl_arg;
+
+#define GIGL_RNEG_WORKERS                                                                                      \
+    "cgnn draws a batch's random negatives in the sampler threads of its own loader (train_main_num_workers, " \
+    "val_main_num_workers, test_main_num_workers)"
+#define GIGL_SAMPLE_WORKERS                                                                                    \
+    "no GiGL trainer reads it (GiGL's trainers read {train,val,test}_{main,random_negative}_num_workers)"
+#define GIGL_DATASET_BUILD "GiGL's in-memory dataset build; cgnn reads the dataset from disk as it is"
+
+static const gigl_arg GIGL_ARGS[] = {
+    /* the example training scripts (link prediction, node classification) */
+    {"hid_dim", GIGL_SAME, GIGL_INT, TARG_HIDDEN_DIM, -1, 0, 0, NULL},
+    {"out_dim", GIGL_SAME, GIGL_INT, TARG_OUT_CHANNELS, -1, 0, 0, NULL}, /* also the v1 NC spec's classes */
+    {"num_classes", GIGL_SAME, GIGL_INT, TARG_OUT_CHANNELS, -1, 0, 0, NULL}, /* NC only (LP: a note) */
+    {"main_batch_size", GIGL_SAME, GIGL_INT, TARG_BATCH_SIZE, -1, 0, 0, NULL},
+    {"train_batch_size", GIGL_SAME, GIGL_INT, TARG_BATCH_SIZE, -1, 0, 0, NULL},
+    /* the KDD 2025 tutorial's training flag (its anchors per batch); also in the v1 NC template */
+    {"batch_size", GIGL_SAME, GIGL_INT, TARG_BATCH_SIZE, -1, 0, 0, NULL},
+    /* the scripts' random negative loader serves training, validation and test alike */
+    {"random_batch_size", GIGL_SAME, GIGL_INT, TARG_RAND_NEG_BATCH, TARG_RAND_NEG_BATCH_EVAL, 0, 0, NULL},
+    {"learning_rate", GIGL_SAME, GIGL_NUM, TARG_OPTIM_LR, -1, 0, 0, NULL},
+    {"weight_decay", GIGL_SAME, GIGL_NUM, TARG_OPTIM_WEIGHT_DECAY, -1, 0, 0, NULL},
+    {"val_every_n_batch", GIGL_SAME, GIGL_INT, TARG_VAL_EVERY_NUM_BATCHES, -1, 0, 0, NULL},
+    {"sampling_workers_per_process", GIGL_SAME, GIGL_INT, TARG_NUM_WORKERS, -1, 0, 0, NULL},
+    {"log_every_n_batch", GIGL_KEPT, GIGL_INT, -1, -1, 1, INT64_MAX, NULL},
+    {"local_world_size", GIGL_NO_EFFECT, GIGL_INT, -1, -1, 1, 1 << 20,
+     "cgnn runs one training process per MPI rank (mpirun -np N; resource config for the threads)"},
+    {"process_start_gap_seconds", GIGL_NO_EFFECT, GIGL_INT, -1, -1, 0, INT64_MAX,
+     "GiGL staggers its processes' loader start-up to bound peak memory; cgnn's loaders allocate once, at start"},
+    {"sampling_worker_shared_channel_size", GIGL_NO_EFFECT, GIGL_STR, -1, -1, 0, 0,
+     "GraphLearn's shared-memory channel; cgnn's sampler threads hand batches over in memory, through a queue of a "
+     "few batches"},
+    {"should_enable_find_unused_parameters", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0,
+     "a DistributedDataParallel flag; cgnn all-reduces every gradient, zero for a parameter a batch did not use"},
+    /* the v1 modeling task specs (names cgnn does not have already) */
+    {"factor", GIGL_SAME, GIGL_NUM, TARG_SCHED_FACTOR, -1, 0, 0, NULL},
+    {"total_iters", GIGL_SAME, GIGL_INT, TARG_SCHED_TOTAL_ITERS, -1, 0, 0, NULL},
+    {"val_main_num_workers", GIGL_KEPT, GIGL_INT, -1, -1, 0, 1024, NULL},
+    {"test_main_num_workers", GIGL_KEPT, GIGL_INT, -1, -1, 0, 1024, NULL},
+    {"train_random_negative_num_workers", GIGL_NO_EFFECT, GIGL_INT, -1, -1, 0, 1024, GIGL_RNEG_WORKERS},
+    {"val_random_negative_num_workers", GIGL_NO_EFFECT, GIGL_INT, -1, -1, 0, 1024, GIGL_RNEG_WORKERS},
+    {"test_random_negative_num_workers", GIGL_NO_EFFECT, GIGL_INT, -1, -1, 0, 1024, GIGL_RNEG_WORKERS},
+    {"validate_every_n_batches", GIGL_SAME, GIGL_INT, TARG_VAL_EVERY_NUM_BATCHES, -1, 0, 0, NULL},
+    {"random_negative_batch_size", GIGL_SAME, GIGL_INT, TARG_RAND_NEG_BATCH, TARG_RAND_NEG_BATCH_EVAL, 0, 0, NULL},
+    /* the dataset builder and its splitters */
+    {"num_val", GIGL_KEPT, GIGL_NUM, -1, -1, 0, 0, NULL},
+    {"num_test", GIGL_KEPT, GIGL_NUM, -1, -1, 0, 0, NULL},
+    {"sample_edge_direction", GIGL_KEPT, GIGL_STR, -1, -1, 0, 0, NULL},
+    {"should_use_range_partitioning", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
+    {"should_load_tensors_in_parallel", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
+    {"ssl_positive_label_percentage", GIGL_MISSING, GIGL_NUM, -1, -1, 0, 0,
+     "self-supervised link prediction splits (GiGL picks this fraction of the supervision edges as labels and "
+     "splits them, dataset_factory.py) are not implemented in cgnn yet; train on a dataset whose link_prediction "
+     "task lists its train / validation / test pairs"},
+    {"max_labels_per_anchor_node", GIGL_MISSING, GIGL_INT, -1, -1, 0, 0,
+     "GiGL's anchor batching (DistABLPLoader: each anchor with up to this many positives) is not implemented in "
+     "cgnn yet: cgnn batches (anchor, positive) pairs and uses every pair of the split"},
+    /* in GiGL's configs, read by no GiGL code */
+    {"train_main_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"train_random_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"val_main_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"val_random_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"test_main_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"test_random_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
+    {"margin", GIGL_UNREAD, GIGL_NUM, -1, -1, 0, 0,
+     "no GiGL trainer reads it (GiGL's margin losses take their margin in code)"},
+    {"should_l2_normalize_output", GIGL_UNREAD, GIGL_BOOL, -1, -1, 0, 0,
+     "no GiGL trainer reads it (GiGL's and cgnn's name is should_l2_normalize_embedding_layer_output)"},
+};
+#define GIGL_ARG_COUNT ((int)(sizeof GIGL_ARGS / sizeof GIGL_ARGS[0]))
+
+const char *const CONFIG_GIGL_ARG_KEYS[] = {
+    "hid_dim", "out_dim", "num_classes", "main_batch_size", "train_batch_size", "batch_size", "random_batch_size",
+    "learning_rate", "weight_decay", "val_every_n_batch", "sampling_workers_per_process", "log_every_n_batch",
+    "local_world_size", "process_start_gap_seconds", "sampling_worker_shared_channel_size",
+    "should_enable_find_unused_parameters", "factor", "total_iters", "val_main_num_workers", "test_main_num_workers",
+    "train_random_negative_num_workers", "val_random_negative_num_workers", "test_random_negative_num_workers",
+    "validate_every_n_batches", "random_negative_batch_size", "num_val", "num_test", "sample_edge_direction",
+    "should_use_range_partitioning", "should_load_tensors_in_parallel", "ssl_positive_label_percentage",
+    "max_labels_per_anchor_node", "train_main_sample_num_workers", "train_random_sample_num_workers",
+    "val_main_sample_num_workers", "val_random_sample_num_workers", "test_main_sample_num_workers",
+    "test_random_sample_num_workers", "margin", "should_l2_normalize_output", NULL,
+};
+_Static_assert(sizeof CONFIG_GIGL_ARG_KEYS / sizeof CONFIG_GIGL_ARG_KEYS[0] == sizeof GIGL_ARGS / sizeof GIGL_ARGS[0] + 1,
+               "one name per GiGL argument");
+
+int config_gigl_bool(const char *s, int *out) {
+    static const char *const yes[] = {"y", "yes", "t", "true", "on", "1"}, *const no[] = {"n", "no", "f", "false", "off", "0"};
+    for (int i = 0; i < 6; i++) {
+        if (!strcasecmp(s, yes[i])) return *out = 1, 0;
+        if (!strcasecmp(s, no[i])) return *out = 0, 0;
+    }
+    return -1;
+}
+
+/* The index of GiGL name key in GIGL_ARGS, or -1. */
+static int gigl_find(const char *key) {
+    for (int i = 0; key && i < GIGL_ARG_COUNT; i++)
+        if (!strcmp(GIGL_ARGS[i].name, key)) return i;
+    return -1;
+}
+
+/* Appends a note (cgnn train logs it). Past CONFIG_MAX_NOTES the last line says notes were left out. */
+__attribute__((format(printf, 2, 3))) static void note_add(config_notes *nt, const char *fmt, ...) {
+    if (!nt || nt->n >= CONFIG_MAX_NOTES) return;
+    if (nt->n == CONFIG_MAX_NOTES - 1) {
+        snprintf(nt->line[nt->n++], CONFIG_NOTE_MAX, "(more notes about the config were left out)");
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(nt->line[nt->n++], CONFIG_NOTE_MAX, fmt, ap);
+    va_end(ap);
+}
+
+/* Checks v as GiGL reads an argument of type `type` (ints in [lo, hi]); *num gets the number. */
+static int gigl_value(const yamldoc *doc, const yamldoc_node *v, gigl_type type, int64_t lo, int64_t hi, double *num,
+                      cgnn_err *err) {
+    char buf[80];
+    int64_t iv;
+    int b;
+    switch (type) {
+    case GIGL_INT:
+        if (arg_int(doc, v, lo, hi, &iv, err) != 0) return -1;
+        *num = (double)iv;
+        return 0;
+    case GIGL_NUM:
+        if (yamldoc_parse_double(v->scalar, num) != 0 || !isfinite(*num))
+            return node_err(doc, v, err, "expected a finite number, got %s", shown(v, buf, sizeof buf));
+        return 0;
+    case GIGL_BOOL:
+        if (config_gigl_bool(v->scalar, &b) != 0)
+            return node_err(doc, v, err, "expected a boolean as GiGL reads it (True / False; strtobool: y, yes, t, "
+                            "true, on, 1, n, no, f, false, off, 0), got %s", shown(v, buf, sizeof buf));
+        *num = b;
+        return 0;
+    case GIGL_STR: *num = 0; return 0;
+    }
+    return 0;
+}
+
+/* Puts v (written as `key`) into g[k]. When g[k] was given already, under another name of the
+ * same setting, both values must be the same as GiGL's name reads them: else an error naming both. */
+static int place_arg(const yamldoc *doc, const yamldoc_node **g, const char **gname, int k, const yamldoc_node *v,
+                     const char *key, cgnn_err *err) {
+    if (!g[k]) {
+        g[k] = v, gname[k] = key;
+        return 0;
+    }
+    const int ga = gigl_find(gigl_find(key) >= 0 ? key : gname[k]);
+    const gigl_type type = ga >= 0 ? GIGL_ARGS[ga].type : GIGL_STR;
+    double x = 0, y = 0;
+    int same;
+    if (type == GIGL_INT || type == GIGL_NUM) {
+        int64_t i1, i2;
+        const int ints = type == GIGL_INT;
+        const yamldoc_node *n[2] = {g[k], v};
+        for (int j = 0; j < 2; j++) {
+            char buf[80];
+            double *dst = j ? &y : &x;
+            if (ints ? yamldoc_parse_int(n[j]->scalar, j ? &i2 : &i1) != 0
+                     : yamldoc_parse_double(n[j]->scalar, dst) != 0 || !isfinite(*dst))
+                return node_err(doc, n[j], err, "expected %s, got %s", ints ? "an integer" : "a finite number",
+                                shown(n[j], buf, sizeof buf));
+        }
+        same = ints ? i1 == i2 : x == y;
+    } else {
+        same = !strcmp(g[k]->scalar, v->scalar);
+    }
+    if (!same) {
+        char b1[80], b2[80];
+        return node_err(doc, v, err, "is %s, but %s (line %d) is %s: both set %s; give it once",
+                        shown(v, b1, sizeof b1), gname[k], g[k]->line, shown(g[k], b2, sizeof b2),
+                        CONFIG_TRAINER_ARG_KEYS[k]);
+    }
+    return 0;
+}
+
+/* 1 if g[k] was given under a GiGL name (not cgnn's own key). */
+static int via_gigl(const char *const *gname, int k) {
+    return gname[k] && strcmp(gname[k], CONFIG_TRAINER_ARG_KEYS[k]) != 0;
+}
+
+/* After the cgnn keys are read: the GiGL names' settings, checks and notes. gx[i]: the value of
+ * GIGL_ARGS[i], or NULL. */
+static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const char *const *gname, task_kind task,
+                       trainer_args *a, config_notes *notes, cgnn_err *err) {
+    char same[CONFIG_NOTE_MAX] = "";
+    size_t len = 0;
+    for (int i = 0; i < GIGL_ARG_COUNT; i++) {
+        const yamldoc_node *v = gx[i];
+        if (!v) continue;
+        const gigl_arg *e = &GIGL_ARGS[i];
+        double num = 0;
+        if (e->kind == GIGL_SAME) {
+            if (task == TASK_LINK_PREDICTION && e->target == TARG_OUT_CHANNELS && !strcmp(e->name, "num_classes")) {
+                if (gigl_value(doc, v, GIGL_INT, 1, 1 << 24, &num, err) != 0) return -1;
+                note_add(notes, "trainerArgs.num_classes: accepted, no effect: the number of classes of GiGL's node "
+                         "classification example; this task is link prediction");
+                continue;
+            }
+            if (len + 64 < sizeof same)
+                len += (size_t)snprintf(same + len, sizeof same - len, "%s%s = %s%s%s", len ? ", " : "", e->name,
+                                        CONFIG_TRAINER_ARG_KEYS[e->target], e->target2 >= 0 ? " and " : "",
+                                        e->target2 >= 0 ? CONFIG_TRAINER_ARG_KEYS[e->target2] : "");
+            continue;
+        }
+        if (gigl_value(doc, v, e->type, e->lo, e->hi, &num, err) != 0) return -1;
+        if (e->kind == GIGL_NO_EFFECT || e->kind == GIGL_UNREAD) {
+            note_add(notes, "trainerArgs.%s: accepted, no effect: %s", e->name, e->why);
+            continue;
+        }
+        /* GIGL_KEPT */
+        if (!strcmp(e->name, "log_every_n_batch")) {
+            a->log_every_n_batch = (int64_t)num;
+        } else if (!strcmp(e->name, "val_main_num_workers")) {
+            a->val_num_workers = (int64_t)num;
+        } else if (!strcmp(e->name, "test_main_num_workers")) {
+            a->test_num_workers = (int64_t)num;
+        } else if (!strcmp(e->name, "num_val")) {
+            a->num_val = num, a->split_fractions_given = 1;
+        } else if (!strcmp(e->name, "num_test")) {
+            a->num_test = num, a->split_fractions_given = 1;
+        } else if (!strcmp(e->name, "sample_edge_direction")) {
+            char buf[80];
+            if (!strcmp(v->scalar, "out"))
+                return node_err(doc, v, err, "cgnn samples in-neighbours (messages flow src -> dst: GiGL's default, "
+                                "'in'); 'out' is not supported");
+            if (strcmp(v->scalar, "in") != 0)
+                return node_err(doc, v, err, "expected in or out (GiGL's sampling direction), got %s",
+                                shown(v, buf, sizeof buf));
+        }
+    }
+    if (a->split_fractions_given) { /* GiGL's _assert_valid_split_ratios (float arguments) */
+        const yamldoc_node *vv = gx[gigl_find("num_val")], *vt = gx[gigl_find("num_test")];
+        const yamldoc_node *n = vv ? vv : vt;
+        if (!(a->num_val > 0 && a->num_val < 1))
+            return node_err(doc, n, err, "num_val is %g: GiGL's validation fraction must be in (0, 1)", a->num_val);
+        if (!(a->num_test >= 0 && a->num_test < 1))
+            return node_err(doc, vt ? vt : n, err, "num_test is %g: GiGL's test fraction must be in [0, 1)", a->num_test);
+        if (a->num_val + a->num_test >= 1)
+            return node_err(doc, n, err, "num_val + num_test is %g: GiGL's validation and test fractions must leave "
+                            "edges or nodes to train on (sum < 1)", a->num_val + a->num_test);
+        note_add(notes, "trainerArgs.num_val / num_test (GiGL's validation / test fractions for its splitter, "
+                 "data_splitters.py): kept (%g / %g), no effect: the dataset comes split (its metadata.yaml lists "
+                 "train / validation / test sets)", a->num_val, a->num_test);
+    }
+    if (via_gigl(gname, TARG_OPTIM_WEIGHT_DECAY) && a->optim.kind != OPTIM_ADAMW)
+        note_add(notes, "trainerArgs.%s: the weight decay of %s (optim_class_path), an L2 penalty; GiGL's example "
+                 "scripts train with AdamW, whose decay is decoupled: set optim_class_path: AdamW for theirs",
+                 gname[TARG_OPTIM_WEIGHT_DECAY], optim_kind_name(a->optim.kind));
+    if (len) note_add(notes, "trainerArgs: GiGL's names read as cgnn's: %s", same);
+    return 0;
+}
+
+/* The closest trainer argument name to key, cgnn's or GiGL's, if plausibly a typo; else NULL. */
+static const char *suggest_arg(const char *key) {
+    const char *a = suggest(key, CONFIG_TRAINER_ARG_KEYS), *b = suggest(key, CONFIG_GIGL_ARG_KEYS);
+    if (!a || !b) return a ? a : b;
+    return yamldoc_edit_distance(key, b) < yamldoc_edit_distance(key, a) ? b : a;
 }
 
 /* ---- trainerArgs ------------------------------------------------------------------- */
@@ -740,11 +1035,14 @@ static int targ_lp_only(targ k) {
            k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES;
 }
 
-/* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task. */
+/* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task; GiGL's
+ * names (above) too, with notes for cgnn train to log. */
 static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_kind task,
-                              trainer_args *a, cgnn_err *err) {
+                              trainer_args *a, config_notes *notes, cgnn_err *err) {
     config_default_trainer_args(a, task);
     const yamldoc_node *g[TARG_COUNT] = {0}; /* the value given for each key, or NULL */
+    const char *gname[TARG_COUNT] = {0};     /* the name it was given under (cgnn's or GiGL's) */
+    const yamldoc_node *gx[GIGL_ARG_COUNT] = {0}; /* the value given for each GiGL name */
     char buf[80];
 
     /* Pass 1: every key must be known; every value a non-empty scalar (num_neighbors: or a list or
@@ -754,9 +1052,32 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         const yamldoc_node *v = map->items[i];
         int k = 0;
         while (k < TARG_COUNT && strcmp(CONFIG_TRAINER_ARG_KEYS[k], key) != 0) k++;
+        const int ga = k == TARG_COUNT ? gigl_find(key) : -1;
+        if (ga >= 0) { /* one of GiGL's names */
+            const gigl_arg *e = &GIGL_ARGS[ga];
+            if (v->kind != YAMLDOC_SCALAR)
+                return node_err(doc, v, err, "expected a string value, got %s", shown(v, buf, sizeof buf));
+            if (!v->scalar[0] || is_null(v)) return node_err(doc, v, err, "empty value");
+            if (e->kind == GIGL_MISSING) return node_err(doc, v, err, "%s", e->why);
+            gx[ga] = v;
+            if (e->kind != GIGL_SAME || (task == TASK_LINK_PREDICTION && e->target == TARG_OUT_CHANNELS &&
+                                         !strcmp(e->name, "num_classes")))
+                continue;
+            for (int t = 0; t < 2; t++) {
+                const int tk = t ? e->target2 : e->target;
+                if (tk < 0) continue;
+                if (task != TASK_LINK_PREDICTION && targ_lp_only((targ)tk))
+                    return node_err(doc, v, err,
+                                    "sets %s, which applies to link prediction "
+                                    "(nodeAnchorBasedLinkPredictionTaskMetadata) only; this task is %s",
+                                    CONFIG_TRAINER_ARG_KEYS[tk], TASK_NAMES[task]);
+                if (place_arg(doc, g, gname, tk, v, key, err) != 0) return -1;
+            }
+            continue;
+        }
         if (k == TARG_COUNT) {
             /* the key's own line (a block value may start below it) */
-            const char *best = suggest(key, CONFIG_TRAINER_ARG_KEYS);
+            const char *best = suggest_arg(key);
             if (best)
                 return err_set(err, CGNN_ERR_INPUT,
                                "%s: %s (line %d): unknown trainer argument; did you mean '%s'?",
@@ -778,7 +1099,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "applies to link prediction (nodeAnchorBasedLinkPredictionTaskMetadata) "
                             "only; this task is %s",
                             TASK_NAMES[task]);
-        g[k] = v;
+        if (place_arg(doc, g, gname, k, v, key, err) != 0) return -1;
     }
 
     /* Pass 2: values. */
@@ -922,6 +1243,9 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "CosineAnnealingLR; the torch.optim.lr_scheduler. prefix is optional)",
                             shown(n, buf, sizeof buf));
         sched_default_config(&a->sched, skind);
+        /* GiGL's v1 trainers pass factor and total_iters (defaults 1.0 and 10) to ConstantLR */
+        if (skind == SCHED_CONSTANT && (via_gigl(gname, TARG_SCHED_FACTOR) || via_gigl(gname, TARG_SCHED_TOTAL_ITERS)))
+            a->sched.factor = 1.0, a->sched.total_iters = 10;
         for (int k = TARG_SCHED_STEP_SIZE; k <= TARG_SCHED_ETA_MIN; k++)
             if (g[k] && !sched_arg_applies((targ)k, skind))
                 return node_err(doc, g[k], err, "does not apply to %s (it takes %s)",
@@ -944,11 +1268,21 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         if ((n = g[TARG_SCHED_ETA_MIN]) && arg_double(doc, n, 0, 0, INFINITY, 0, &s->eta_min, err) != 0)
             return -1;
     } else {
+        /* GiGL's factor / total_iters alone: its v1 trainers' default scheduler, ConstantLR, with
+         * GiGL's defaults (factor 1.0, total_iters 10) */
+        const int gigl_const = via_gigl(gname, TARG_SCHED_FACTOR) || via_gigl(gname, TARG_SCHED_TOTAL_ITERS);
         for (int k = TARG_SCHED_STEP_SIZE; k <= TARG_SCHED_ETA_MIN; k++)
-            if (g[k])
+            if (g[k] && !(gigl_const && (k == TARG_SCHED_FACTOR || k == TARG_SCHED_TOTAL_ITERS)))
                 return node_err(doc, g[k], err,
                                 "lr_scheduler_name is not set (the default is a constant learning "
                                 "rate); name the scheduler this argument is for");
+        if (gigl_const) {
+            sched_default_config(&a->sched, SCHED_CONSTANT);
+            a->sched.factor = 1.0, a->sched.total_iters = 10;
+            if ((n = g[TARG_SCHED_FACTOR]) && arg_double(doc, n, 0, 0, 1, 0, &a->sched.factor, err) != 0) return -1;
+            if ((n = g[TARG_SCHED_TOTAL_ITERS]) && arg_int(doc, n, 0, INT64_MAX, &a->sched.total_iters, err) != 0)
+                return -1;
+        }
     }
 
     /* Link prediction (pass 1 rejected these for other tasks). */
@@ -995,7 +1329,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         strcmp(n->scalar, "gigl.src.common.models.layers.task.Retrieval") != 0)
         return node_err(doc, n, err, "unsupported task %s (only Retrieval, GiGL's "
                         "gigl.src.common.models.layers.task.Retrieval)", shown(n, buf, sizeof buf));
-    return 0;
+    return gigl_finish(doc, gx, gname, task, a, notes, err);
 }
 
 /* ---- sections of the task config ------------------------------------------------- */
@@ -1022,10 +1356,16 @@ static const char *const SHARED_KEYS[] = {
 static const char *const TRAINED_MODEL_KEYS[] = {"trainedModelUri", "evalMetricsUri", "tensorboardLogsUri",
                                                  "scriptedModelUri", NULL};
 static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath", "clsPath", "command",
-                                                  "shouldLogToTensorboard", NULL};
-static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs", NULL};
-/* torch.profiler.schedule's arguments (GiGL passes profilerArgs as a string map) */
-static const char *const PROFILER_ARG_KEYS[] = {"wait", "warmup", "active", NULL};
+                                                  "shouldLogToTensorboard",
+                                                  /* GiGL's graph-store mode: refused, naming it */
+                                                  "graphStoreStorageConfig", NULL};
+static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs",
+                                            /* the proto's own spelling, as GiGL's trainer docs write it */
+                                            "should_enable_profiler", "profiler_log_dir", "profiler_args", NULL};
+/* GiGL's profiler arguments (TorchProfiler, profiler_wrapper.py: a string map): torch.profiler.schedule's
+ * wait, warmup, active, repeat, then torch.profiler.profile's flags, which cgnn's tracer has no use for */
+static const char *const PROFILER_ARG_KEYS[] = {"wait", "warmup", "active", "repeat",
+                                                "with_stack", "record_shapes", "profile_memory", NULL};
 
 /* Checks an EdgeType mapping and copies it into *et. */
 static int parse_edge_type(const yamldoc *doc, const yamldoc_node *n, config_edge_type *et, cgnn_err *err) {
@@ -1231,34 +1571,87 @@ static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, tas
     return 0;
 }
 
+/* The one of camel / snake (a proto field's JSON and own names) that map holds, in *key
+ * (camel when neither); both given is an error naming both. */
+static int one_spelling(const yamldoc *doc, const yamldoc_node *map, const char *camel, const char *snake,
+                        const char **key, cgnn_err *err) {
+    const yamldoc_node *a = yamldoc_get(map, camel), *b = yamldoc_get(map, snake);
+    *key = b && !a ? snake : camel;
+    if (a && b)
+        return node_err(doc, b, err, "%s and %s are the same field (GiGL's proto spells it both ways); give it once",
+                        snake, camel);
+    return 0;
+}
+
 static int parse_profiler_config(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
     const yamldoc_node *pc, *args;
     if (get_section(doc, root, "profilerConfig", &pc, err) != 0) return -1;
     if (!pc) return 0;
     if (yamldoc_check_keys(doc, pc, PROFILER_KEYS, err) != 0) return -1;
-    if (yamldoc_get_bool(doc, pc, "shouldEnableProfiler", 0, &c->profiler_enabled, err) != 0) return -1;
-    if (get_uri(doc, pc, "profilerLogDir", 0, c->profiler_log_dir, err) != 0) return -1;
-    if (get_section(doc, pc, "profilerArgs", &args, err) != 0) return -1;
+    const char *k_en, *k_dir, *k_args;
+    if (one_spelling(doc, pc, "shouldEnableProfiler", "should_enable_profiler", &k_en, err) != 0 ||
+        one_spelling(doc, pc, "profilerLogDir", "profiler_log_dir", &k_dir, err) != 0 ||
+        one_spelling(doc, pc, "profilerArgs", "profiler_args", &k_args, err) != 0)
+        return -1;
+    if (yamldoc_get_bool(doc, pc, k_en, 0, &c->profiler_enabled, err) != 0) return -1;
+    if (get_uri(doc, pc, k_dir, 0, c->profiler_log_dir, err) != 0) return -1;
+    if (get_section(doc, pc, k_args, &args, err) != 0) return -1;
     if (args) {
         if (yamldoc_check_keys(doc, args, PROFILER_ARG_KEYS, err) != 0) return -1;
-        int64_t *dst[3] = {&c->profiler_wait, &c->profiler_warmup, &c->profiler_active};
-        const int64_t lo[3] = {0, 0, 1};
-        for (int i = 0; i < args->len; i++)
-            for (int k = 0; k < 3; k++)
-                if (!strcmp(args->keys[i], PROFILER_ARG_KEYS[k]) &&
-                    arg_int(doc, args->items[i], lo[k], INT32_MAX, dst[k], err) != 0)
+        int64_t *dst[4] = {&c->profiler_wait, &c->profiler_warmup, &c->profiler_active, &c->profiler_repeat};
+        const int64_t lo[4] = {0, 0, 1, 0};
+        for (int i = 0; i < args->len; i++) {
+            const yamldoc_node *v = args->items[i];
+            for (int k = 0; k < 4; k++)
+                if (!strcmp(args->keys[i], PROFILER_ARG_KEYS[k]) && arg_int(doc, v, lo[k], INT32_MAX, dst[k], err) != 0)
                     return -1;
+            for (int k = 4; PROFILER_ARG_KEYS[k]; k++) {
+                if (strcmp(args->keys[i], PROFILER_ARG_KEYS[k]) != 0) continue;
+                double b;
+                if (yamldoc_expect_kind(doc, v, YAMLDOC_SCALAR, err) != 0 ||
+                    gigl_value(doc, v, GIGL_BOOL, 0, 0, &b, err) != 0)
+                    return -1;
+                note_add(&c->notes, "profilerConfig.%s.%s: accepted, no effect: cgnn's tracer records one span per "
+                         "stage, thread and rank (no call stacks, tensor shapes or memory)", k_args, args->keys[i]);
+            }
+        }
     }
     if (c->profiler_enabled && !c->profiler_log_dir[0])
-        return node_err(doc, pc, err, "shouldEnableProfiler is true but profilerLogDir is not set");
+        return node_err(doc, pc, err, "%s is true but %s is not set", k_en, k_dir);
+    return 0;
+}
+
+/* featureFlags (a string map, otherwise unused): should_run_glt_backend says whether GiGL runs
+ * the config with its in-memory trainer (the training scripts) or its legacy one; that decides
+ * what shouldSkipModelEvaluation means (c->skip_test; docs/CONFIG.md). */
+static int parse_feature_flags(const yamldoc *doc, const yamldoc_node *ff, task_config *c, cgnn_err *err) {
+    const yamldoc_node *v = ff ? yamldoc_get(ff, "should_run_glt_backend") : NULL;
+    double b = 0;
+    if (v && !is_null(v) &&
+        (yamldoc_expect_kind(doc, v, YAMLDOC_SCALAR, err) != 0 || gigl_value(doc, v, GIGL_BOOL, 0, 0, &b, err) != 0))
+        return -1;
+    c->gigl_in_memory = b != 0;
+    /* GiGL's Trainer (gigl/src/training/trainer.py) does nothing when both are set (cgnn train too:
+     * trainer_run); its legacy trainer skips the evaluation, warning; its in-memory training
+     * scripts do not read the flag: they test and write the eval metrics all the same. */
+    c->skip_test = c->should_skip_model_evaluation && !(c->gigl_in_memory && !c->should_skip_training);
+    if (c->should_skip_model_evaluation && !c->should_skip_training)
+        note_add(&c->notes, c->skip_test ? "sharedConfig.shouldSkipModelEvaluation: the test split is not evaluated and "
+                                          "no eval metrics are written (as GiGL's legacy trainer; it warns: 'Are you "
+                                          "sure you wanted this?')"
+                                        : "sharedConfig.shouldSkipModelEvaluation is true, but "
+                                          "featureFlags.should_run_glt_backend is True: GiGL's in-memory training "
+                                          "scripts test the model and write its eval metrics all the same, and so "
+                                          "does cgnn");
     return 0;
 }
 
 int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     memset(c, 0, sizeof *c);
-    c->profiler_wait = 1; /* a short schedule that skips the first (cold) step */
-    c->profiler_warmup = 1;
-    c->profiler_active = 3;
+    c->profiler_wait = 5; /* GiGL's TorchProfiler defaults (profiler_wrapper.py) */
+    c->profiler_warmup = 2;
+    c->profiler_active = 2;
+    c->profiler_repeat = 1;
     char what[CONFIG_PATH_MAX + 32];
     snprintf(what, sizeof what, "task config %s", uri ? uri : "(null)");
     if (!uri || !*uri) return err_set(err, CGNN_ERR_INPUT, "no task config given (--task_config_uri)");
@@ -1274,10 +1667,18 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     if (parse_shared_config(&doc, root, c, err) != 0) goto out;
     if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
     if (tc && yamldoc_check_keys(&doc, tc, TRAINER_CONFIG_KEYS, err) != 0) goto out;
+    if (tc && yamldoc_get(tc, "graphStoreStorageConfig")) {
+        node_err(&doc, yamldoc_get(tc, "graphStoreStorageConfig"), err,
+                 "GiGL's graph-store mode (storage processes serving the graph to separate training processes) "
+                 "is not supported by cgnn yet; without graphStoreStorageConfig cgnn trains with the graph in the "
+                 "training processes (one part each: cgnn partition)");
+        goto out;
+    }
     if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
-    if (parse_trainer_args(&doc, targs, c->task, &c->args, err) != 0) goto out;
+    if (parse_trainer_args(&doc, targs, c->task, &c->args, &c->notes, err) != 0) goto out;
     if (parse_profiler_config(&doc, root, c, err) != 0) goto out;
-    if (get_section(&doc, root, "featureFlags", &ff, err) != 0) goto out; /* accepted, not used */
+    if (get_section(&doc, root, "featureFlags", &ff, err) != 0) goto out;
+    if (parse_feature_flags(&doc, ff, c, err) != 0) goto out;
     rc = 0;
 out:
     yamldoc_free(&doc);
@@ -1294,7 +1695,9 @@ static const char *const RESOURCE_TOP_KEYS[] = {
     "inferencer_resource_config", NULL};
 static const char *const TRAINER_RESOURCE_KEYS[] = {"local_trainer_config", "mpi_trainer_config",
                                                     /* GiGL's cloud trainers: ignored */
-                                                    "vertex_ai_trainer_config", "kfp_trainer_config", NULL};
+                                                    "vertex_ai_trainer_config", "kfp_trainer_config",
+                                                    /* GiGL's graph-store mode: refused, naming it */
+                                                    "vertex_ai_graph_store_trainer_config", NULL};
 static const char *const LOCAL_TRAINER_KEYS[] = {"num_workers", NULL};
 static const char *const MPI_TRAINER_KEYS[] = {"num_replicas", "num_threads_per_replica", NULL};
 
@@ -1334,6 +1737,12 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
         goto out;
     }
     if (yamldoc_check_keys(&doc, trc, TRAINER_RESOURCE_KEYS, err) != 0) goto out;
+    if (yamldoc_get(trc, "vertex_ai_graph_store_trainer_config")) {
+        node_err(&doc, yamldoc_get(trc, "vertex_ai_graph_store_trainer_config"), err,
+                 "GiGL's graph-store mode (a graph_store_pool of storage machines serving the graph to a "
+                 "compute_pool of trainers) is not supported by cgnn yet");
+        goto out;
+    }
     if (get_section(&doc, trc, "local_trainer_config", &local, err) != 0) goto out;
     if (local) {
         if (yamldoc_check_keys(&doc, local, LOCAL_TRAINER_KEYS, err) != 0) goto out;

@@ -110,7 +110,24 @@ typedef struct trainer_args {
     enum { SEED_ASSIGN_AUTO, SEED_ASSIGN_LOCAL, SEED_ASSIGN_GLOBAL } seed_assignment;
     char seed_partition[CONFIG_PATH_MAX];
     double rpc_timeout_s;             /* a partitioned graph: a peer silent this long is an error (60) */
+    /* GiGL's own trainer arguments that cgnn keeps (config.c, "GiGL's trainerArgs names"; the
+     * names that only mean a cgnn key are stored in that key) */
+    int64_t val_num_workers;          /* val_main_num_workers: sampler threads of the validation loader; -1 = num_workers */
+    int64_t test_num_workers;         /* test_main_num_workers: the same for the test loader; -1 = num_workers */
+    int64_t log_every_n_batch;        /* a plain progress line every N training batches (no terminal); 0 = every 10 s */
+    double num_val, num_test;         /* GiGL's split fractions (data_splitters.py; 0.1, 0.1): kept, no effect on a
+                                         dataset that comes split */
+    int split_fractions_given;        /* num_val or num_test was given */
 } trainer_args;
+
+/* Lines cgnn train logs about the config: GiGL arguments accepted without effect, GiGL names read
+ * as cgnn's, GiGL behaviours followed (config.c). The last line says so when more did not fit. */
+#define CONFIG_MAX_NOTES 32
+#define CONFIG_NOTE_MAX 400
+typedef struct config_notes {
+    int n;
+    char line[CONFIG_MAX_NOTES][CONFIG_NOTE_MAX];
+} config_notes;
 
 typedef struct task_config {
     char file[CONFIG_PATH_MAX];       /* the YAML it was read from */
@@ -120,7 +137,13 @@ typedef struct task_config {
     char eval_metrics_uri[CONFIG_PATH_MAX];
     char tensorboard_logs_uri[CONFIG_PATH_MAX];
     int should_skip_training;
-    int should_skip_model_evaluation;
+    int should_skip_model_evaluation; /* as written */
+    /* The test split is not evaluated (no eval metrics): shouldSkipModelEvaluation as GiGL's
+     * trainer in the config's mode does it (docs/CONFIG.md, "shouldSkipModelEvaluation"): the
+     * legacy trainer skips evaluation; GiGL's in-memory training scripts
+     * (featureFlags.should_run_glt_backend: True) test all the same. */
+    int skip_test;
+    int gigl_in_memory;               /* featureFlags.should_run_glt_backend (GiGL's strtobool; default False) */
     /* graphMetadata and the supervision types as declared, checked against the dataset by
      * config_check_types. Duplicate entries are kept once; more than CONFIG_MAX_TYPES distinct
      * ones are refused. condensedNodeTypeMap / condensedEdgeTypeMap are checked (1:1 with the
@@ -133,9 +156,11 @@ typedef struct task_config {
     config_edge_type supervision_edge_type; /* LP: the first supervisionEdgeTypes entry; "" if not given */
     int profiler_enabled;
     char profiler_log_dir[CONFIG_PATH_MAX];
+    int64_t profiler_repeat;          /* profilerArgs.repeat: windows recorded (GiGL: 1); 0 = until the end */
     int64_t profiler_wait, profiler_warmup, profiler_active; /* profilerArgs: torch.profiler.schedule
-                                                                 (defaults 1, 1, 3) */
+                                                                 (GiGL's defaults 5, 2, 2) */
     trainer_args args;
+    config_notes notes;               /* for cgnn train to log (rank 0) */
 } task_config;
 
 typedef struct resource_config {
@@ -159,6 +184,14 @@ int config_resolve_uri(char *out, size_t cap, const char *uri, const char *what,
 
 /* Every trainerArgs key cgnn knows (NULL-terminated), for docs and suggestions. */
 extern const char *const CONFIG_TRAINER_ARG_KEYS[];
+/* GiGL's trainerArgs names cgnn also accepts (NULL-terminated; docs/CONFIG.md, "GiGL's names"):
+ * names GiGL's trainers read for a setting cgnn has, GiGL settings cgnn keeps or accepts without
+ * effect (with a note), and names refused because cgnn lacks the capability (an error naming it). */
+extern const char *const CONFIG_GIGL_ARG_KEYS[];
+
+/* GiGL's boolean strings (Python's distutils.util.strtobool, which GiGL reads its flags with):
+ * y, yes, t, true, on, 1 -> 1; n, no, f, false, off, 0 -> 0, in any case. Returns 0 or -1. */
+int config_gigl_bool(const char *s, int *out);
 
 /* "src:relation:dst" (the dataset's edge type name) of et into out[cap]; returns out. */
 char *config_edge_type_name(const config_edge_type *et, char *out, size_t cap);

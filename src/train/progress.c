@@ -12,6 +12,7 @@ void progress_init(progress *p, int enabled) {
     p->enabled = enabled;
     p->start = p->last_draw = p->epoch_start = timer_now();
     p->total = p->done = p->epoch = p->num_epochs = 0;
+    p->all_done = p->log_every = 0;
 }
 
 void progress_epoch(progress *p, int64_t epoch, int64_t num_epochs, int64_t total_batches) {
@@ -30,10 +31,12 @@ static void fmt_time(char *buf, size_t cap, double s) {
 }
 
 /* Counts one unit of work and decides whether to draw: returns 1 (tty: bar + ETA filled in,
- * at most every 0.1 s and always at the end) or 2 (no tty: a plain line, every 10 s), else 0.
+ * at most every 0.1 s and always at the end) or 2 (no tty: a plain line, every 10 s, or every
+ * log_every units of all phases when that is set), else 0.
  * *rate gets units per second since the phase started. */
 static int progress_tick(progress *p, double *rate, char bar[32], char eta[32]) {
     p->done++;
+    p->all_done++;
     if (!p->enabled) return 0;
     double now = timer_now();
     double el = now - p->epoch_start;
@@ -47,7 +50,7 @@ static int progress_tick(progress *p, double *rate, char bar[32], char eta[32]) 
         bar[width] = '\0';
         return 1;
     }
-    if (now - p->last_draw < 10.0) return 0;
+    if (p->log_every > 0 ? p->all_done % p->log_every != 0 : now - p->last_draw < 10.0) return 0;
     p->last_draw = now;
     return 2;
 }

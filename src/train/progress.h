@@ -1,6 +1,6 @@
 /* progress.h — training progress on stderr: a one-line bar (batches/s, loss, ETA) redrawn at
  * most 10 times a second on a terminal; plain log lines (at most every 10 s and at the end of
- * each epoch) otherwise. */
+ * each epoch, or every log_every batches when that is set) otherwise. */
 #ifndef CGNN_PROGRESS_H
 #define CGNN_PROGRESS_H
 
@@ -13,6 +13,9 @@ typedef struct progress {
     int64_t total;        /* batches this epoch (0 = unknown) */
     int64_t done;
     int64_t epoch, num_epochs;
+    int64_t all_done;     /* units of every phase so far */
+    int64_t log_every;    /* no terminal: a line every this many units of all phases (GiGL's
+                             log_every_n_batch counts batches over epochs); 0 = every 10 s */
 } progress;
 
 void progress_init(progress *p, int enabled);

@@ -258,6 +258,10 @@ static void reserve_lp_scores(trainer *t) {
     head_reserve_scores(&t->head, max_pairs);
 }
 
+/* Sampler threads of the validation / test loader: GiGL's val_main_num_workers /
+ * test_main_num_workers when given (>= 0), else train_main_num_workers'. */
+static int split_workers(int64_t given, int train_workers) { return given >= 0 ? (int)given : train_workers; }
+
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
     const ds_split *sp = &t->gtask->splits[split]; /* the whole split (its name, labels, size) */
     const int64_t *seeds = sp->seeds, *labels = sp->labels, *indexes = sp->indexes;
@@ -613,11 +617,14 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         t->have_train = 1;
     }
     if (t->task->splits[DS_SPLIT_VALID].present) {
-        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0, workers, err) != 0) return -1;
+        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0,
+                             split_workers(t->a->val_num_workers, workers), err) != 0)
+            return -1;
         t->have_val = 1;
     }
     if (t->task->splits[DS_SPLIT_TEST].present) {
-        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
+        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, split_workers(t->a->test_num_workers, workers), err) != 0)
+            return -1;
         t->have_test = 1;
     }
     { /* the model is sized for every loader's batches (LP: each split its own negatives) */
@@ -704,6 +711,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (trace_open(&t->trace, t->cfg->profiler_log_dir, t->d->rank, t->cfg->profiler_wait, t->cfg->profiler_warmup,
                        t->cfg->profiler_active, err) != 0)
             return err_prefix(err, "%s: profilerConfig: ", t->cfg->file);
+        trace_set_repeat(&t->trace, t->cfg->profiler_repeat);
         trace_name_thread(&t->trace, 0, "main");
     }
     const ds_task_kind want = lp ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
@@ -747,7 +755,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const ds_split *sp = &t->gtask->splits[s];
         const int used = s == DS_SPLIT_TRAIN ? !t->cfg->should_skip_training
-                         : s == DS_SPLIT_TEST ? !t->cfg->should_skip_model_evaluation
+                         : s == DS_SPLIT_TEST ? !t->cfg->skip_test
                                               : !t->cfg->should_skip_training;
         if (sp->present && used && sp->num_items == 0)
             return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s is empty (0 %s); %s", sp->seeds_path, t->task->name,
@@ -861,11 +869,14 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->have_train = 1;
     }
     if (t->task->splits[DS_SPLIT_VALID].present) {
-        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0, workers, err) != 0) return -1;
+        if (loader_for_split(t, &t->val, DS_SPLIT_VALID, t->a->num_val_batches > 0,
+                             split_workers(t->a->val_num_workers, workers), err) != 0)
+            return -1;
         t->have_val = 1;
     }
     if (t->task->splits[DS_SPLIT_TEST].present) {
-        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, workers, err) != 0) return -1;
+        if (loader_for_split(t, &t->test, DS_SPLIT_TEST, 0, split_workers(t->a->test_num_workers, workers), err) != 0)
+            return -1;
         t->have_test = 1;
     }
     int64_t max_seeds = a->batch_size, max_negatives = 0;
@@ -1509,6 +1520,12 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     t.fault_state_exit = f ? strtoll(f, NULL, 10) : 0;
     const int root = is_root(&t);
     int rc = -1, bad = 0;
+    if (cfg->should_skip_training && cfg->should_skip_model_evaluation) { /* GiGL's Trainer stops here too */
+        if (root)
+            log_info("shouldSkipTraining and shouldSkipModelEvaluation are both true: nothing to do (no input read, "
+                     "no output touched)");
+        return 0;
+    }
 
     /* setup: rank 0 first (it builds and caches the graph index), then the others load it;
      * every input is validated before any output is touched */
@@ -1561,6 +1578,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
                                      t.temb[k].dim, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
     progress_init(&t.prog, root && (!opt || opt->progress));
+    t.prog.log_every = cfg->args.log_every_n_batch; /* GiGL's log_every_n_batch (0: every 10 s) */
     dist_bcast_f32(t.d, t.m.params, (size_t)t.m.num_params); /* replicas start identical */
     /* (the embedding table is initialised from the seed alone: identical on every rank) */
 
@@ -1589,7 +1607,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         if (dist_phase_failed(t.d, bad, err)) goto done;
         if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
     }
-    if (!cfg->should_skip_model_evaluation && t.have_test) {
+    if (!cfg->skip_test && t.have_test) {
         head_sums s;
         evaluate(&t, &t.test, cfg->args.num_test_batches, &s);
         out->has_test = 1;

@@ -45,8 +45,14 @@ int trace_open_capacity(trace_writer *t, const char *dir, int rank, int64_t wait
     t->wait = wait;
     t->warmup = warmup;
     t->active = active;
+    t->repeat = 1;
     t->enabled = 1;
     return 0;
+}
+
+void trace_set_repeat(trace_writer *t, int64_t repeat) {
+    CGNN_CHECK(t && repeat >= 0);
+    t->repeat = repeat;
 }
 
 int trace_open(trace_writer *t, const char *dir, int rank, int64_t wait, int64_t warmup, int64_t active,
@@ -61,8 +67,25 @@ void trace_set_step(trace_writer *t, int64_t step) {
 int trace_active(const trace_writer *t) {
     if (!t || !t->enabled) return 0;
     int64_t s = atomic_load_explicit(&t->step, memory_order_relaxed);
-    int64_t begin = t->wait + t->warmup;
-    return s >= begin && s - begin < t->active;
+    const int64_t cycle = t->wait + t->warmup + t->active; /* >= 1, no overflow (trace_open) */
+    if (s < 0 || (t->repeat > 0 && s / cycle >= t->repeat)) return 0;
+    return s % cycle >= t->wait + t->warmup;
+}
+
+/* The schedule as torch.profiler.schedule states it, step by step: the plain reference of
+ * trace_active's arithmetic. */
+int trace_active_ref(int64_t step, int64_t wait, int64_t warmup, int64_t active, int64_t repeat) {
+    int64_t s = 0;
+    for (int64_t cycle = 0; repeat == 0 || cycle < repeat; cycle++) {
+        for (int64_t i = 0; i < wait; i++, s++)
+            if (s == step) return 0;
+        for (int64_t i = 0; i < warmup; i++, s++)
+            if (s == step) return 0;
+        for (int64_t i = 0; i < active; i++, s++)
+            if (s == step) return 1;
+        if (s > step) return 0;
+    }
+    return 0;
 }
 
 void trace_span(trace_writer *t, const char *name, int tid, double t_begin, double t_end, int64_t batch,
@@ -145,8 +168,9 @@ static int trace_write_json(const trace_writer *t, FILE *f) {
     }
     fprintf(f,
             "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"rank\": %d, \"wait\": %lld, \"warmup\": %lld, "
-            "\"active\": %lld, \"dropped_spans\": %lld}}\n",
-            t->rank, (long long)t->wait, (long long)t->warmup, (long long)t->active, (long long)t->dropped);
+            "\"active\": %lld, \"repeat\": %lld, \"dropped_spans\": %lld}}\n",
+            t->rank, (long long)t->wait, (long long)t->warmup, (long long)t->active, (long long)t->repeat,
+            (long long)t->dropped);
     return ferror(f) ? -1 : 0;
 }
 

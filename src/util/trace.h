@@ -1,11 +1,15 @@
 /* trace.h — a profiler trace in Chrome's trace-event JSON (opens in Perfetto / chrome://tracing).
  *
- * What is recorded follows torch.profiler.schedule(wait, warmup, active, repeat=1):
+ * What is recorded follows torch.profiler.schedule(wait, warmup, active, repeat), in cycles of
+ * C = wait + warmup + active steps (repeat 1 unless trace_set_repeat says otherwise):
  *
- *   steps [0, wait)                                skipped
- *   steps [wait, wait + warmup)                    warm-up, not recorded
- *   steps [wait + warmup, wait + warmup + active)  recorded
- *   later steps                                    nothing
+ *   steps [kC, kC + wait)                                  skipped
+ *   steps [kC + wait, kC + wait + warmup)                  warm-up, not recorded
+ *   steps [kC + wait + warmup, (k + 1)C)                   recorded
+ *   for cycles k = 0 .. repeat - 1 (every cycle when repeat is 0); later steps: nothing
+ *
+ * Every recorded window goes into the one trace file (torch.profiler hands each window to its
+ * on_trace_ready handler; GiGL's writes one TensorBoard trace per window).
  *
  * "Step" is whatever the main thread last passed to trace_set_step; like torch.profiler, the
  * window is one of time: a span from any thread (a sampler working ahead on a later batch,
@@ -22,7 +26,7 @@
  *     {"name": "forward", "ph": "X", "ts": us, "dur": us, "pid": R, "tid": T,
  *      "args": {"batch": b, "size": n}}, ...],
  *    "displayTimeUnit": "ms",
- *    "otherData": {"rank": R, "wait": W, "warmup": U, "active": A, "dropped_spans": D}}
+ *    "otherData": {"rank": R, "wait": W, "warmup": U, "active": A, "repeat": P, "dropped_spans": D}}
  *
  * ts is the span's begin on the monotonic clock of timer_now(), in microseconds: ranks on one
  * machine share that clock, so their traces line up when loaded together.
@@ -53,6 +57,7 @@ typedef struct trace_writer {
     int enabled;            /* 0: disabled (dir ""), or closed; every call is a no-op */
     int rank;
     int64_t wait, warmup, active;
+    int64_t repeat;         /* cycles recorded; 0 = every cycle until the end */
     _Atomic int64_t step;   /* set by the main thread, read by every thread */
     char path[4096];        /* <dir>/trace_rank<rank>.json */
     pthread_mutex_t mu;     /* guards everything below */
@@ -74,6 +79,14 @@ int trace_open(trace_writer *t, const char *dir, int rank, int64_t wait, int64_t
 /* trace_open with room for `capacity` (>= 1) spans. */
 int trace_open_capacity(trace_writer *t, const char *dir, int rank, int64_t wait, int64_t warmup,
                         int64_t active, int64_t capacity, cgnn_err *err);
+
+/* Records `repeat` (>= 0) cycles of the schedule instead of one; 0 = every cycle until the end
+ * (torch.profiler.schedule's repeat). Call after trace_open, before the first step. */
+void trace_set_repeat(trace_writer *t, int64_t repeat);
+
+/* 1 if step is recorded under schedule (wait, warmup, active, repeat): the plain reference of the
+ * schedule, walking the cycles step by step (tests hold trace_active to it). */
+int trace_active_ref(int64_t step, int64_t wait, int64_t warmup, int64_t active, int64_t repeat);
 
 /* Sets the current step (the main thread, before each step's work). */
 void trace_set_step(trace_writer *t, int64_t step);

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# test_gigl_configs.sh CGNN — every task config and resource config of Snapchat/GiGL
+# (tests/gigl_configs/, copied unchanged; tests/gigl_configs/README.md names GiGL's commit) runs
+# with only what GiGL's config populator fills in rewritten: sharedConfig.preprocessedMetadataUri
+# (the dataset) and sharedConfig.trainedModelMetadata (the outputs). Nothing else in a config is
+# touched: no trainer argument, no batch limit (the datasets are small instead: a generated
+# 400-node graph for the homogeneous configs, tests/fixtures/gigl_datasets/ for the typed ones,
+# whose type names are GiGL's).
+#
+# Each config has one expected outcome in the table below:
+#   0      exit status 0, the model written (non-empty), eval metrics written, steps > 0;
+#   2:RE   exit status 2 with a message matching RE that names the capability cgnn lacks yet
+#          (graph-store mode, self-supervised splits, HGT, a typed default model), and no model.
+# Never exit 0 with something silently different: a trainer argument cgnn accepts without effect
+# must be named on a log line (checked for the configs that carry such arguments), and a config
+# file without a row in the table fails the test.
+set -u
+CGNN=${1:?usage: test_gigl_configs.sh path/to/cgnn}
+SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TMP=$(mktemp -d /tmp/cgnn-gigl-XXXXXX)
+[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$TMP"' EXIT
+cd "$SRC"
+fails=0
+pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+CFG=tests/gigl_configs
+
+# ---- the datasets ----------------------------------------------------------------------
+# homogeneous: node classification with 7 classes (GiGL's Cora configs say num_classes / out_dim 7)
+# and a link_prediction task (held-out edge pairs)
+if ! "$CGNN" generate --out "$TMP/data/hom" --nodes 400 --avg_degree 5 --classes 7 --feat_dim 16 \
+     --link_prediction --seed 3 --name gigl-hom >"$TMP/gen.log" 2>&1; then
+  echo "FAIL: cgnn generate: $(tail -3 "$TMP/gen.log")"
+  exit 1
+fi
+# typed: copied so that the graph index cache is written under $TMP, not into the source tree
+for d in tests/fixtures/gigl_datasets/*/; do cp -r "$d" "$TMP/data/"; done
+
+# ---- the rewrite: what GiGL's config populator fills in, nothing else -------------------------
+# rewrite SRC DATASET OUTDIR DST: drops a sharedConfig.preprocessedMetadataUri the config has
+# (GiGL's scala test assets point at their own preprocessed_metadata.yaml) and puts the dataset and
+# the trainedModelMetadata first under sharedConfig (added at the end when there is none).
+rewrite() {
+  local src=$1 ds=$2 out=$3 dst=$4
+  if grep -q 'trainedModelMetadata' "$src"; then
+    echo "rewrite: $src already has trainedModelMetadata" >&2
+    return 1
+  fi
+  awk -v ds="$ds" -v out="$out" '
+    function block() {
+      print "  preprocessedMetadataUri: " ds
+      print "  trainedModelMetadata:"
+      print "    trainedModelUri: " out "/model.safetensors"
+      print "    evalMetricsUri: " out "/eval_metrics.json"
+      print "    tensorboardLogsUri: " out "/tensorboard/"
+    }
+    /^  preprocessedMetadataUri:/ { next }
+    { print }
+    /^sharedConfig:[ \t]*$/ { block(); done = 1 }
+    END { if (!done) { print "sharedConfig:"; block() } }' "$src" >"$dst"
+}
+
+# run ID CONFIG DATASET [RESOURCE] — rewrites CONFIG into $TMP/ID.yaml, trains; the exit status is
+# in $TMP/ID.rc, stdout / stderr in $TMP/ID.out / .err
+run() {
+  local id=$1 cfg=$2 ds=$3 res=${4:-}
+  local args=()
+  rewrite "$cfg" "$TMP/data/$ds" "$TMP/out/$id" "$TMP/$id.yaml" || return 1
+  [[ -n $res ]] && args=(--resource_config_uri="$res")
+  timeout 300 "$CGNN" train --job_name="$id" --task_config_uri="$TMP/$id.yaml" "${args[@]}" \
+    >"$TMP/$id.out" 2>"$TMP/$id.err"
+  echo $? >"$TMP/$id.rc"
+}
+
+# check ID WHAT EXPECT — EXPECT is 0 or 2:REGEX (above)
+accepted=0
+check() {
+  local id=$1 what=$2 expect=$3 rc
+  rc=$(cat "$TMP/$id.rc" 2>/dev/null || echo "?")
+  [[ $rc == 0 ]] && accepted=$((accepted + 1))
+  if [[ $expect == 0 ]]; then
+    local steps
+    steps=$(sed -n 's/^trained \([0-9]*\) steps.*/\1/p' "$TMP/$id.out")
+    if [[ $rc == 0 && -s $TMP/out/$id/model.safetensors && -s $TMP/out/$id/eval_metrics.json && ${steps:-0} -gt 0 ]]; then
+      ok
+      echo "ok   $what: exit 0, $steps steps, $(grep '^test:' "$TMP/$id.out")"
+    else
+      bad "$what: expected exit 0 with a model, got exit $rc: $(tail -n 2 "$TMP/$id.err")"
+    fi
+  else
+    local re=${expect#2:}
+    if [[ $rc == 2 ]] && grep -Eq "$re" "$TMP/$id.err" && [[ ! -e $TMP/out/$id/model.safetensors ]]; then
+      ok
+      echo "ok   $what: exit 2: $(grep -Eo "$re" "$TMP/$id.err" | head -1)"
+    else
+      bad "$what: expected exit 2 naming /$re/, got exit $rc: $(tail -n 2 "$TMP/$id.err")"
+    fi
+  fi
+}
+
+# ---- task configs: path | dataset | expected ---------------------------------------------------
+GS='2:graph-store mode'
+SSL='2:self-supervised link prediction splits'
+HGT='2:unknown model .*HGT'
+HOMOG='2:GraphSAGE is a homogeneous model'
+TASKS=(
+  "examples/MAG240M/task_config.yaml|hom|0"
+  "examples/MAG240M/task_config_heterogeneous.yaml|mag_het|$SSL"
+  "examples/link_prediction/configs/e2e_het_dblp_sup_task_config.yaml|dblp_to|$SSL"
+  "examples/link_prediction/configs/e2e_hom_cora_sup_task_config.yaml|hom|0"
+  "examples/link_prediction/graph_store/configs/e2e_het_dblp_sup_gs_task_config.yaml|dblp_to|$GS"
+  "examples/link_prediction/graph_store/configs/e2e_hom_cora_sup_gs_task_config.yaml|hom|$GS"
+  "examples/node_classification/configs/e2e_hom_cora_sup_task_config.yaml|hom|0"
+  "examples/toy_visual_example/template_task_config.yaml|hom|0"
+  "examples/tutorial/KDD_2025/task_config.yaml|user_story|$SSL"
+  "gigl/src/mocking/configs/dblp_node_anchor_based_link_prediction_template_gbml_config.yaml|dblp_to|$HGT"
+  "gigl/src/mocking/configs/e2e_node_anchor_based_link_prediction_template_gbml_config.yaml|hom|0"
+  "gigl/src/mocking/configs/e2e_supervised_node_classification_template_gbml_config.yaml|hom|0"
+  "gigl/src/mocking/configs/e2e_udl_node_anchor_based_link_prediction_template_gbml_config.yaml|hom|0"
+  "scala/common/src/test/assets/split_generator/node_anchor_based_link_prediction/frozen_gbml_config.yaml|hom|0"
+  "scala/common/src/test/assets/split_generator/supervised_node_classification/frozen_gbml_config.yaml|hom|0"
+  "scala/common/src/test/assets/subgraph_sampler/heterogeneous/node_anchor_based_link_prediction/frozen_gbml_config_graphdb_dblp_local.yaml|ap_rel|$HOMOG"
+  "scala/common/src/test/assets/subgraph_sampler/node_anchor_based_link_prediction/frozen_gbml_config.yaml|hom|0"
+  "scala/common/src/test/assets/subgraph_sampler/supervised_node_classification/frozen_gbml_config.yaml|hom|0"
+  "scala_spark35/common/src/test/assets/split_generator/hetero_node_anchor_based_link_prediction/frozen_gbml_config.yaml|user_story|$HOMOG"
+  "scala_spark35/common/src/test/assets/split_generator/node_anchor_based_link_prediction/frozen_gbml_config.yaml|hom|0"
+  "scala_spark35/common/src/test/assets/split_generator/supervised_node_classification/frozen_gbml_config.yaml|hom|0"
+  "scala_spark35/common/src/test/assets/subgraph_sampler/heterogeneous/node_anchor_based_link_prediction/frozen_gbml_config_graphdb_dblp_local.yaml|ap_to|$HOMOG"
+  "scala_spark35/common/src/test/assets/subgraph_sampler/node_anchor_based_link_prediction/frozen_gbml_config.yaml|hom|0"
+  "scala_spark35/common/src/test/assets/subgraph_sampler/supervised_node_classification/frozen_gbml_config.yaml|hom|0"
+  "tests/api_test/api_test_task_config.yaml|hom|0"
+  "tests/test_assets/small_graph/sgs_input_node_anchor_link_prediction.yaml|hom|0"
+)
+# ---- resource configs, each with one task config (GiGL's scala node classification asset) --------
+RES_TASK=scala/common/src/test/assets/subgraph_sampler/supervised_node_classification/frozen_gbml_config.yaml
+RESOURCES=(
+  "deployment/configs/e2e_cicd_resource_config.yaml|0"
+  "deployment/configs/e2e_glt_gs_resource_config.yaml|$GS"
+  "deployment/configs/e2e_glt_resource_config.yaml|0"
+  "deployment/configs/unittest_resource_config.yaml|0"
+  "docs/examples/configs/template_resource_config.yaml|0"
+  "examples/MAG240M/resource_config.yaml|0"
+  "examples/MAG240M/resource_config_heterogeneous.yaml|0"
+  "examples/link_prediction/configs/example_resource_config.yaml|0"
+  "examples/link_prediction/graph_store/configs/example_resource_config.yaml|$GS"
+  "examples/toy_visual_example/resource_config.yaml|0"
+  "examples/tutorial/KDD_2025/resource_config.yaml|0"
+  "scala/common/src/test/assets/resource_config.yaml|0"
+  "scala_spark35/common/src/test/assets/resource_config.yaml|0"
+  "tests/api_test/api_test_resource_config.yaml|0"
+)
+
+# every config file has a row, and every row a file
+listed=$( { for r in "${TASKS[@]}"; do echo "${r%%|*}"; done; for r in "${RESOURCES[@]}"; do echo "${r%%|*}"; done; } | sort)
+present=$(cd "$CFG" && find . -name '*.yaml' | sed 's#^\./##' | sort)
+if [[ $listed == "$present" ]]; then ok; else
+  bad "tests/gigl_configs and the table differ: $(diff <(echo "$listed") <(echo "$present") | grep '^[<>]' | tr '\n' ' ')"
+fi
+
+# id PATH — the run's name: the config's path with / and . as _
+id() { local p=${1%.yaml}; p=${p//\//_}; echo "${p//./_}"; }
+for row in "${TASKS[@]}"; do
+  IFS='|' read -r path ds expect <<<"$row"
+  run "$(id "$path")" "$CFG/$path" "$ds"
+  check "$(id "$path")" "$path" "$expect"
+done
+task_accepted=$accepted
+accepted=0
+for row in "${RESOURCES[@]}"; do
+  IFS='|' read -r path expect <<<"$row"
+  run "res_$(id "$path")" "$CFG/$RES_TASK" hom "$CFG/$path"
+  check "res_$(id "$path")" "resource $path" "$expect"
+done
+echo "accepted (exit 0): $task_accepted of ${#TASKS[@]} task configs, $accepted of ${#RESOURCES[@]} resource configs"
+
+# ---- what GiGL's names did (not only that the configs were accepted) ----------------------------
+# has ID REGEX WHAT — stderr of run ID matches REGEX
+has() { grep -Eq "$2" "$TMP/$1.err" && ok || bad "$3: no /$2/ in $(tail -n 3 "$TMP/$1.err")"; }
+steps() { sed -n 's/^trained \([0-9]*\) steps.*/\1/p' "$TMP/$1.out"; }
+# GiGL's node classification example: num_max_train_batches 200 of train_batch_size 16 (240 train
+# nodes: 15 batches an epoch), validation every 50 (val_every_n_batch) on 20 batches, a progress
+# line every 25 batches over epochs (log_every_n_batch: 8 lines); shouldSkipModelEvaluation with
+# the in-memory backend still tests (eval metrics checked above)
+nc=$(id examples/node_classification/configs/e2e_hom_cora_sup_task_config.yaml)
+[[ $(steps "$nc") == 200 ]] && ok || bad "NC example: $(steps "$nc") steps, not num_max_train_batches 200"
+has "$nc" "epoch 1: 15 steps" "NC example: train_batch_size 16 is not the batch size"
+nlines=$(grep -c '^cgnn: epoch [0-9]* batch ' "$TMP/$nc.err")
+[[ $nlines == 8 ]] && ok || bad "NC example: log_every_n_batch 25 over 200 batches: $nlines lines, not 8"
+has "$nc" "GiGL's names read as cgnn's: num_classes = out_channels, train_batch_size = main_sample_batch_size, val_every_n_batch = val_every_num_batches" "NC example: the names note"
+has "$nc" "shouldSkipModelEvaluation is true, but featureFlags.should_run_glt_backend is True" "NC example: in-memory evaluation note"
+# the toy template (v1 names): hid_dim / out_dim 128 are the model's widths; margin, the
+# *_sample_num_workers and should_l2_normalize_output are named as without effect
+toy=$(id examples/toy_visual_example/template_task_config.yaml)
+hdr=$(head -c 8192 "$TMP/out/$toy/model.safetensors" | tr -d '\0')
+if grep -Eq '"convs\.0\.lin_l\.weight":\{[^}]*"shape":\[128, ?16\]' <<<"$hdr" &&
+   grep -Eq '"convs\.1\.lin_l\.weight":\{[^}]*"shape":\[128, ?128\]' <<<"$hdr"; then ok; else
+  bad "toy template: hid_dim / out_dim 128 not in the model's shapes"
+fi
+for k in margin train_main_sample_num_workers test_random_sample_num_workers should_l2_normalize_output; do
+  has "$toy" "trainerArgs\.$k: accepted, no effect" "toy template: $k"
+done
+# the v1 NC template: batch_size 16, num_epochs 1 over 240 train nodes = 15 steps; out_dim 7
+v1nc=$(id gigl/src/mocking/configs/e2e_supervised_node_classification_template_gbml_config.yaml)
+[[ $(steps "$v1nc") == 15 ]] && ok || bad "v1 NC template: $(steps "$v1nc") steps, not 15 (batch_size 16, 1 epoch)"
+# MAG240M (v1 names): train_main_num_workers 10; the random negative loaders' workers named
+mag=$(id examples/MAG240M/task_config.yaml)
+has "$mag" "10 sampler threads" "MAG240M: train_main_num_workers 10"
+has "$mag" "trainerArgs\.val_random_negative_num_workers: accepted, no effect" "MAG240M: random negative workers note"
+# val_main_num_workers / test_main_num_workers (4, 8) are threads only: the same numbers with 0
+sed -e "s/val_main_num_workers: '4'/val_main_num_workers: '0'/" -e "s/test_main_num_workers: '8'/test_main_num_workers: '0'/" \
+  "$CFG/examples/MAG240M/task_config.yaml" >"$TMP/mag0_src.yaml"
+if grep -q "val_main_num_workers: '0'" "$TMP/mag0_src.yaml" && grep -q "test_main_num_workers: '0'" "$TMP/mag0_src.yaml"; then
+  run mag0 "$TMP/mag0_src.yaml" hom
+  if [[ $(cat "$TMP/mag0.rc") == 0 ]] && cmp -s "$TMP/out/mag0/eval_metrics.json" "$TMP/out/$mag/eval_metrics.json" &&
+     cmp -s "$TMP/out/mag0/model.safetensors" "$TMP/out/$mag/model.safetensors"; then ok; else
+    bad "MAG240M with 0 validation / test sampler threads differs from 4 / 8 (or failed: $(tail -n 1 "$TMP/mag0.err"))"
+  fi
+else
+  bad "mag0: the sed did not apply"
+fi
+
+# ---- profilerConfig as GiGL's trainer docs write it (snake_case, string args) -------------------
+# schedule wait 0, warmup 1, active 2, repeat 2: steps 1, 2 and 4, 5 of the 15 are recorded
+{
+  cat "$CFG/$RES_TASK"
+  echo "profilerConfig:"
+  echo "  should_enable_profiler: true"
+  echo "  profiler_log_dir: $TMP/out/prof/profile"
+  echo "  profiler_args: {wait: '0', warmup: '1', active: '2', repeat: '2', with_stack: 'True', profile_memory: 'False'}"
+  echo "trainerConfig:"
+  echo "  trainerArgs: {main_sample_batch_size: '16', num_epochs: '1'}"
+} >"$TMP/prof_src.yaml"
+run prof "$TMP/prof_src.yaml" hom
+if [[ $(cat "$TMP/prof.rc") == 0 ]]; then
+  /usr/bin/python3 - "$TMP/out/prof/profile/trace_rank0.json" <<'PY' && ok || bad "profiler: the recorded steps are not 1, 2, 4, 5"
+import json, sys
+t = json.load(open(sys.argv[1]))
+steps = sorted({e["args"]["batch"] for e in t["traceEvents"] if e.get("name") == "forward"})
+print("profiler (wait 0, warmup 1, active 2, repeat 2): forward spans of batches", steps, "otherData", t["otherData"])
+sys.exit(0 if steps == [1, 2, 4, 5] and t["otherData"]["repeat"] == 2 else 1)
+PY
+  has prof "profiler_args\.with_stack: accepted, no effect" "profiler: with_stack note"
+  has prof "profiler_args\.profile_memory: accepted, no effect" "profiler: profile_memory note"
+else
+  bad "profiler run failed: $(tail -n 2 "$TMP/prof.err")"
+fi
+
+# ---- shouldSkipModelEvaluation ------------------------------------------------------------------
+# the legacy trainer (no featureFlags.should_run_glt_backend): no test, no eval metrics, a note
+sed 's/^sharedConfig:$/sharedConfig:\n  shouldSkipModelEvaluation: true/' "$CFG/$RES_TASK" >"$TMP/skip_src.yaml"
+run skip "$TMP/skip_src.yaml" hom
+if [[ $(cat "$TMP/skip.rc") == 0 && -s $TMP/out/skip/model.safetensors && ! -e $TMP/out/skip/eval_metrics.json ]] &&
+   ! grep -q '^test:' "$TMP/skip.out"; then ok; else bad "legacy shouldSkipModelEvaluation: tested anyway, or failed"; fi
+has skip "shouldSkipModelEvaluation: the test split is not evaluated" "legacy shouldSkipModelEvaluation note"
+# both skip flags: GiGL's Trainer does nothing; neither does cgnn (the dataset does not even exist)
+sed 's/^sharedConfig:$/sharedConfig:\n  shouldSkipModelEvaluation: true\n  shouldSkipTraining: true/' "$CFG/$RES_TASK" >"$TMP/none_src.yaml"
+run none "$TMP/none_src.yaml" no-such-dataset
+if [[ $(cat "$TMP/none.rc") == 0 && ! -e $TMP/out/none ]]; then ok; else
+  bad "both skip flags: exit $(cat "$TMP/none.rc") or outputs touched: $(tail -n 1 "$TMP/none.err")"
+fi
+has none "nothing to do" "both skip flags: the log line"
+
+echo "test_gigl_configs: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]
