@@ -446,9 +446,10 @@ TEST(profiler_args) {
     char text[1024];
     snprintf(text, sizeof text, "%sprofilerConfig:\n  shouldEnableProfiler: true\n  profilerLogDir: /tmp/p\n", head);
     ASSERT_EQ(config_load_task(&c, write_yaml("prof_default.yaml", text), &err), 0);
-    ASSERT_EQ(c.profiler_wait, 1);
-    ASSERT_EQ(c.profiler_warmup, 1);
-    ASSERT_EQ(c.profiler_active, 3);
+    ASSERT_EQ(c.profiler_wait, 5); /* GiGL's TorchProfiler defaults (profiler_wrapper.py) */
+    ASSERT_EQ(c.profiler_warmup, 2);
+    ASSERT_EQ(c.profiler_active, 2);
+    ASSERT_EQ(c.profiler_repeat, 1);
     snprintf(text, sizeof text,
              "%sprofilerConfig:\n  shouldEnableProfiler: true\n  profilerLogDir: /tmp/p\n"
              "  profilerArgs: {wait: \"0\", warmup: \"2\", active: \"5\"}\n", head);

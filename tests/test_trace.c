@@ -263,6 +263,99 @@ TEST(schedule_matches_torch_profiler) {
     ASSERT_EQ(lines, 64);
 }
 
+/* repeat (torch.profiler.schedule's; GiGL's TorchProfiler passes it): trace_active against the
+ * plain step-by-step reference for every small schedule, and against torch itself. */
+TEST(schedule_repeat) {
+    char *dir = test_tmpdir();
+    char bad[256] = "";
+    int checked = 0;
+    for (int64_t w = 0; w < 4 && !bad[0]; w++)
+        for (int64_t u = 0; u < 3 && !bad[0]; u++)
+            for (int64_t a = 1; a < 4 && !bad[0]; a++)
+                for (int64_t r = 0; r < 4 && !bad[0]; r++) {
+                    trace_writer t;
+                    cgnn_err err = {0};
+                    ASSERT_EQ(trace_open_capacity(&t, dir, 0, w, u, a, 1, &err), 0);
+                    trace_set_repeat(&t, r);
+                    for (int64_t s = -1; s < 40; s++) {
+                        trace_set_step(&t, s);
+                        if (trace_active(&t) != (s >= 0 && trace_active_ref(s, w, u, a, r)))
+                            snprintf(bad, sizeof bad, "wait %lld warmup %lld active %lld repeat %lld step %lld: %d",
+                                     (long long)w, (long long)u, (long long)a, (long long)r, (long long)s,
+                                     trace_active(&t));
+                        checked++;
+                    }
+                    trace_close(&t, &err);
+                }
+    if (bad[0]) TEST_FAIL_("%s", bad);
+    ASSERT_EQ(checked, 4 * 3 * 3 * 4 * 41);
+    /* the reference itself, by hand: wait 1, warmup 1, active 2, repeat 2 -> steps 2, 3, 6, 7 */
+    char got[16];
+    for (int s = 0; s < 12; s++) got[s] = (char)('0' + trace_active_ref(s, 1, 1, 2, 2));
+    got[12] = '\0';
+    ASSERT(!strcmp(got, "001100110000"));
+    for (int s = 0; s < 12; s++) got[s] = (char)('0' + trace_active_ref(s, 1, 1, 2, 0));
+    ASSERT(!strcmp(got, "001100110011"));
+    /* the recorded windows go into the one file; otherData says repeat */
+    trace_writer t;
+    cgnn_err err = {0};
+    ASSERT_EQ(trace_open(&t, dir, 0, 1, 0, 1, &err), 0);
+    trace_set_repeat(&t, 2);
+    for (int s = 0; s < 8; s++) {
+        trace_set_step(&t, s);
+        trace_span(&t, "forward", 0, 1.0 + s, 1.5 + s, s, 1);
+    }
+    ASSERT_EQ(trace_close(&t, &err), 0);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace_rank0.json", dir);
+    char *json = slurp(path);
+    ASSERT(json);
+    const int nx = count_str(json, "\"ph\": \"X\""), has_repeat = strstr(json, "\"repeat\": 2") != NULL;
+    const int b1 = strstr(json, "\"batch\": 1,") != NULL, b3 = strstr(json, "\"batch\": 3,") != NULL;
+    free(json);
+    ASSERT_EQ(nx, 2); /* steps 1 and 3 */
+    ASSERT(has_repeat && b1 && b3);
+    if (have_python() && run("/usr/bin/python3 -c 'import torch.profiler' 2>/dev/null") == 0) {
+        char out[4096], cmd[8192];
+        snprintf(out, sizeof out, "%s/torch_repeat.txt", dir);
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 -c '\n"
+                 "import warnings\n"
+                 "warnings.simplefilter(\"ignore\")\n"
+                 "from torch.profiler import schedule, ProfilerAction as A\n"
+                 "for w in range(3):\n"
+                 "  for u in range(3):\n"
+                 "    for a in range(1, 4):\n"
+                 "      for r in range(4):\n"
+                 "        s = schedule(wait=w, warmup=u, active=a, repeat=r)\n"
+                 "        print(w, u, a, r, \"\".join(\"1\" if s(i) in (A.RECORD, A.RECORD_AND_SAVE) else \"0\" for i in range(30)))\n"
+                 "' > '%s'",
+                 out);
+        ASSERT_EQ(run(cmd), 0);
+        FILE *f = fopen(out, "r");
+        ASSERT(f);
+        long long w, u, a, r;
+        char bits[64];
+        int lines = 0;
+        while (!bad[0] && fscanf(f, "%lld %lld %lld %lld %63s", &w, &u, &a, &r, bits) == 5) {
+            char mine[31];
+            for (int s2 = 0; s2 < 30; s2++) mine[s2] = (char)('0' + trace_active_ref(s2, w, u, a, r));
+            mine[30] = '\0';
+            if (strcmp(mine, bits) != 0)
+                snprintf(bad, sizeof bad, "wait=%lld warmup=%lld active=%lld repeat=%lld: %s, torch %s", w, u, a, r,
+                         mine, bits);
+            lines++;
+        }
+        fclose(f);
+        if (bad[0]) TEST_FAIL_("%s", bad);
+        ASSERT_EQ(lines, 108);
+    } else {
+        fprintf(stderr, "  (no torch: repeat not cross-checked against torch.profiler)\n");
+    }
+    rm_tree(dir);
+    free(dir);
+}
+
 /* ---- threads ----------------------------------------------------------------------------- */
 
 #define SPANS_PER_THREAD 5000
@@ -442,6 +535,7 @@ TEST(disabled_and_bad_schedules) {
 int main(void) {
     RUN(schedule_semantics);
     RUN(schedule_matches_torch_profiler);
+    RUN(schedule_repeat);
     RUN(spans_from_threads);
     RUN(capacity_overflow_is_counted);
     RUN(atomic_write_and_stale_file);

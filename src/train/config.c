@@ -1593,6 +1593,8 @@ static int parse_profiler_config(const yamldoc *doc, const yamldoc_node *root, t
         one_spelling(doc, pc, "profilerLogDir", "profiler_log_dir", &k_dir, err) != 0 ||
         one_spelling(doc, pc, "profilerArgs", "profiler_args", &k_args, err) != 0)
         return -1;
+    if (strchr(k_en, '_') || strchr(k_args, '_')) /* messages name an absent field as the config spells the others */
+        k_dir = yamldoc_get(pc, k_dir) ? k_dir : "profiler_log_dir";
     if (yamldoc_get_bool(doc, pc, k_en, 0, &c->profiler_enabled, err) != 0) return -1;
     if (get_uri(doc, pc, k_dir, 0, c->profiler_log_dir, err) != 0) return -1;
     if (get_section(doc, pc, k_args, &args, err) != 0) return -1;
