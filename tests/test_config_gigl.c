@@ -412,6 +412,16 @@ TEST(documented) {
             if (!strcmp(*k, *m)) TEST_FAIL_("%s is both a GiGL name and a cgnn key", *k);
     }
     ASSERT(n >= 40);
+    /* every listed GiGL name is one the parser knows (a value of 1 may be refused, never unknown) */
+    task_config *c = calloc(1, sizeof *c);
+    for (const char *const *k = CONFIG_GIGL_ARG_KEYS; *k; k++) {
+        char text[1024];
+        cgnn_err err;
+        snprintf(text, sizeof text, LP_HEAD "trainerConfig:\n  trainerArgs: {%s: '1'}\n", *k);
+        if (load(c, "known.yaml", text, &err) != 0 && strstr(err.msg, "unknown trainer argument"))
+            TEST_FAIL_("%s is listed but not known: %s", *k, err.msg);
+    }
+    free(c);
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) {
         char quoted[128];
         snprintf(quoted, sizeof quoted, "`%s`", *k);

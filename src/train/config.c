@@ -720,7 +720,7 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
  *   GIGL_SAME       the setting of a cgnn key (target; target2 for a name that sets two): read
  *                   by that key's parser. Given together with the cgnn key, or with another name
  *                   of the same setting, with another value: an error naming both.
- *   GIGL_KEPT       a GiGL setting cgnn stores in trainer_args (gigl_kept).
+ *   GIGL_KEPT       a GiGL setting cgnn stores in trainer_args (gigl_finish).
  *   GIGL_NO_EFFECT  read by GiGL; its value is checked as GiGL reads it, and a note says why it
  *                   changes nothing in cgnn.
  *   GIGL_UNREAD     read by no GiGL code, but in GiGL's configs: checked, with a note saying so.
@@ -926,7 +926,7 @@ static int via_gigl(const char *const *gname, int k) {
  * GIGL_ARGS[i], or NULL. */
 static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const char *const *gname, task_kind task,
                        trainer_args *a, config_notes *notes, cgnn_err *err) {
-    char same[CONFIG_NOTE_MAX] = "";
+    char same[CONFIG_NOTE_MAX - 64] = ""; /* the note adds its prefix */
     size_t len = 0;
     for (int i = 0; i < GIGL_ARG_COUNT; i++) {
         const yamldoc_node *v = gx[i];
@@ -940,10 +940,13 @@ static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const 
                          "classification example; this task is link prediction");
                 continue;
             }
-            if (len + 64 < sizeof same)
-                len += (size_t)snprintf(same + len, sizeof same - len, "%s%s = %s%s%s", len ? ", " : "", e->name,
-                                        CONFIG_TRAINER_ARG_KEYS[e->target], e->target2 >= 0 ? " and " : "",
-                                        e->target2 >= 0 ? CONFIG_TRAINER_ARG_KEYS[e->target2] : "");
+            char one[160];
+            snprintf(one, sizeof one, "%s%s = %s%s%s", len ? ", " : "", e->name, CONFIG_TRAINER_ARG_KEYS[e->target],
+                     e->target2 >= 0 ? " and " : "", e->target2 >= 0 ? CONFIG_TRAINER_ARG_KEYS[e->target2] : "");
+            if (len + strlen(one) + 8 < sizeof same)
+                len += (size_t)snprintf(same + len, sizeof same - len, "%s", one);
+            else if (!strstr(same, ", ..."))
+                len += (size_t)snprintf(same + len, sizeof same - len, ", ...");
             continue;
         }
         if (gigl_value(doc, v, e->type, e->lo, e->hi, &num, err) != 0) return -1;

@@ -123,7 +123,7 @@ typedef struct trainer_args {
 /* Lines cgnn train logs about the config: GiGL arguments accepted without effect, GiGL names read
  * as cgnn's, GiGL behaviours followed (config.c). The last line says so when more did not fit. */
 #define CONFIG_MAX_NOTES 32
-#define CONFIG_NOTE_MAX 400
+#define CONFIG_NOTE_MAX 640
 typedef struct config_notes {
     int n;
     char line[CONFIG_MAX_NOTES][CONFIG_NOTE_MAX];
