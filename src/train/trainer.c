@@ -628,7 +628,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         for (int i = 0; i < 3; i++) {
             if (!ls[i]) continue;
             minibatch_typed_capacity c;
-            loader_typed_capacity(&ls[i]->cfg, &c);
+            loader_batch_typed_capacity(ls[i], &c);
             if (first) ty->cap = c;
             for (int k = 0; k < T; k++)
                 for (int h = 0; h <= L; h++)
@@ -664,7 +664,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         for (int i = 0; i < 3; i++) {
             if (!ls[i]) continue;
             minibatch_typed_capacity c;
-            loader_typed_capacity(&ls[i]->cfg, &c);
+            loader_batch_typed_capacity(ls[i], &c);
             if (c.max_nodes[t->lp_src][0] > ms) ms = c.max_nodes[t->lp_src][0];
             if (c.max_nodes[t->lp_dst][0] > md) md = c.max_nodes[t->lp_dst][0];
         }
