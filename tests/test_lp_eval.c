@@ -559,6 +559,70 @@ TEST(auc_ap_buffer_serial) {
     lp_score_buf_free(NULL);
 }
 
+/* Typed full ranking: anchors of one node type (Nq), candidates of another (Nc, several score
+ * tiles): fast equals ref; an anchor id equal to a candidate id is still a candidate (another
+ * node); same_space on one matrix is lp_full_ranking; ids are checked against their own type. */
+TEST(full_typed) {
+    const int64_t Nq = 90, Nc = 2600, D = 6, n_test = 300, n_train = 900, n_excl = 100;
+    float *q = malloc((size_t)(Nq * D) * 4), *c = malloc((size_t)(Nc * D) * 4);
+    int64_t *test = malloc((size_t)n_test * 16), *train = malloc((size_t)n_train * 16),
+            *excl = malloc((size_t)n_excl * 16);
+    fill_int(q, Nq * D, 21, -2, 2); /* integers: ties, and exact GEMMs */
+    fill_int(c, Nc * D, 22, -2, 2);
+    random_pairs(test, n_test, 23, Nc);
+    for (int64_t i = 0; i < n_test; i++) test[2 * i] %= Nq;
+    random_pairs(train, n_train, 24, Nc);
+    for (int64_t i = 0; i < n_train; i++) train[2 * i] %= Nq;
+    random_pairs(excl, n_excl, 25, Nc);
+    for (int64_t i = 0; i < n_excl; i++) excl[2 * i] %= Nq;
+    /* every other test positive a copy of its anchor's row: hits at small K, and ties */
+    for (int64_t i = 0; i < n_test; i += 2) memcpy(c + test[2 * i + 1] * D, q + test[2 * i] * D, (size_t)D * 4);
+    const int Ks[] = {1, 10, 3000};
+    for (int t = 0; t < 3; t++) {
+        double r1, n1, r2, n2;
+        int64_t a1, a2;
+        cgnn_err err = {0};
+        ASSERT(lp_full_ranking_typed(q, Nq, c, Nc, D, 0, test, n_test, train, n_train, excl, n_excl, Ks[t], &r1, &n1,
+                                     &a1, &err) == 0);
+        ASSERT(lp_full_ranking_typed_ref(q, Nq, c, Nc, D, 0, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2,
+                                         &n2, &a2, &err) == 0);
+        fprintf(stderr, "  typed K %4d: %lld anchors, recall %.6f ndcg %.6f (ref %.6f %.6f)\n", Ks[t], (long long)a1,
+                r1, n1, r2, n2);
+        ASSERT_EQ(a1, a2);
+        ASSERT(a1 > 50 && a1 <= Nq);
+        ASSERT_NEAR(r1, r2, 1e-12);
+        ASSERT_NEAR(n1, n2, 1e-12);
+        if (Ks[t] == 3000) ASSERT_NEAR(r1, 1.0, 1e-12);
+        if (Ks[t] == 10) ASSERT(r1 > 0.2);
+    }
+    /* hand case: one anchor (1, 0); candidates 0, 1, 2 score 1, 0.5, 0.25. Across types candidate
+     * 0 is another node than anchor 0: a positive 1 ranks second. In one space node 0 is the
+     * anchor itself, left out: positive 1 ranks first, as lp_full_ranking says. */
+    const float hq[2] = {1, 0}, hc[6] = {1, 0, 0.5f, 0, 0.25f, 0};
+    const int64_t p0[2] = {0, 0}, p1[2] = {0, 1};
+    double r, nd;
+    int64_t na;
+    cgnn_err err = {0};
+    ASSERT(lp_full_ranking_typed(hq, 1, hc, 3, 2, 0, p0, 1, NULL, 0, NULL, 0, 1, &r, &nd, &na, &err) == 0);
+    ASSERT_NEAR(r, 1.0, 0);
+    ASSERT(lp_full_ranking_typed(hq, 1, hc, 3, 2, 0, p1, 1, NULL, 0, NULL, 0, 1, &r, &nd, &na, &err) == 0);
+    ASSERT_NEAR(r, 0.0, 0); /* candidate 0 (another type's node 0) outranks the positive */
+    ASSERT(lp_full_ranking_typed(hc, 3, hc, 3, 2, 1, p1, 1, NULL, 0, NULL, 0, 1, &r, &nd, &na, &err) == 0);
+    ASSERT_NEAR(r, 1.0, 0); /* one space: node 0 is the anchor itself, left out */
+    double r2, nd2;
+    int64_t na2;
+    ASSERT(lp_full_ranking(hc, 3, 2, p1, 1, NULL, 0, NULL, 0, 1, &r2, &nd2, &na2, &err) == 0);
+    ASSERT(r == r2 && nd == nd2 && na == na2);
+    /* ids against their own type: anchor 1 of a 1-node type, positive 2 of 3 candidates is fine */
+    const int64_t bad_anchor[2] = {1, 2};
+    ASSERT(lp_full_ranking_typed(hq, 1, hc, 3, 2, 0, bad_anchor, 1, NULL, 0, NULL, 0, 1, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "anchor id 1 out of range [0, 1)");
+    const int64_t bad_pos[2] = {0, 3};
+    ASSERT(lp_full_ranking_typed_ref(hq, 1, hc, 3, 2, 0, bad_pos, 1, NULL, 0, NULL, 0, 1, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "positive id 3 out of range [0, 3)");
+    free(q), free(c), free(test), free(train), free(excl);
+}
+
 int main(void) {
     RUN(rank_hand);
     RUN(rank_boundaries_and_nan);
@@ -570,6 +634,7 @@ int main(void) {
     RUN(full_recall_not_capped);
     RUN(full_errors);
     RUN(full_fast_vs_ref);
+    RUN(full_typed);
     RUN(full_timing);
     RUN(auc_ap_hand);
     RUN(auc_ap_undefined);

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # test_rank.sh CGNN — `cgnn rank`: full-ranking Recall@K / NDCG@K on a tiny dataset whose answer
-# is known (two disjoint cliques), a brute-force cross-check written in numpy, and error cases.
+# is known (two disjoint cliques), a brute-force cross-check written in numpy, and error cases;
+# on a typed dataset (users, items): anchors of the edge type's src type ranked against every
+# node of its dst type from the directory cgnn embed writes (<type>.npy), checked against a
+# numpy brute force for a two-type edge type (the anchor's own id is not excluded: another node)
+# and a one-type edge type (user:follows:user, the anchor excluded), plus its errors.
 set -u
 CGNN=${1:?usage: test_rank.sh path/to/cgnn}
 SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -9,7 +13,7 @@ if ! "$PY" -c "import numpy" 2>/dev/null; then
   echo "SKIP: test_rank.sh needs /usr/bin/python3 with numpy"; exit 77
 fi
 TMP=$(mktemp -d /tmp/cgnn-rank-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$TMP"' EXIT
 fails=0
 pass=0
 
@@ -132,6 +136,102 @@ expect 2 "bad --split" -- "$CGNN" rank --embeddings "$DS/emb.npy" --dataset "$DS
 contains "--split" "bad split named"
 expect 2 "no LP task" -- "$CGNN" rank --embeddings "$DS/emb.npy" --dataset "$SRC/data/cora"
 contains "no link-prediction task" "dataset without an LP task"
+
+# ---- a typed dataset: users (9) buy items (13), users follow users ----
+"$PY" - "$TMP/typed" <<'PY' || { echo "FAIL: writing the typed dataset"; exit 1; }
+import os, sys
+import numpy as np
+d = sys.argv[1]
+os.makedirs(d + "/emb")
+rng = np.random.default_rng(5)
+U, I, D = 9, 13, 3
+buys = np.array(sorted({(int(rng.integers(U)), int(rng.integers(I))) for _ in range(70)}), dtype=np.int64)
+follows = np.array(sorted({(u, v) for u, v in rng.integers(U, size=(40, 2)) if u != v}), dtype=np.int64)
+def split3(p):
+    k = rng.permutation(len(p)); a, b = len(p) // 2, 3 * len(p) // 4
+    return p[np.sort(k[:a])], p[np.sort(k[a:b])], p[np.sort(k[b:])]
+btr, bva, bte = split3(buys)
+ftr, fva, fte = split3(follows)
+# the test split of buys is labelled: its rows plus listed negatives (label 0) that must not count
+neg = np.array([(u, (u * 5 + 1) % I) for u in range(U)], dtype=np.int64)
+bte_all = np.concatenate([bte, neg]); bte_lab = np.concatenate([np.ones(len(bte)), np.zeros(len(neg))]).astype(np.int64)
+np.save(f"{d}/edges-buys.npy", btr.T.copy()); np.save(f"{d}/edges-bought.npy", btr[:, ::-1].T.copy())
+np.save(f"{d}/edges-follows.npy", ftr.T.copy())
+for name, arr in [("b-train", btr), ("b-valid", bva), ("b-test", bte_all), ("b-test-labels", bte_lab),
+                  ("f-train", ftr), ("f-valid", fva), ("f-test", fte)]:
+    np.save(f"{d}/{name}.npy", arr)
+# embeddings: rounded to halves (ties), user rows a few item rows' copies (hits)
+user = np.round(rng.normal(size=(U, D)) * 2) / 2
+item = np.round(rng.normal(size=(I, D)) * 2) / 2
+for u, i in bte[::2]: item[i] = user[u]
+np.save(f"{d}/emb/user.npy", user.astype(np.float32)); np.save(f"{d}/emb/item.npy", item.astype(np.float32))
+np.save(f"{d}/emb/tag.npy", np.zeros((2, D), np.float32))
+os.makedirs(d + "/emb_short")
+np.save(f"{d}/emb_short/item.npy", item[:5].astype(np.float32))
+np.save(f"{d}/emb_short/user.npy", user.astype(np.float32))
+def sset(name, typ, seeds, labels=None):
+    s = f"    {name}:\n      - type: \"{typ}\"\n        data:\n          - name: seeds\n            format: numpy\n            path: {seeds}\n"
+    if labels: s += f"          - name: labels\n            format: numpy\n            path: {labels}\n"
+    return s
+with open(f"{d}/metadata.yaml", "w") as f:
+    f.write("dataset_name: shop\ngraph:\n  nodes:\n    - {type: user, num: %d}\n    - {type: item, num: %d}\n"
+            "    - {type: tag, num: 2}\n  edges:\n" % (U, I))
+    for t, p in [("user:buys:item", "edges-buys.npy"), ("item:bought_by:user", "edges-bought.npy"),
+                 ("user:follows:user", "edges-follows.npy")]:
+        f.write(f"    - {{type: \"{t}\", format: numpy, path: {p}}}\n")
+    f.write("tasks:\n  - name: buy\n")
+    f.write(sset("train_set", "user:buys:item", "b-train.npy") + sset("validation_set", "user:buys:item", "b-valid.npy")
+            + sset("test_set", "user:buys:item", "b-test.npy", "b-test-labels.npy"))
+    f.write("  - name: follow\n")
+    f.write(sset("train_set", "user:follows:user", "f-train.npy") + sset("validation_set", "user:follows:user", "f-valid.npy")
+            + sset("test_set", "user:follows:user", "f-test.npy"))
+# brute force: per anchor, candidates = every node of the dst type less the anchor's train (and,
+# for test, validation) positives (and, one type, the anchor itself), its split positives always
+# in; score descending, then id; Recall@K and NDCG@K averaged over anchors
+def brute(Q, C, rank, train, excl, same, K):
+    rec, nd = [], []
+    for a in np.unique(rank[:, 0]):
+        T = set(rank[rank[:, 0] == a, 1].tolist())
+        x = set(train[train[:, 0] == a, 1].tolist()) | set(excl[excl[:, 0] == a, 1].tolist())
+        if same: x |= {int(a)}
+        cands = [v for v in range(len(C)) if v not in x - T]
+        cands.sort(key=lambda v: (-float(np.float32(Q[a] @ C[v])), v))
+        hits = [r for r, v in enumerate(cands[:K]) if v in T]
+        rec.append(len(hits) / len(T))
+        nd.append(sum(1 / np.log2(r + 2) for r in hits) / sum(1 / np.log2(r + 2) for r in range(min(K, len(T)))))
+    return np.mean(rec), np.mean(nd), len(rec)
+empty = np.zeros((0, 2), np.int64)
+with open(f"{d}/expected.txt", "w") as f:
+    for tag, Q, C, rank, train, excl, same, K in [
+            ("buy-test-3", user, item, bte, btr, bva, False, 3), ("buy-valid-2", user, item, bva, btr, empty, False, 2),
+            ("follow-test-2", user, user, fte, ftr, fva, True, 2)]:
+        r, n, a = brute(Q, C, rank, train, excl, same, K)
+        f.write(f"{tag} {a} anchors Recall@{K}: {r:.6f} NDCG@{K}: {n:.6f}\n")
+PY
+TD=$TMP/typed
+expect 0 "typed rank buy test" -- "$CGNN" rank --embeddings "$TD/emb" --dataset "$TD" --task buy --k 3
+contains "candidates: every item node (13 x 3 dims)" "typed: the candidates are the dst type's nodes"
+line=$(grep "^buy-test-3 " "$TD/expected.txt")
+contains "$(awk '{print $2}' <<<"$line") anchors of type user" "buy test: anchors"
+contains "Recall@3: $(awk '{print $5}' <<<"$line")" "buy test: recall = numpy brute force"
+contains "NDCG@3: $(awk '{print $7}' <<<"$line")" "buy test: ndcg = numpy brute force"
+expect 0 "typed rank buy valid" -- "$CGNN" rank --embeddings "$TD/emb" --dataset "$TD" --task buy --k 2 --split valid
+line=$(grep "^buy-valid-2 " "$TD/expected.txt")
+contains "$(awk '{print $2}' <<<"$line") anchors of type user" "buy valid: anchors"
+contains "Recall@2: $(awk '{print $5}' <<<"$line")" "buy valid: recall = numpy brute force"
+contains "NDCG@2: $(awk '{print $7}' <<<"$line")" "buy valid: ndcg = numpy brute force"
+expect 0 "typed rank follow (one node type)" -- "$CGNN" rank --embeddings "$TD/emb" --dataset "$TD" --task follow --k 2
+line=$(grep "^follow-test-2 " "$TD/expected.txt")
+contains "$(awk '{print $2}' <<<"$line") anchors of type user" "follow: anchors"
+contains "candidates: every user node (9 x 3 dims)" "follow: candidates are users"
+contains "Recall@2: $(awk '{print $5}' <<<"$line")" "follow: recall = numpy brute force"
+contains "NDCG@2: $(awk '{print $7}' <<<"$line")" "follow: ndcg = numpy brute force"
+expect 2 "typed: --embeddings a file" -- "$CGNN" rank --embeddings "$TD/emb/user.npy" --dataset "$TD" --task buy
+contains "name the directory cgnn embed wrote" "typed file error";  contains "user.npy and item.npy" "typed file error names the files"
+expect 2 "typed: wrong rows" -- "$CGNN" rank --embeddings "$TD/emb_short" --dataset "$TD" --task buy
+contains "node type 'item' of dataset" "typed wrong rows names the type"
+expect 2 "typed: missing file" -- "$CGNN" rank --embeddings "$TD/nowhere" --dataset "$TD" --task buy
+contains "$TD/nowhere/user.npy" "typed missing file named"
 
 echo "test_rank: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -155,7 +155,83 @@ TEST(round_trip_and_refusals) {
     free(l2);
 }
 
+/* The value of fp's field key, or NULL. */
+static const char *fp_value(const train_state_fingerprint *fp, const char *key) {
+    for (int i = 0; i < fp->n; i++)
+        if (strcmp(fp->key[i], key) == 0) return fp->value[i];
+    return NULL;
+}
+
+/* A typed graph's fingerprint: short lists are spelled out, long ones (30 types with long names)
+ * are a count and a hash that still changes with any one entry; fanouts per edge type; the
+ * featureless types' optimiser only when there are tables. */
+TEST(typed_fingerprint) {
+    task_config *cfg = calloc(1, sizeof *cfg);
+    cfg->args.optim.lr = 0.01;
+    snprintf(cfg->args.embedding_optim, sizeof cfg->args.embedding_optim, "SparseAdam");
+    cfg->args.num_bases = 2;
+    enum { T = 30 };
+    ds_node_type nt[T];
+    ds_edge_type *et = calloc(2, sizeof *et);
+    memset(nt, 0, sizeof nt);
+    for (int t = 0; t < T; t++) {
+        snprintf(nt[t].name, sizeof nt[t].name, "node_type_with_a_long_name_%02d", t);
+        nt[t].num_nodes = 100 + t;
+    }
+    snprintf(et[0].name, sizeof et[0].name, "node_type_with_a_long_name_00:r:node_type_with_a_long_name_01");
+    et[0].edges.num_edges = 5;
+    snprintf(et[1].name, sizeof et[1].name, "node_type_with_a_long_name_01:s:node_type_with_a_long_name_00");
+    et[1].edges.num_edges = 7;
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.typed = 1;
+    ds.node_types = nt;
+    ds.edge_types = et;
+    ds.num_edge_types = 2;
+    const ds_feature *feat[T] = {0};
+    ds_feature f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.name, sizeof f.name, "feat");
+    f.rows = 100, f.dim = 16, f.array.dtype = NPY_DTYPE_FLOAT32;
+    feat[0] = &f;
+    int64_t fan[MINIBATCH_MAX_LAYERS][MINIBATCH_MAX_EDGE_TYPES] = {{10, 5}, {3, 0}};
+    train_state_fingerprint a, b;
+    /* short: 2 node types, spelled out */
+    ds.num_node_types = 2;
+    memset(&a, 0, sizeof a);
+    train_state_fingerprint_add_typed(&a, cfg, &ds, feat, (const int64_t(*)[MINIBATCH_MAX_EDGE_TYPES])fan, 2, 1);
+    ASSERT_STR_CONTAINS(fp_value(&a, "typed.node_types"),
+                        "2 node types: node_type_with_a_long_name_00 100, node_type_with_a_long_name_01 101");
+    ASSERT_STR_CONTAINS(fp_value(&a, "typed.inputs"), "feat (100, 16) float32, learnable");
+    ASSERT_STR_CONTAINS(fp_value(&a, "typed.num_neighbors"), "2 edge types' fanouts: [10, 3], [5, 0]");
+    ASSERT_STR_CONTAINS(fp_value(&a, "num_bases"), "2");
+    ASSERT_STR_CONTAINS(fp_value(&a, "typed.embedding_optim_class_path"), "SparseAdam");
+    /* no tables: no table optimiser */
+    memset(&b, 0, sizeof b);
+    train_state_fingerprint_add_typed(&b, cfg, &ds, feat, (const int64_t(*)[MINIBATCH_MAX_EDGE_TYPES])fan, 2, 0);
+    ASSERT(fp_value(&b, "typed.embedding_optim_class_path") == NULL);
+    /* long: 30 node types do not fit a value: a count and a hash, which one count changes */
+    ds.num_node_types = T;
+    memset(&a, 0, sizeof a);
+    train_state_fingerprint_add_typed(&a, cfg, &ds, feat, (const int64_t(*)[MINIBATCH_MAX_EDGE_TYPES])fan, 2, 1);
+    ASSERT_STR_CONTAINS(fp_value(&a, "typed.node_types"), "30 node types, hash ");
+    ASSERT(strlen(fp_value(&a, "typed.node_types")) < sizeof a.value[0] - 1);
+    nt[T - 1].num_nodes++;
+    memset(&b, 0, sizeof b);
+    train_state_fingerprint_add_typed(&b, cfg, &ds, feat, (const int64_t(*)[MINIBATCH_MAX_EDGE_TYPES])fan, 2, 1);
+    ASSERT(strcmp(fp_value(&a, "typed.node_types"), fp_value(&b, "typed.node_types")) != 0);
+    ASSERT(strcmp(fp_value(&a, "typed.edge_types"), fp_value(&b, "typed.edge_types")) == 0);
+    /* one fanout of one edge type */
+    fan[1][1] = 2;
+    memset(&b, 0, sizeof b);
+    train_state_fingerprint_add_typed(&b, cfg, &ds, feat, (const int64_t(*)[MINIBATCH_MAX_EDGE_TYPES])fan, 2, 1);
+    ASSERT_STR_CONTAINS(fp_value(&b, "typed.num_neighbors"), "[5, 2]");
+    free(et);
+    free(cfg);
+}
+
 int main(void) {
     RUN(round_trip_and_refusals);
+    RUN(typed_fingerprint);
     return test_summary();
 }

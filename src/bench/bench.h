@@ -38,6 +38,7 @@ int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err);
 typedef struct bench_train_opts {
     const char *dataset;        /* dataset directory with a node-classification task */
     model_kind model;
+    int model_is_default;       /* --model not given: HeteroSAGE on a typed dataset */
     int num_layers;             /* = the number of fanouts */
     int64_t fanouts[MINIBATCH_MAX_LAYERS];
     int64_t batch_size;
@@ -52,7 +53,8 @@ typedef struct bench_train_opts {
 } bench_train_opts;
 
 /* `cgnn bench train`: training steps (loader -> forward -> loss -> backward -> Adam) on the
- * dataset's node-classification train split. Each round runs the pipelined step (sampler
+ * dataset's node-classification train split (a typed dataset: the typed path of cgnn train, with
+ * HeteroSAGE or RGCN, the fanouts on every edge type, learnable tables for featureless types). Each round runs the pipelined step (sampler
  * threads prefetching), the same step again on the same built batch (compute alone, on a
  * second copy of the parameters) and the step's GEMMs replayed through cblas_sgemm (the
  * same-shape peak); every GEMM is counted and timed through ops_gemm_stats. Then, in the same

@@ -23,6 +23,15 @@
  * the all-thread copy bandwidth (optionally + its sampling at the uncontended rate spread over
  * the compute threads); "fraction of roofline" = bound / median pipelined step.
  * Every figure is a median over the timed rounds (or over repeats of a yardstick).
+ *
+ * A typed dataset (HeteroSAGE / RGCN) runs the typed path of `cgnn train` on its node
+ * classification task: the typed sampler with --fanouts on every edge type, each featured type's
+ * rows gathered (the gather figures count every featured type's rows), each featureless type a
+ * learnable table as the trainer makes it (its rows written into the batch before the forward —
+ * counted in forward — and its sparse step counted in optimiser; the compute-alone copy has its
+ * own tables). Every GEMM goes through ops_gemm_stats (ops_linear_* and ops_gemm); a typed
+ * batch's GEMM count varies when a node type is absent from some batches, and then the per-GEMM
+ * table is left out.
  */
 #include <cblas.h>
 #undef I /* OpenBLAS's cblas.h pulls in <complex.h> */
@@ -38,7 +47,9 @@
 
 #include "bench/bench.h"
 #include "graph/csc.h"
+#include "graph/typed_graph.h"
 #include "io/dataset.h"
+#include "nn/embedding.h"
 #include "nn/model.h"
 #include "nn/ops.h"
 #include "optim/optim.h"
@@ -50,7 +61,38 @@
 #define BENCH_COPY_REPS 5
 #define BENCH_MIN_COPY_BYTES ((size_t)64 << 20)
 
+/* bench_train_gemm_flops of a typed model (HeteroSAGE, RGCN; nn/hetero.c) on a typed batch; -1
+ * for a typed kind whose GEMMs it does not know. */
+static double typed_gemm_flops(const model_config *cfg, const minibatch *mb) {
+    const model_types *ty = cfg->types;
+    const minibatch_typed *tb = mb->typed;
+    const int L = cfg->num_layers, T = ty->num_node_types, K = ty->num_edge_types;
+    const double H = (double)cfg->hidden_dim;
+    if (cfg->kind != MODEL_HETERO_SAGE && cfg->kind != MODEL_RGCN) return -1;
+    double flops = 0.0;
+    for (int t = 0; t < T; t++) { /* input stage: forward + weight gradient (+ input gradient: tables) */
+        const double n = (double)tb->num_nodes[t][L];
+        if (n > 0) flops += 2.0 * n * (double)ty->in_dim[t] * H * (ty->input_grad[t] ? 3.0 : 2.0);
+    }
+    for (int l = 0; l < L; l++) {
+        const double I = H, O = l == L - 1 ? (double)cfg->out_dim : H;
+        for (int e = 0; e < K; e++) { /* per edge type with destinations: forward, dW and dX of each linear */
+            const double nd = (double)tb->num_nodes[ty->etype_dst[e]][L - 1 - l];
+            if (nd > 0) flops += (cfg->kind == MODEL_HETERO_SAGE ? 2.0 : 1.0) * 3.0 * 2.0 * nd * I * O;
+        }
+        if (cfg->kind != MODEL_RGCN) continue;
+        for (int t = 0; t < T; t++) { /* root: forward, dW, dX */
+            const double nd = (double)tb->num_nodes[t][L - 1 - l];
+            if (nd > 0) flops += 3.0 * 2.0 * nd * I * O;
+        }
+        if (ty->num_bases > 0) /* W_r = comp · V, and its two gradients */
+            flops += 3.0 * 2.0 * (double)K * (double)ty->num_bases * I * O;
+    }
+    return flops;
+}
+
 double bench_train_gemm_flops(const model_config *cfg, const minibatch *mb) {
+    if (cfg->types) return typed_gemm_flops(cfg, mb);
     const int L = cfg->num_layers;
     double flops = 0.0;
     for (int l = 0; l < L; l++) {
@@ -82,6 +124,8 @@ typedef struct step_rec {
     double replay_seconds;                       /* the step's GEMMs replayed (pipelined only) */
     double sample_seconds, gather_seconds;       /* the producer's, for this batch */
     double items, edges, input_nodes;
+    double gathered_bytes;                       /* feature rows gathered (float32 out + int64 id) */
+    double gemm_calls;
     double loss;
 } step_rec;
 
@@ -221,7 +265,100 @@ typedef struct bench_ctx {
     float *params_a;          /* (num_params) the compute-alone copy's parameters */
     float *params_save;       /* (num_params) the pipelined copy's, while the other one runs */
     float *dlogits;           /* (max seeds, out_dim) */
+    /* a typed dataset: its indexes, the task's node type, each type's input; the featureless
+     * types' tables, one set per parameter copy (pipelined, compute alone) */
+    model_kind kind;          /* --model, or HeteroSAGE by default on a typed dataset */
+    int typed;
+    typed_graph tg;
+    int seed_type;
+    const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES];
+    int64_t twidth[MINIBATCH_MAX_NODE_TYPES];
+    model_types mtypes;
+    embedding_table temb[2][MINIBATCH_MAX_NODE_TYPES];
+    int have_temb[MINIBATCH_MAX_NODE_TYPES];
 } bench_ctx;
+
+/* bench_setup on a typed dataset: the per-edge-type indexes, --fanouts on every edge type, each
+ * type's input (its feature, or a learnable table of hidden width with SparseAdam, as cgnn train
+ * makes it by default), the typed model sized for the loader's batches. */
+static int setup_typed(bench_ctx *c, const ds_task *task, int64_t out_dim, cgnn_err *err) {
+    const bench_train_opts *o = c->o;
+    const dataset *ds = &c->ds;
+    const int T = ds->num_node_types, K = ds->num_edge_types, L = o->num_layers;
+    if (typed_graph_open(&c->tg, ds, c->threads, err) != 0) return -1;
+    c->seed_type = task->type;
+    memset(&c->lc, 0, sizeof c->lc);
+    c->lc.typed = &c->tg;
+    c->lc.typed_sampler.num_layers = L;
+    for (int h = 0; h < L; h++)
+        for (int e = 0; e < K; e++) c->lc.typed_sampler.fanouts[h][e] = o->fanouts[h];
+    const char *names[MINIBATCH_MAX_EDGE_TYPES];
+    for (int e = 0; e < K; e++) names[e] = ds->edge_types[e].name;
+    if (typed_sampler_config_check(&c->tg, &c->lc.typed_sampler, names, err) != 0) return err_prefix(err, "--fanouts: ");
+    c->lc.seed_type = c->seed_type;
+    c->lc.batch_size = o->batch_size;
+    c->lc.shuffle = 1;
+    c->lc.seed = o->seed;
+    c->lc.world_size = 1;
+    c->lc.gather_threads = o->gather_threads;
+    model_types *ty = &c->mtypes;
+    memset(ty, 0, sizeof *ty);
+    ty->num_node_types = T;
+    ty->num_edge_types = K;
+    for (int t = 0; t < T; t++) {
+        snprintf(ty->node_type[t], MODEL_TYPE_NAME_MAX, "%s", ds->node_types[t].name);
+        const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, t, "feat");
+        for (int i = 0; i < ds->num_features && !f; i++)
+            if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == t) f = &ds->features[i];
+        c->tfeat[t] = f;
+        c->twidth[t] = f ? f->dim : o->hidden;
+        if (!f) {
+            for (int k = 0; k < 2; k++)
+                if (embedding_init(&c->temb[k][t], ds->node_types[t].num_nodes, o->hidden, o->seed ^ (uint64_t)(t + 1),
+                                   EMB_OPTIM_SPARSE_ADAM, 0.003, 0.9, 0.999, 1e-8, err) != 0)
+                    return -1;
+            c->have_temb[t] = 1;
+            ty->input_grad[t] = 1;
+        }
+        ty->in_dim[t] = c->twidth[t];
+        c->lc.type_feature[t] = f;
+        c->lc.type_width[t] = c->twidth[t];
+    }
+    for (int e = 0; e < K; e++) {
+        const ds_edge_type *et = &ds->edge_types[e];
+        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        CGNN_CHECK(c1 && c2); /* validated by the reader */
+        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
+        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
+        ty->etype_src[e] = et->src_type;
+        ty->etype_dst[e] = et->dst_type;
+    }
+    ty->output_type = c->seed_type;
+    loader_typed_capacity(&c->lc, &ty->cap);
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.kind = c->kind;
+    mc.num_layers = L;
+    mc.hidden_dim = o->hidden;
+    mc.out_dim = out_dim;
+    mc.dropout = (float)o->dropout;
+    mc.types = ty;
+    minibatch_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap.num_layers = L;
+    cap.max_items = o->batch_size;
+    if (model_init(&c->m, &mc, &cap, o->seed, err) != 0) return err_prefix(err, "bench train: model: ");
+    optim_default_config(&c->ocfg, OPTIM_ADAM, 0.003);
+    if (optim_init(&c->opt_p, &c->ocfg, c->m.num_params, err) != 0 ||
+        optim_init(&c->opt_a, &c->ocfg, c->m.num_params, err) != 0)
+        return -1;
+    c->params_a = cgnn_malloc((size_t)c->m.num_params * sizeof(float));
+    c->params_save = cgnn_malloc((size_t)c->m.num_params * sizeof(float));
+    memcpy(c->params_a, c->m.params, (size_t)c->m.num_params * sizeof(float));
+    c->dlogits = cgnn_malloc((size_t)(ty->cap.max_nodes[c->seed_type][0] + 1) * (size_t)out_dim * sizeof(float));
+    return 0;
+}
 
 static int bench_setup(bench_ctx *c, cgnn_err *err) {
     const bench_train_opts *o = c->o;
@@ -234,9 +371,15 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
                        "`cgnn generate --preset products --out %s`, or pass --dataset DIR",
                        o->dataset, o->dataset);
     if (dataset_open(&c->ds, o->dataset, err) != 0) return -1;
-    if (dataset_is_typed(&c->ds)) /* the model and sampler see one node and one edge type */
-        return err_set(err, CGNN_ERR_INPUT, "%s: bench train: typed graphs are not supported yet (%d node types)",
-                       c->ds.dir, c->ds.num_node_types);
+    c->typed = dataset_is_typed(&c->ds);
+    c->kind = c->typed && o->model_is_default ? MODEL_HETERO_SAGE : o->model;
+    if (c->typed != model_kind_is_typed(c->kind))
+        return err_set(err, CGNN_ERR_INPUT, "--model: %s is a %s model, but the dataset %s is %s%s",
+                       model_kind_name(c->kind), model_kind_is_typed(c->kind) ? "typed" : "homogeneous", c->ds.dir,
+                       c->typed ? "typed" : "not typed", c->typed ? ": use --model HeteroSAGE or RGCN" : "");
+    if (c->typed && c->kind != MODEL_HETERO_SAGE && c->kind != MODEL_RGCN)
+        return err_set(err, CGNN_ERR_INPUT, "--model: bench train has no GEMM accounting for %s (HeteroSAGE and RGCN on "
+                       "typed datasets)", model_kind_name(c->kind));
     const ds_task *task = NULL;
     for (int t = 0; t < c->ds.num_tasks && !task; t++)
         if (c->ds.tasks[t].kind == DS_TASK_NODE_CLASSIFICATION) task = &c->ds.tasks[t];
@@ -246,13 +389,14 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
     c->train = &task->splits[DS_SPLIT_TRAIN];
     if (!c->train->present || c->train->num_items < 1 || !c->train->labels)
         return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no labelled train_set", c->ds.dir, task->name);
+    int64_t out_dim = task->num_classes;
+    for (int64_t i = 0; i < c->train->num_items; i++)
+        if (c->train->labels[i] >= out_dim) out_dim = c->train->labels[i] + 1;
+    if (c->typed) return setup_typed(c, task, out_dim, err);
     c->feat = dataset_find_feature(&c->ds, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < c->ds.num_features && !c->feat; i++)
         if (c->ds.features[i].domain == DS_DOMAIN_NODE) c->feat = &c->ds.features[i];
     if (!c->feat) return err_set(err, CGNN_ERR_INPUT, "%s: no node features in feature_data", c->ds.dir);
-    int64_t out_dim = task->num_classes;
-    for (int64_t i = 0; i < c->train->num_items; i++)
-        if (c->train->labels[i] >= out_dim) out_dim = c->train->labels[i] + 1;
     if (csc_open_cached(&c->g, &c->ds, 0, c->threads, err) != 0) return -1;
 
     memset(&c->lc, 0, sizeof c->lc);
@@ -269,7 +413,7 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
     sampler_capacity(&c->g, &c->lc.sampler, o->batch_size, c->feat->dim, &cap);
     model_config mc;
     memset(&mc, 0, sizeof mc);
-    mc.kind = o->model;
+    mc.kind = c->kind;
     mc.num_layers = o->num_layers;
     mc.in_dim = c->feat->dim;
     mc.hidden_dim = o->hidden;
@@ -300,6 +444,11 @@ static void free_model(bench_ctx *c) {
 
 static void bench_teardown(bench_ctx *c) {
     free_model(c);
+    for (int k = 0; k < 2; k++)
+        for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++)
+            if (c->have_temb[t]) embedding_free(&c->temb[k][t]);
+    memset(c->have_temb, 0, sizeof c->have_temb);
+    typed_graph_free(&c->tg);
     csc_free(&c->g);
     dataset_close(&c->ds);
 }
@@ -317,6 +466,17 @@ static minibatch *next_batch(loader *l, int *epoch) {
     return mb;
 }
 
+/* Bytes a batch's feature gather moved: a float32 row out and its int64 id read per input node
+ * (typed: per node of each featured type). */
+static double gathered_bytes(const bench_ctx *c, const minibatch *mb) {
+    if (!c->typed) return (double)mb->num_input_nodes * (double)(c->feat->dim * 4 + 8);
+    const minibatch_typed *ty = mb->typed;
+    double b = 0;
+    for (int t = 0; t < ty->num_node_types; t++)
+        if (c->tfeat[t]) b += (double)ty->num_nodes[t][ty->num_layers] * (double)(c->tfeat[t]->dim * 4 + 8);
+    return b;
+}
+
 /* One training step of the model on mb with Adam state opt, timed into *r (forward, backward,
  * optim, GEMM seconds and FLOPs through gs). Returns 0, or -1 with *err on a non-finite loss
  * or a GEMM FLOP count that disagrees with the batch's shapes. */
@@ -324,15 +484,27 @@ static int train_step(bench_ctx *c, minibatch *mb, optim *opt, int k, ops_gemm_s
                       cgnn_err *err) {
     gs->seconds = gs->flops = 0;
     gs->num_calls = gs->num_logged = 0;
+    embedding_table *tables = opt == &c->opt_p ? c->temb[0] : c->temb[1]; /* this copy's tables (typed) */
+    const minibatch_typed *ty = mb->typed;
     const double t0 = timer_now();
+    for (int t = 0; c->typed && t < ty->num_node_types; t++) /* the featureless types' current rows */
+        if (c->have_temb[t])
+            embedding_gather(&tables[t], ty->nodes[t], ty->num_nodes[t][ty->num_layers], ty->features[t], ty->feat_dim[t],
+                             0);
     model_zero_grad(&c->m);
     const float *logits = model_forward(&c->m, mb, 1, rng_key(c->o->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)k));
-    const double loss = model_softmax_ce(c->dlogits, logits, mb->item_local, mb->labels, mb->num_items, mb->num_seeds,
+    const int64_t rows = c->typed ? ty->num_nodes[c->seed_type][0] : mb->num_seeds;
+    const double loss = model_softmax_ce(c->dlogits, logits, mb->item_local, mb->labels, mb->num_items, rows,
                                          c->m.cfg.out_dim, NULL);
     const double t1 = timer_now();
     model_backward(&c->m, mb, c->dlogits);
     const double t2 = timer_now();
     optim_step(opt, c->m.params, c->m.grads, c->ocfg.lr);
+    for (int t = 0; c->typed && t < ty->num_node_types; t++) /* sparse steps on the rows the batch touched */
+        if (c->have_temb[t] && embedding_sparse_step(&tables[t], NULL, ty->nodes[t], model_typed_input_grad(&c->m, t),
+                                                     ty->num_nodes[t][ty->num_layers], c->twidth[t], 0, c->ocfg.lr,
+                                                     1.0, err) != 0)
+            return -1;
     const double t3 = timer_now();
     r->forward = t1 - t0;
     r->backward = t2 - t1;
@@ -345,9 +517,12 @@ static int train_step(bench_ctx *c, minibatch *mb, optim *opt, int k, ops_gemm_s
     r->items = (double)mb->num_items;
     r->edges = (double)mb->num_sampled_edges;
     r->input_nodes = (double)mb->num_input_nodes;
+    r->gathered_bytes = gathered_bytes(c, mb);
+    r->gemm_calls = (double)gs->num_calls;
     r->loss = loss;
     if (!isfinite(loss)) return err_set(err, CGNN_ERR_RUNTIME, "bench train: the training loss is %g at step %d", loss, k);
     const double want = bench_train_gemm_flops(&c->m.cfg, mb);
+    CGNN_CHECK(want >= 0); /* a model kind the bench knows (checked at setup) */
     if (gs->flops != want) /* a GEMM of the model escaped the accounting: a bug */
         return err_set(err, CGNN_ERR_RUNTIME, "bench train: step %d counted %.0f GEMM FLOPs, the batch's shapes give %.0f",
                        k, gs->flops, want);
@@ -358,7 +533,8 @@ typedef struct rounds_out {
     step_rec *pipe, *alone;   /* (steps) */
     ops_gemm_call *calls;     /* (steps, cps) the pipelined steps' GEMMs */
     double *replay;           /* (steps, cps) seconds of each replayed GEMM */
-    int cps;                  /* GEMMs per step */
+    int cps;                  /* GEMMs per step (step 0's) */
+    int cps_vary;             /* typed: the count differs between steps */
     int max_cps;              /* capacity of a step's row in calls / replay */
     double operand_bytes;     /* the replay's scratch operands at their largest */
 } rounds_out;
@@ -370,7 +546,8 @@ static int run_rounds(bench_ctx *c, rounds_out *ro, cgnn_err *err) {
     loader l;
     loader_config lc = c->lc;
     lc.num_workers = o->workers;
-    if (loader_init(&l, &c->g, c->train->seeds, c->train->labels, c->train->num_items, &lc, err) != 0) return -1;
+    if (loader_init(&l, c->typed ? NULL : &c->g, c->train->seeds, c->train->labels, c->train->num_items, &lc, err) != 0)
+        return -1;
     int epoch = 0, rc = 0;
     loader_start_epoch(&l, epoch, 0);
     ops_gemm_call *steplog = cgnn_calloc((size_t)ro->max_cps, sizeof(ops_gemm_call));
@@ -393,8 +570,10 @@ static int run_rounds(bench_ctx *c, rounds_out *ro, cgnn_err *err) {
         p.step += p.wait;
         const int n = (int)gs.num_calls;
         if (rc == 0 && ro->cps < 0) ro->cps = n;
-        if (rc == 0 && (n != ro->cps || n > ro->max_cps))
-            rc = err_set(err, CGNN_ERR_RUNTIME, "bench train: step %d ran %d GEMMs, step 0 ran %d", k, n, ro->cps);
+        if (rc == 0 && n != ro->cps && c->typed) ro->cps_vary = 1; /* a node type absent from some batches */
+        if (rc == 0 && ((n != ro->cps && !c->typed) || n > ro->max_cps))
+            rc = err_set(err, CGNN_ERR_RUNTIME, "bench train: step %d ran %d GEMMs, step 0 ran %d (at most %d)", k, n,
+                         ro->cps, ro->max_cps);
         /* 2. compute alone: the same batch, the other copy of the parameters */
         if (rc == 0) {
             memcpy(c->params_save, c->m.params, pbytes);
@@ -439,7 +618,8 @@ static int run_producer(bench_ctx *c, step_rec *recs, cgnn_err *err) {
     loader l;
     loader_config lc = c->lc;
     lc.num_workers = 0;
-    if (loader_init(&l, &c->g, c->train->seeds, c->train->labels, c->train->num_items, &lc, err) != 0) return -1;
+    if (loader_init(&l, c->typed ? NULL : &c->g, c->train->seeds, c->train->labels, c->train->num_items, &lc, err) != 0)
+        return -1;
     int epoch = 0;
     loader_start_epoch(&l, epoch, 0);
     for (int k = 0; k < o->warmup + o->steps; k++) {
@@ -449,6 +629,7 @@ static int run_producer(bench_ctx *c, step_rec *recs, cgnn_err *err) {
             r->sample_seconds = mb->sample_seconds;
             r->gather_seconds = mb->gather_seconds;
             r->input_nodes = (double)mb->num_input_nodes;
+            r->gathered_bytes = gathered_bytes(c, mb);
         }
         loader_release(&l, mb);
     }
@@ -474,11 +655,6 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     const int gt = o->gather_threads > 1 ? o->gather_threads : 1; /* threads of a batch's gather */
     rounds_out ro;
     memset(&ro, 0, sizeof ro);
-    ro.max_cps = 6 * o->num_layers; /* <= 2 linears x 3 GEMMs per layer */
-    ro.pipe = cgnn_calloc((size_t)S, sizeof(step_rec));
-    ro.alone = cgnn_calloc((size_t)S, sizeof(step_rec));
-    ro.calls = cgnn_calloc((size_t)S * ro.max_cps, sizeof(ops_gemm_call));
-    ro.replay = cgnn_calloc((size_t)S * ro.max_cps, sizeof(double));
     step_rec *prod = cgnn_calloc((size_t)S, sizeof(step_rec));
     const size_t ntmp = (size_t)(S > BENCH_SQUARE_REPS ? S : BENCH_SQUARE_REPS);
     double *tmp = cgnn_calloc(ntmp, sizeof(double)), *tmp2 = cgnn_calloc(ntmp, sizeof(double));
@@ -487,8 +663,17 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     double t_setup = timer_now();
     if (bench_setup(&c, err) != 0) goto done;
     t_setup = timer_now() - t_setup;
+    const int typed = c.typed;
+    /* GEMMs per step at most: 2 linears x 3 per layer; typed: 3 per node type's input projection,
+     * per layer 6 per edge type (HeteroSAGE) or 3 per edge type + 3 per node type + 3 (RGCN) */
+    ro.max_cps = typed ? 3 * c.tg.num_node_types +
+                             o->num_layers * (6 * c.tg.num_edge_types + 3 * c.tg.num_node_types + 3)
+                       : 6 * o->num_layers;
+    ro.pipe = cgnn_calloc((size_t)S, sizeof(step_rec));
+    ro.alone = cgnn_calloc((size_t)S, sizeof(step_rec));
+    ro.calls = cgnn_calloc((size_t)S * ro.max_cps, sizeof(ops_gemm_call));
+    ro.replay = cgnn_calloc((size_t)S * ro.max_cps, sizeof(double));
     const model_config mc = c.m.cfg;
-    const int64_t F = c.feat->dim;
     fprintf(out, "cgnn bench train: %s, %d layers, hidden %lld, fanouts [", model_kind_name(mc.kind), mc.num_layers,
             (long long)mc.hidden_dim);
     for (int h = 0; h < o->num_layers; h++) fprintf(out, "%s%lld", h ? ", " : "", (long long)o->fanouts[h]);
@@ -497,11 +682,31 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
                  "(pipelined step, compute-alone step, sgemm replay); medians over the timed rounds\n",
             c.threads, c.threads == 1 ? "" : "s", o->workers, o->workers == 1 ? "" : "s",
             o->gather_threads > 1 ? o->gather_threads : 1, o->warmup, S);
-    fprintf(out, "graph: %lld nodes, %lld edges (index %s); features (%lld, %lld) %s; %lld classes; %lld train seeds; "
-                 "%lld parameters; setup %.1f s\n",
-            (long long)c.g.num_nodes, (long long)c.g.num_edges, c.g.from_cache ? "from cache" : "built",
-            (long long)c.feat->rows, (long long)F, npy_dtype_name(c.feat->array.dtype), (long long)mc.out_dim,
-            (long long)c.train->num_items, (long long)c.m.num_params, t_setup);
+    if (!typed) {
+        fprintf(out, "graph: %lld nodes, %lld edges (index %s); features (%lld, %lld) %s; %lld classes; %lld train seeds; "
+                     "%lld parameters; setup %.1f s\n",
+                (long long)c.g.num_nodes, (long long)c.g.num_edges, c.g.from_cache ? "from cache" : "built",
+                (long long)c.feat->rows, (long long)c.feat->dim, npy_dtype_name(c.feat->array.dtype),
+                (long long)mc.out_dim, (long long)c.train->num_items, (long long)c.m.num_params, t_setup);
+    } else {
+        int64_t edges = 0;
+        for (int e = 0; e < c.tg.num_edge_types; e++) edges += c.tg.csc[e]->num_edges;
+        fprintf(out, "typed graph: %d node types, %d edge types (fanouts on every edge type), %lld nodes, %lld edges; "
+                     "inputs:", c.tg.num_node_types, c.tg.num_edge_types, (long long)c.tg.offset[c.tg.num_node_types],
+                (long long)edges);
+        for (int t = 0; t < c.tg.num_node_types; t++) {
+            const ds_feature *f = c.tfeat[t];
+            if (f)
+                fprintf(out, "%s %s (%lld, %lld) %s", t ? "," : "", c.ds.node_types[t].name, (long long)f->rows,
+                        (long long)f->dim, npy_dtype_name(f->array.dtype));
+            else
+                fprintf(out, "%s %s learnable (%lld, %lld)", t ? "," : "", c.ds.node_types[t].name,
+                        (long long)c.ds.node_types[t].num_nodes, (long long)c.twidth[t]);
+        }
+        fprintf(out, "; %lld classes; %lld train seeds of type %s; %lld parameters; setup %.1f s\n",
+                (long long)mc.out_dim, (long long)c.train->num_items, c.ds.node_types[c.seed_type].name,
+                (long long)c.m.num_params, t_setup);
+    }
     fflush(out);
 
     const double m0 = machine_cpu_seconds(), s0 = self_cpu_seconds(), w0 = timer_now();
@@ -533,8 +738,7 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     const double u_samp = REC_MEDIAN(prod, S, sample_seconds, tmp), u_gath = REC_MEDIAN(prod, S, gather_seconds, tmp);
     const double items = REC_MEAN(pipe, S, items), edges = REC_MEAN(pipe, S, edges),
                  in_nodes = REC_MEAN(pipe, S, input_nodes), flops = REC_MEAN(pipe, S, gemm_flops);
-    const double row_bytes = (double)(F * 4 + 8); /* a float32 row out + its int64 id read */
-    const double gather_bytes = in_nodes * row_bytes;
+    const double gather_bytes = REC_MEAN(pipe, S, gathered_bytes); /* float32 rows out + their int64 ids */
     for (int s = 0; s < S; s++) {
         tmp[s] = rate(pipe[s].gemm_flops, pipe[s].gemm_seconds);
         tmp2[s] = rate(pipe[s].gemm_flops, pipe[s].replay_seconds);
@@ -543,8 +747,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     for (int s = 0; s < S; s++) tmp[s] = rate(alone[s].gemm_flops, alone[s].gemm_seconds);
     const double a_gemm_gfs = bench_median(tmp, S) / 1e9;
     for (int s = 0; s < S; s++) {
-        tmp[s] = rate(pipe[s].input_nodes * row_bytes, pipe[s].gather_seconds);
-        tmp2[s] = rate(prod[s].input_nodes * row_bytes, prod[s].gather_seconds);
+        tmp[s] = rate(pipe[s].gathered_bytes, pipe[s].gather_seconds);
+        tmp2[s] = rate(prod[s].gathered_bytes, prod[s].gather_seconds);
     }
     const double gather_gbs = bench_median(tmp, S) / 1e9, u_gather_gbs = bench_median(tmp2, S) / 1e9;
 
@@ -560,7 +764,7 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     for (int r = 0; r < BENCH_SQUARE_REPS; r++) tmp[r] = replay_call(&sq, &square);
     operands_free(&sq);
     const double peak_2048 = 2.0 * 2048.0 * 2048.0 * 2048.0 / bench_median(tmp, BENCH_SQUARE_REPS) / 1e9;
-    size_t copy_bytes = (size_t)(in_nodes * (double)F * 4.0);
+    size_t copy_bytes = (size_t)gather_bytes;
     if (copy_bytes < BENCH_MIN_COPY_BYTES) copy_bytes = BENCH_MIN_COPY_BYTES;
     const double copy1 = bench_copy_bandwidth(copy_bytes, 1, BENCH_COPY_REPS);
     const double copyT = c.threads > 1 ? bench_copy_bandwidth(copy_bytes, c.threads, BENCH_COPY_REPS) : copy1;
@@ -582,8 +786,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     if (others >= 0)
         fprintf(out, "other processes used %.2f of the machine's %d cores during the rounds%s\n", others,
                 omp_get_num_procs(), others > 0.2 ? " (the figures below are slowed by them)" : "");
-    fprintf(out, "per step (means): %.0f seeds, %.0f sampled edges, %.0f input nodes, %.2f GFLOP in %d GEMMs\n\n",
-            items, edges, in_nodes, flops / 1e9, cps);
+    fprintf(out, "per step (means): %.0f seeds, %.0f sampled edges, %.0f input nodes, %.2f GFLOP in %.4g GEMMs\n\n",
+            items, edges, in_nodes, flops / 1e9, REC_MEAN(pipe, S, gemm_calls));
     fprintf(out, "pipelined (%d sampler thread%s prefetching)   median ms\n", o->workers, o->workers == 1 ? "" : "s");
     fprintf(out, "  step                                %9.1f   %.0f seeds/s, %.2f M sampled edges/s\n", step * 1e3,
             items / step, edges / step / 1e6);
@@ -613,10 +817,14 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "  sgemm, 2048^3            %8.1f GFLOP/s\n", peak_2048);
     fprintf(out, "  in training / same-shape sgemm = %.0f%% (target >= 70%%: %s)\n", 100 * gemm_frac,
             verdict(v2, sizeof v2, gemm_frac >= 0.70, 100.0 * (0.70 - gemm_frac), " points"));
-    fprintf(out, "  per GEMM (the last step's shapes; row-major C(M,N) = op(A)(M,K) op(B)(K,N); medians):\n");
-    fprintf(out, "    #  op             M        N        K   GFLOP  training GF/s  sgemm GF/s\n");
+    if (ro.cps_vary)
+        fprintf(out, "  (the GEMM count varies between batches: a node type is absent from some; no per-GEMM table; %.1f "
+                     "GEMMs per step on average)\n", REC_MEAN(pipe, S, gemm_calls));
+    else
+        fprintf(out, "  per GEMM (the last step's shapes; row-major C(M,N) = op(A)(M,K) op(B)(K,N); medians):\n"
+                     "    #  op             M        N        K   GFLOP  training GF/s  sgemm GF/s\n");
     const ops_gemm_call *last = ro.calls + (size_t)(S - 1) * ro.max_cps;
-    for (int j = 0; j < cps; j++) {
+    for (int j = 0; j < cps && !ro.cps_vary; j++) {
         for (int s = 0; s < S; s++) {
             const ops_gemm_call *x = &ro.calls[(size_t)s * ro.max_cps + j];
             const double f = 2.0 * (double)x->M * (double)x->N * (double)x->K;
@@ -624,7 +832,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
             tmp2[s] = rate(f, ro.replay[(size_t)s * ro.max_cps + j]);
         }
         const ops_gemm_call *g = &last[j];
-        const char *op = !g->trans_a && g->trans_b ? "Y=X.W^T" : !g->trans_a ? "dX=dY.W" : "dW=dY^T.X";
+        const char *op = typed ? (!g->trans_a && g->trans_b ? "A.B^T" : !g->trans_a ? "A.B" : "A^T.B") /* both layouts */
+                         : !g->trans_a && g->trans_b ? "Y=X.W^T" : !g->trans_a ? "dX=dY.W" : "dW=dY^T.X";
         fprintf(out, "   %2d  %-9s %8lld %8lld %8lld %7.2f %14.1f %11.1f\n", j + 1, op, (long long)g->M, (long long)g->N,
                 (long long)g->K, 2.0 * (double)g->M * (double)g->N * (double)g->K / 1e9, bench_median(tmp, S) / 1e9,
                 bench_median(tmp2, S) / 1e9);
@@ -647,8 +856,8 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
             verdict(v4, sizeof v4, rss < rss_limit, (rss - rss_limit) / 1e9, " GB"));
 
     /* one machine-readable line, last */
-    fprintf(out, "{\"bench\":\"train\",\"model\":\"%s\",\"layers\":%d,\"hidden\":%lld,\"fanouts\":[",
-            model_kind_name(mc.kind), mc.num_layers, (long long)mc.hidden_dim);
+    fprintf(out, "{\"bench\":\"train\",\"model\":\"%s\",\"typed\":%s,\"layers\":%d,\"hidden\":%lld,\"fanouts\":[",
+            model_kind_name(mc.kind), typed ? "true" : "false", mc.num_layers, (long long)mc.hidden_dim);
     for (int h = 0; h < o->num_layers; h++) fprintf(out, "%s%lld", h ? "," : "", (long long)o->fanouts[h]);
     fprintf(out, "],\"batch\":%lld,\"classes\":%lld,\"threads\":%d,\"workers\":%d,\"gather_threads\":%d,\"steps\":%d,\"warmup\":%d,",
             (long long)o->batch_size, (long long)mc.out_dim, c.threads, o->workers,

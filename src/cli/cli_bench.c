@@ -78,7 +78,8 @@ static int bench_sample_main(int argc, char **argv) {
 static cli_flag TRAIN_FLAGS[] = {
     {"dataset", "DIR", "dataset with a node-classification task (default /tmp/products, from "
                        "`cgnn generate --preset products --out /tmp/products`)", NULL},
-    {"model", "NAME", "GraphSAGE, GCN or GAT (default GraphSAGE)", NULL},
+    {"model", "NAME", "GraphSAGE, GCN or GAT (default GraphSAGE); a typed dataset: HeteroSAGE or RGCN (default "
+                      "HeteroSAGE)", NULL},
     {"fanouts", "LIST", "fanouts per layer, seed side first (default 15,10,5)", NULL},
     {"layers", "N", "layers (default: one per fanout; must match --fanouts)", NULL},
     {"batch", "N", "seeds per batch (default 1024)", NULL},
@@ -127,8 +128,10 @@ static int bench_train_main(int argc, char **argv) {
     o.steps = 20;
     o.warmup = 3;
     const char *name = cli_flag_str(&TRAIN_CMD, "model");
+    o.model_is_default = name == NULL;
     if (name && model_kind_parse(name, &o.model) != 0) {
-        err_set(&err, CGNN_ERR_INPUT, "--model: expected GraphSAGE, GCN or GAT, got '%s'", name);
+        err_set(&err, CGNN_ERR_INPUT, "--model: expected GraphSAGE, GCN or GAT (typed datasets: HeteroSAGE or RGCN), got "
+                "'%s'", name);
         return cli_fail(&err);
     }
     const char *fo = cli_flag_str(&TRAIN_CMD, "fanouts");

@@ -3,7 +3,9 @@
  * layer-wise full-neighbourhood inference with the trained model (GiGL's Inferencer; nn/infer.h).
  * Under mpirun every rank computes a slice of the nodes; rank 0 writes the .npy. On a partitioned
  * graph (preprocessedMetadataUri names a `cgnn partition` output) rank r computes part r % P's
- * nodes (nn/infer.h: infer_run_part) and rank 0 gathers them in original id order. */
+ * nodes (nn/infer.h: infer_run_part) and rank 0 gathers them in original id order. On a typed
+ * dataset (HeteroSAGE / RGCN models) --out names a directory that gets one <node type>.npy per
+ * node type (--node_types chooses them; nn/infer_typed.h). */
 #include <cblas.h>
 #undef I
 #include <omp.h>
@@ -22,6 +24,8 @@
 #include "io/outguard.h"
 #include "io/safetensors.h"
 #include "nn/infer.h"
+#include "nn/infer_typed.h"
+#include "graph/typed_graph.h"
 #include "dist/dist_rpc.h"
 #include "sample/part_rpc.h"
 #include "train/config.h"
@@ -34,7 +38,9 @@ static cli_flag EMBED_FLAGS[] = {
     {"task_config_uri", "URI", "GiGL task config YAML (path or file://) — required", NULL},
     {"resource_config_uri", "URI", "GiGL resource config YAML (optional; compute threads)", NULL},
     {"out", "PATH", "output .npy, (num_nodes, out_channels) float32 (default: embeddings.npy beside "
-                    "trainedModelUri)", NULL},
+                    "trainedModelUri); a typed dataset: a directory of <node type>.npy files (default: embeddings/ "
+                    "beside trainedModelUri)", NULL},
+    {"node_types", "LIST", "typed datasets: the node types to write, comma-separated (default: all)", NULL},
     {"batch", "N", "destination nodes per block (default 8192): memory ~ N x (1 + mean in-degree) x hidden", NULL},
     {"activations_dir", "DIR", "keep each layer's activations in memory-mapped files DIR/layer_<l>.f32 (deleted at "
                                "the end) instead of memory; under mpirun DIR must be shared by all ranks", NULL},
@@ -43,12 +49,13 @@ static cli_flag EMBED_FLAGS[] = {
 static const cli_command EMBED_CMD = {
     "embed",
     "cgnn embed --task_config_uri=task.yaml [--resource_config_uri=r.yaml] [--out F.npy] [--batch N] "
-    "[--activations_dir DIR]",
+    "[--activations_dir DIR] [--node_types a,b]",
     "Computes the embedding (final-layer output) of every node with the model at trainedModelUri,\n"
     "layer by layer over the whole graph: each node's layer-l output from ALL its in-neighbours'\n"
     "layer-(l-1) outputs (exact, no sampling; PyG BasicGNN.inference). ReLU between layers, L2\n"
     "normalisation of the last as should_l2_normalize_embedding_layer_output says. Writes an\n"
-    "(N, D) float32 .npy. Under mpirun the ranks split the nodes; the file is the same bits.",
+    "(N, D) float32 .npy. Under mpirun the ranks split the nodes; the file is the same bits.\n"
+    "On a typed dataset: one (N_t, D) file <node type>.npy per node type in the --out directory.",
     EMBED_FLAGS, sizeof EMBED_FLAGS / sizeof EMBED_FLAGS[0]};
 
 typedef struct embed_job {
@@ -67,6 +74,12 @@ typedef struct embed_job {
     infer_input in;
     char out[4200];
     int have_ds, have_g, have_ckpt, have_m;
+    /* a typed dataset: its per-edge-type indexes, each type's input, the files written */
+    int typed;
+    typed_graph tg;
+    infer_typed_input tin;
+    int write_type[MINIBATCH_MAX_NODE_TYPES];           /* 1: <out>/<type>.npy is written */
+    char type_out[MINIBATCH_MAX_NODE_TYPES][4200 + DATASET_NAME_MAX + 8];
     outguard guard;      /* rank 0: inputs, and the lock on the output */
 } embed_job;
 
@@ -76,14 +89,18 @@ static void job_free(embed_job *j) {
     dist_rpc_free(j->rpc);
     partbook_close(&j->pb);
     if (j->have_m) model_free(&j->m);
+    typed_graph_free(&j->tg);
     if (j->have_ckpt) safetensors_free(&j->ckpt);
     if (j->have_g) csc_free(&j->g);
     if (j->have_ds) dataset_close(&j->ds);
 }
 
 /* Opens the data and the checkpoint and checks them against each other. */
+static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
+                           const char *types_flag, const char *act_dir, const dist_ctx *d, cgnn_err *err);
+
 static int job_setup(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
-                     const char *act_dir, const dist_ctx *d, cgnn_err *err) {
+                     const char *types_flag, const char *act_dir, const dist_ctx *d, cgnn_err *err) {
     const int root = d->rank == 0;
     const char *ck = tc->trained_model_uri;
     if (!ck[0] || access(ck, F_OK) != 0)
@@ -103,15 +120,19 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         j->have_ds = 1;
         j->dsp = &j->ds;
         if (j->ds.num_edge_types < 1) return err_set(err, CGNN_ERR_INPUT, "%s: the dataset has no edges", j->ds.dir);
-        if (dataset_is_typed(&j->ds))
-            return err_set(err, CGNN_ERR_INPUT,
-                           "%s: a typed graph (%d node types, %d edge types): cgnn embed does not write per-type "
-                           "embeddings yet; typed models train and evaluate with cgnn train",
-                           j->ds.dir, j->ds.num_node_types, j->ds.num_edge_types);
-        if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
-        j->have_g = 1;
+        j->typed = dataset_is_typed(&j->ds);
+        if (j->typed) {
+            if (typed_graph_open(&j->tg, &j->ds, 0, err) != 0) return -1;
+        } else {
+            if (csc_open_cached(&j->g, &j->ds, 0, 0, err) != 0) return -1;
+            j->have_g = 1;
+        }
     }
     if (config_check_types(tc, j->dsp, err) != 0) return -1;
+    if (j->typed) return job_setup_typed(j, tc, res_file, out_flag, types_flag, act_dir, d, err);
+    if (types_flag)
+        return err_set(err, CGNN_ERR_INPUT, "--node_types: the dataset %s has no node types (it is not typed)",
+                       j->dsp->dir);
     const ds_feature *feat = dataset_find_feature(j->dsp, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < j->dsp->num_features && !feat; i++)
         if (j->dsp->features[i].domain == DS_DOMAIN_NODE) feat = &j->dsp->features[i];
@@ -165,6 +186,116 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     return 0;
 }
 
+/* 1 if a node type's name can name a file <name>.npy in a directory (and a pattern for it). */
+static int type_name_is_file_name(const char *name) {
+    return name[0] && strcmp(name, ".") && strcmp(name, "..") && !strpbrk(name, "/*?[\\");
+}
+
+/* job_setup on a typed dataset: the typed model from the checkpoint, the node types to write
+ * (--node_types, default all), the output directory and its files, guarded and locked (rank 0),
+ * the files of a previous run removed. */
+static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
+                           const char *types_flag, const char *act_dir, const dist_ctx *d, cgnn_err *err) {
+    const int root = d->rank == 0;
+    const dataset *ds = j->dsp;
+    const int T = ds->num_node_types;
+    const char *ck = tc->trained_model_uri;
+    if (safetensors_read(&j->ckpt, ck, err) != 0)
+        return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
+    j->have_ckpt = 1;
+    if (infer_typed_model_from_checkpoint(&j->m, &j->tin, &j->ckpt, ds, tc->args.l2_normalize_output, err) != 0)
+        return -1;
+    j->have_m = 1;
+    if (j->m.cfg.kind != tc->args.model && root)
+        log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
+                 model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
+    j->tin.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    if (!types_flag) {
+        for (int t = 0; t < T; t++) j->write_type[t] = 1;
+    } else { /* a comma-separated list of the dataset's node types */
+        const char *p = types_flag;
+        int any = 0;
+        for (;;) {
+            const char *c = strchr(p, ',');
+            const size_t n = c ? (size_t)(c - p) : strlen(p);
+            int t = -1;
+            for (int k = 0; k < T && t < 0; k++)
+                if (strlen(ds->node_types[k].name) == n && !strncmp(ds->node_types[k].name, p, n)) t = k;
+            if (t < 0) {
+                char names[1024];
+                size_t len = 0;
+                names[0] = '\0';
+                for (int k = 0; k < T && len < sizeof names; k++)
+                    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", ds->node_types[k].name);
+                return err_set(err, CGNN_ERR_INPUT, "--node_types: '%.*s' is not a node type of the dataset %s (%s)",
+                               (int)n, p, ds->dir, names);
+            }
+            j->write_type[t] = 1;
+            any = 1;
+            if (!c) break;
+            p = c + 1;
+        }
+        if (!any) return err_set(err, CGNN_ERR_INPUT, "--node_types: no node type given");
+    }
+    for (int t = 0; t < T; t++)
+        if (j->write_type[t] && !type_name_is_file_name(ds->node_types[t].name))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "node type '%s' of the dataset %s cannot name a file <type>.npy in --out (it holds '/', a "
+                           "glob character or is . or ..); leave it out with --node_types",
+                           ds->node_types[t].name, ds->dir);
+    if (out_flag) {
+        snprintf(j->out, sizeof j->out, "%s", out_flag);
+        const size_t n = strlen(j->out);
+        if (n >= 4 && !strcmp(j->out + n - 4, ".npy"))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "--out %s: the dataset %s is typed: cgnn embed writes one file per node type, so --out "
+                           "names a directory (of <node type>.npy files), not an .npy",
+                           j->out, ds->dir);
+    } else {
+        const char *slash = strrchr(ck, '/');
+        snprintf(j->out, sizeof j->out, "%.*sembeddings", slash ? (int)(slash - ck + 1) : 0, ck);
+    }
+    const char *own[MINIBATCH_MAX_NODE_TYPES + 2]; /* every type's file (a previous run's too), layer files */
+    char pattern[MINIBATCH_MAX_NODE_TYPES][DATASET_NAME_MAX + 8];
+    const char *also[MINIBATCH_MAX_NODE_TYPES + 1];
+    int n_own = 0, n_also = 0;
+    for (int t = 0; t < T; t++) {
+        snprintf(j->type_out[t], sizeof j->type_out[t], "%s/%s.npy", j->out, ds->node_types[t].name);
+        if (!type_name_is_file_name(ds->node_types[t].name)) continue;
+        snprintf(pattern[t], sizeof pattern[t], "%s.npy", ds->node_types[t].name);
+        own[n_own++] = pattern[t];
+        if (j->write_type[t]) also[n_also++] = j->type_out[t];
+    }
+    own[n_own++] = "layer_*.f32";
+    own[n_own] = NULL;
+    also[n_also] = NULL;
+    if (root) { /* never over an input, another output, or another job's output */
+        outguard_add_input(&j->guard, tc->file, "the task config");
+        outguard_add_input(&j->guard, res_file, "the resource config");
+        outguard_add_dataset(&j->guard, ds);
+        outguard_add_input(&j->guard, ck, "the checkpoint (trainedModelUri)");
+        static const char *const act_own[] = {"layer_*.f32", NULL};
+        if (outguard_check_dir(&j->guard, j->out, own, NULL, "embed --out", err) != 0 ||
+            outguard_check_dir(&j->guard, act_dir, act_own, also, "embed --activations_dir", err) != 0)
+            return -1;
+        for (int t = 0; t < T; t++)
+            if (j->write_type[t] && outguard_check_file(&j->guard, j->type_out[t], "embed --out", err) != 0) return -1;
+        if (outguard_lock(&j->guard, j->out, "embed --out", "cgnn embed", err) != 0 ||
+            (act_dir && *act_dir && strcmp(act_dir, j->out) != 0 &&
+             outguard_lock(&j->guard, act_dir, "embed --activations_dir", "cgnn embed", err) != 0))
+            return -1;
+        /* a previous run's files (any type): the directory never mixes two runs */
+        for (int t = 0; t < T; t++) {
+            if (!type_name_is_file_name(ds->node_types[t].name)) continue;
+            cleanup_stale_tmp(j->type_out[t]);
+            if (outputs_remove(j->type_out[t], err) != 0) return -1;
+        }
+        if (outputs_make_parent(j->out, 1, err) != 0) return -1;
+        if (act_dir && *act_dir && outputs_make_parent(act_dir, 1, err) != 0) return -1;
+    }
+    return 0;
+}
+
 typedef struct embed_progress {
     progress p;
 } embed_progress;
@@ -181,6 +312,77 @@ static void on_chunk(void *ctx, int layer, int num_layers, int64_t done, int64_t
 
 /* infer_part.publish: the rows ACT serves from now on */
 static void publish_rows(void *ctx, const float *rows, int64_t n, int64_t dim) { part_rpc_set_rows(ctx, rows, n, dim); }
+
+/* The rest of cli_cmd_embed on a typed dataset (after job_setup): every rank checks that the
+ * others embed the same graph with the same model, computes its slices (nn/infer_typed.h), and
+ * rank 0 writes <out>/<type>.npy for each chosen type. Collective; 0, or the exit code with *err. */
+static int embed_typed(embed_job *j, const task_config *tc, int64_t chunk, const char *act_dir, int quiet,
+                       int threads, const dist_ctx *d, cgnn_err *err) {
+    (void)tc;
+    const int root = d->rank == 0;
+    const typed_graph *g = &j->tg;
+    const dataset *ds = j->dsp;
+    const int T = g->num_node_types, K = g->num_edge_types;
+    int64_t edges = 0;
+    uint64_t eid = 0;
+    for (int e = 0; e < K; e++) {
+        edges += g->csc[e]->num_edges;
+        eid = eid * 1000003u + g->csc[e]->edges_crc;
+    }
+    { /* every rank embeds the same graph with the same model, in the same chunks */
+        const char *names[] = {"the dataset's node count", "the dataset's edges (CRC-32 of the ids)",
+                               "the model's layers", "the model's hidden channels", "the model's output channels",
+                               "--batch"};
+        const int64_t vals[] = {g->offset[T], (int64_t)(eid >> 1), j->m.cfg.num_layers, j->m.cfg.hidden_dim,
+                                j->m.cfg.out_dim, chunk};
+        if (dist_check_agreement(d, names, vals, (int)(sizeof vals / sizeof vals[0]), err) != 0)
+            return err->code ? err->code : CGNN_ERR_RUNTIME;
+    }
+    int featureless = 0, written = 0;
+    for (int t = 0; t < T; t++) featureless += j->tin.feat[t] == NULL, written += j->write_type[t];
+    log_info("%s, %d layers (hidden %lld -> %lld channels%s) on %s: %d node types, %d edge types, %lld nodes, %lld "
+             "edges; %d featureless type%s (learnable tables); writing %d type%s to %s/; blocks of %lld nodes; %d "
+             "process%s x %d threads; activations %s%s",
+             model_kind_name(j->m.cfg.kind), j->m.cfg.num_layers, (long long)j->m.cfg.hidden_dim,
+             (long long)j->m.cfg.out_dim, j->m.cfg.l2_normalize_output ? ", L2-normalised" : "",
+             ds->name[0] ? ds->name : ds->dir, T, K, (long long)g->offset[T], (long long)edges, featureless,
+             featureless == 1 ? "" : "s", written, written == 1 ? "" : "s", j->out, (long long)chunk, d->size,
+             d->size == 1 ? "" : "es", threads, act_dir && *act_dir ? "in " : "in memory", act_dir && *act_dir ? act_dir : "");
+    embed_progress prog;
+    progress_init(&prog.p, root && !quiet);
+    infer_options opt = {chunk, act_dir, d, root && !quiet ? on_chunk : NULL, &prog};
+    infer_result res;
+    if (infer_typed_run(&res, &j->m, g, &j->tin, &opt, err) != 0) return err->code ? err->code : CGNN_ERR_RUNTIME;
+    char times[256] = "";
+    for (int l = 0, off = 0; l < j->m.cfg.num_layers && off < (int)sizeof times - 32; l++)
+        off += snprintf(times + off, sizeof times - (size_t)off, "%s%.2f s", l ? ", " : "", res.layer_seconds[l]);
+    log_info("layers took %s (rank 0, the input projection with layer 0); %lld blocks, %lld edges aggregated", times,
+             (long long)res.chunks, (long long)res.edges);
+    int bad = 0;
+    for (int t = 0; t < T && root && !bad; t++) {
+        if (!j->write_type[t]) continue;
+        const int64_t shape[2] = {g->num_nodes[t], res.dim};
+        bad = npy_write(j->type_out[t], NPY_DTYPE_FLOAT32, 2, shape, res.embeddings + g->offset[t] * res.dim, err) != 0;
+    }
+    double slowest = res.seconds;
+    if (d->size > 1) { /* the job took as long as its slowest rank */
+        int64_t ms = (int64_t)(res.seconds * 1e3);
+        dist_allreduce_max_i64(d, &ms, 1);
+        slowest = (double)ms * 1e-3;
+    }
+    const int64_t dim = res.dim;
+    infer_result_free(&res);
+    if (dist_phase_failed(d, bad, err)) return err->code ? err->code : CGNN_ERR_RUNTIME;
+    if (root) {
+        for (int t = 0; t < T; t++)
+            if (j->write_type[t])
+                printf("embeddings of %s: %lld x %lld float32 -> %s\n", ds->node_types[t].name,
+                       (long long)g->num_nodes[t], (long long)dim, j->type_out[t]);
+        printf("embedded %lld nodes of %d node types in %.2f s (%.0f nodes/s)\n", (long long)g->offset[T], T, slowest,
+               slowest > 0 ? (double)g->offset[T] / slowest : 0.0);
+    }
+    return 0;
+}
 
 int cli_cmd_embed(int argc, char **argv) {
     cgnn_err err = {0};
@@ -239,9 +441,15 @@ int cli_cmd_embed(int argc, char **argv) {
     if (j->parted && dist_phase_failed(&d, dist_rpc_create(&j->rpc, &d, &err) != 0, &err)) goto fail;
     if (!root && !j->parted) dist_barrier(&d);
     outguard_init(&j->guard);
-    bad = job_setup(j, tc, rc.file, cli_flag_str(&EMBED_CMD, "out"), act_dir, &d, &err) != 0;
+    bad = job_setup(j, tc, rc.file, cli_flag_str(&EMBED_CMD, "out"), cli_flag_str(&EMBED_CMD, "node_types"), act_dir,
+                    &d, &err) != 0;
     if (root && !j->parted) dist_barrier(&d);
     if (dist_phase_failed(&d, bad, &err)) goto fail;
+    if (j->typed) {
+        status = embed_typed(j, tc, chunk, act_dir, quiet, threads, &d, &err);
+        if (status != 0) goto fail;
+        goto done;
+    }
     const int64_t whole_n = j->parted ? j->pb.num_nodes : j->g.num_nodes;
     const int64_t whole_e = j->parted ? j->pb.num_edges : j->g.num_edges;
     { /* every rank embeds the same graph with the same model, in the same chunks */

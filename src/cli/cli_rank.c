@@ -1,10 +1,13 @@
 /* cli_rank.c — `cgnn rank`: full-ranking link-prediction evaluation of node embeddings
  * (Recall@K, NDCG@K over every node; train/lp_eval.h lp_full_ranking) on a dataset's
- * link-prediction task. */
+ * link-prediction task. On a typed dataset the task's edge type (s, r, d) ranks every node of
+ * type d for each anchor of type s, from the directory `cgnn embed` wrote (<type>.npy per node
+ * type; lp_full_ranking_typed). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "io/dataset.h"
@@ -15,7 +18,8 @@
 #include "util/timer.h"
 
 static cli_flag RANK_FLAGS[] = {
-    {"embeddings", "E.npy", "(N, D) float32 embeddings of every node of the dataset (required)", NULL},
+    {"embeddings", "E.npy", "(N, D) float32 embeddings of every node of the dataset (required); a typed dataset: the "
+                            "directory of <node type>.npy files cgnn embed wrote", NULL},
     {"dataset", "DIR", "GraphBolt dataset with a link-prediction task (required)", NULL},
     {"k", "K", "rank cut-off (default 20)", NULL},
     {"split", "NAME", "test (default) or valid: the pairs to rank", NULL},
@@ -31,7 +35,9 @@ static const cli_command RANK_CMD = {
         "train positives and (for --split test) its validation positives, and takes the top K\n"
         "(equal scores: lower node id first). Recall@K = hits / |the anchor's split positives|,\n"
         "NDCG@K with binary relevance (IDCG over min(K, |positives|)), averaged over anchors.\n"
-        "Pairs are directed; a split with `labels` contributes its rows with a non-zero label.",
+        "Pairs are directed; a split with `labels` contributes its rows with a non-zero label.\n"
+        "A typed dataset: the task's edge type (s, r, d) has anchors of node type s and ranks every node\n"
+        "of type d; --embeddings is the directory cgnn embed wrote (s.npy and d.npy are read).",
     .flags = RANK_FLAGS,
     .num_flags = (int)(sizeof RANK_FLAGS / sizeof RANK_FLAGS[0]),
 };
@@ -79,6 +85,30 @@ static const ds_task *find_lp_task(const dataset *ds, const char *name, cgnn_err
     return NULL;
 }
 
+/* Opens the embeddings at path: a 2-D float32 (N, D) array (D = want_dim when want_dim > 0),
+ * of node type `type` of ds (-1: every node of an untyped dataset). 0, or -1 with *err naming the
+ * file. */
+static int open_embeddings(npy_array *a, const char *path, const dataset *ds, int type, int64_t N, int64_t want_dim,
+                           cgnn_err *err) {
+    if (npy_open(a, path, 1, err) != 0) return -1;
+    if (a->dtype != NPY_DTYPE_FLOAT32 || a->ndim != 2)
+        return err_set(err, CGNN_ERR_INPUT, "%s: expected a 2-D float32 array (N, D) of embeddings, got %d-D %s", path,
+                       a->ndim, npy_dtype_name(a->dtype));
+    if (a->shape[0] != N || a->shape[1] < 1) {
+        if (type >= 0)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: embeddings have shape (%lld, %lld) but node type '%s' of dataset %s has %lld nodes",
+                           path, (long long)a->shape[0], (long long)a->shape[1], ds->node_types[type].name, ds->dir,
+                           (long long)N);
+        return err_set(err, CGNN_ERR_INPUT, "%s: embeddings have shape (%lld, %lld) but dataset %s has %lld nodes", path,
+                       (long long)a->shape[0], (long long)a->shape[1], ds->dir, (long long)N);
+    }
+    if (want_dim > 0 && a->shape[1] != want_dim)
+        return err_set(err, CGNN_ERR_INPUT, "%s: embeddings have %lld dims, the anchors' %lld (one space for both)",
+                       path, (long long)a->shape[1], (long long)want_dim);
+    return 0;
+}
+
 int cli_cmd_rank(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -113,13 +143,6 @@ int cli_cmd_rank(int argc, char **argv) {
 
     dataset ds;
     if (dataset_open(&ds, dir, &err) != 0) return cli_fail(&err);
-    if (dataset_is_typed(&ds)) {
-        err_set(&err, CGNN_ERR_INPUT,
-                "--dataset %s: a typed graph (%d node types): cgnn rank does not rank per-type candidates yet",
-                dir, ds.num_node_types);
-        dataset_close(&ds);
-        return cli_fail(&err);
-    }
     if (ds.partition.present) { /* its seeds are in the partition's new ids, the embeddings in original ids */
         err_set(&err, CGNN_ERR_INPUT,
                 "--dataset %s: is a part of a partitioned graph (%s), whose node ids are renumbered; rank against "
@@ -128,8 +151,14 @@ int cli_cmd_rank(int argc, char **argv) {
         dataset_close(&ds);
         return cli_fail(&err);
     }
-    npy_array emb;
+    npy_array emb, cand; /* the anchors' embeddings; a typed graph of two node types: the candidates' */
     memset(&emb, 0, sizeof emb);
+    memset(&cand, 0, sizeof cand);
+    const int typed = dataset_is_typed(&ds);
+    int src_type = 0, dst_type = 0;
+    char q_path[4096 + DATASET_NAME_MAX + 8], c_path[4096 + DATASET_NAME_MAX + 8];
+    snprintf(q_path, sizeof q_path, "%s", emb_path);
+    snprintf(c_path, sizeof c_path, "%s", emb_path);
     int64_t *owned[3] = {NULL, NULL, NULL};
     int64_t n_rank = 0, n_train = 0, n_excl = 0, anchors = 0;
     const int64_t *rank_pairs, *train_pairs, *excl_pairs = NULL;
@@ -137,31 +166,39 @@ int cli_cmd_rank(int argc, char **argv) {
     int rc = 0;
     outguard guard;
     outguard_init(&guard);
+    const ds_task *task = find_lp_task(&ds, cli_flag_str(&RANK_CMD, "task"), &err);
+    if (!task) goto fail;
+    if (typed) { /* anchors of the edge type's src type, candidates of its dst type */
+        const ds_edge_type *et = &ds.edge_types[task->type];
+        src_type = et->src_type, dst_type = et->dst_type;
+        struct stat st;
+        if (stat(emb_path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            err_set(&err, CGNN_ERR_INPUT,
+                    "--embeddings %s: the dataset %s is typed: name the directory cgnn embed wrote (one <node "
+                    "type>.npy per node type; this task's edge type %s reads %s.npy and %s.npy)",
+                    emb_path, ds.dir, et->name, ds.node_types[src_type].name, ds.node_types[dst_type].name);
+            goto fail;
+        }
+        snprintf(q_path, sizeof q_path, "%s/%s.npy", emb_path, ds.node_types[src_type].name);
+        snprintf(c_path, sizeof c_path, "%s/%s.npy", emb_path, ds.node_types[dst_type].name);
+    }
     if (out) { /* the metrics file is never an input, and one job writes it at a time */
         outguard_add_dataset(&guard, &ds);
-        outguard_add_input(&guard, emb_path, "the embeddings (--embeddings)");
+        outguard_add_input(&guard, q_path, "the embeddings (--embeddings)");
+        outguard_add_input(&guard, c_path, "the embeddings (--embeddings)");
         if (outguard_check_file(&guard, out, "rank --out", &err) != 0 ||
             outguard_lock(&guard, out, "rank --out", "cgnn rank", &err) != 0)
             goto fail;
     }
-    const ds_task *task = find_lp_task(&ds, cli_flag_str(&RANK_CMD, "task"), &err);
-    if (!task) goto fail;
     if (!task->splits[split].present) {
         err_set(&err, CGNN_ERR_INPUT, "%s: task '%s' has no %s", ds.dir, task->name, ds_split_name(split));
         goto fail;
     }
-    const int64_t N = dataset_total_nodes(&ds);
-    if (npy_open(&emb, emb_path, 1, &err) != 0) goto fail;
-    if (emb.dtype != NPY_DTYPE_FLOAT32 || emb.ndim != 2) {
-        err_set(&err, CGNN_ERR_INPUT, "%s: expected a 2-D float32 array (N, D) of embeddings, got %d-D %s",
-                emb_path, emb.ndim, npy_dtype_name(emb.dtype));
-        goto fail;
-    }
-    if (emb.shape[0] != N || emb.shape[1] < 1) {
-        err_set(&err, CGNN_ERR_INPUT, "%s: embeddings have shape (%lld, %lld) but dataset %s has %lld nodes",
-                emb_path, (long long)emb.shape[0], (long long)emb.shape[1], ds.dir, (long long)N);
-        goto fail;
-    }
+    const int64_t N = typed ? ds.node_types[src_type].num_nodes : dataset_total_nodes(&ds);
+    const int64_t Nc = typed ? ds.node_types[dst_type].num_nodes : N;
+    const int two = typed && src_type != dst_type; /* anchors and candidates in two files */
+    if (open_embeddings(&emb, q_path, &ds, typed ? src_type : -1, N, 0, &err) != 0) goto fail;
+    if (two && open_embeddings(&cand, c_path, &ds, dst_type, Nc, emb.shape[1], &err) != 0) goto fail;
     // ranked: the split's positives; excluded: train positives, and validation for the test split
     rank_pairs = positive_pairs(&task->splits[split], &owned[0], &n_rank);
     train_pairs = positive_pairs(&task->splits[DS_SPLIT_TRAIN], &owned[1], &n_train);
@@ -172,15 +209,22 @@ int cli_cmd_rank(int argc, char **argv) {
         goto fail;
     }
     t0 = timer_now();
-    if (lp_full_ranking(emb.data, N, emb.shape[1], rank_pairs, n_rank, train_pairs, n_train, excl_pairs, n_excl,
-                        (int)K, &recall, &ndcg, &anchors, &err) != 0) {
+    if (lp_full_ranking_typed(emb.data, N, two ? cand.data : emb.data, Nc, emb.shape[1], !two, rank_pairs, n_rank,
+                              train_pairs, n_train, excl_pairs, n_excl, (int)K, &recall, &ndcg, &anchors, &err) != 0) {
         err_prefix(&err, "rank: ");
         goto fail;
     }
     dt = timer_now() - t0;
-    printf("task %s, %s: %lld pairs, %lld anchors; %lld nodes x %lld dims; excluded: %lld train%s pairs\n",
-           task->name, ds_split_name(split), (long long)n_rank, (long long)anchors, (long long)N,
-           (long long)emb.shape[1], (long long)(n_train + n_excl), split == DS_SPLIT_TEST ? " + validation" : "");
+    if (typed)
+        printf("task %s (%s), %s: %lld pairs, %lld anchors of type %s; candidates: every %s node (%lld x %lld dims); "
+               "excluded: %lld train%s pairs\n",
+               task->name, ds.edge_types[task->type].name, ds_split_name(split), (long long)n_rank, (long long)anchors,
+               ds.node_types[src_type].name, ds.node_types[dst_type].name, (long long)Nc, (long long)emb.shape[1],
+               (long long)(n_train + n_excl), split == DS_SPLIT_TEST ? " + validation" : "");
+    else
+        printf("task %s, %s: %lld pairs, %lld anchors; %lld nodes x %lld dims; excluded: %lld train%s pairs\n",
+               task->name, ds_split_name(split), (long long)n_rank, (long long)anchors, (long long)N,
+               (long long)emb.shape[1], (long long)(n_train + n_excl), split == DS_SPLIT_TEST ? " + validation" : "");
     printf("Recall@%lld: %.6f\nNDCG@%lld: %.6f\n", (long long)K, recall, (long long)K, ndcg);
     printf("ranked in %.2f s\n", dt);
     if (out) {
@@ -198,6 +242,7 @@ fail:
 done:
     for (int i = 0; i < 3; i++) free(owned[i]);
     npy_close(&emb);
+    npy_close(&cand);
     dataset_close(&ds);
     outguard_free(&guard);
     return rc;

@@ -7,8 +7,9 @@
  *   agg[l][e](n_d[L-1-l], I)  mean over edge type e's sampled in-edges of h[l][s]   (e = (s, r, d))
  *   y[l][t]  (n_t[L-1-l], O)  conv output;  h[l+1][t] = dropout(relu(y[l][t])) for l < L-1
  * Backward walks the same graph in reverse; dense products are cblas_sgemm (through ops_linear_*
- * for W·x layouts, direct for RGCN's x·W layout), aggregations ops_mean_agg_* (parallel over
- * destinations, the transposes for the scatter): bitwise reproducible for a thread count.
+ * for W·x layouts, ops_gemm for RGCN's x·W layout: both counted by ops_gemm_stats), aggregations
+ * ops_mean_agg_* (parallel over destinations, the transposes for the scatter): bitwise
+ * reproducible for a thread count.
  * All buffers are sized at init from the typed capacity; forward/backward allocate nothing.
  */
 #include "nn/hetero.h"
@@ -282,20 +283,15 @@ static const float *rg_weight(const model *m, int l, int e) {
 /* out (N, O) (+)= inp (N, I) · W (I, O) */
 static void mm_xw(float *out, const float *inp, const float *w, int64_t N, int64_t I, int64_t O, int acc) {
     if (N == 0) return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)O, (int)I, 1.0f, inp, (int)I, w, (int)O,
-                acc ? 1.0f : 0.0f, out, (int)O);
+    ops_gemm(0, 0, N, O, I, inp, w, acc ? 1.0f : 0.0f, out);
 }
 
 /* dW (I, O) += inp^T g;  dinp (N, I) += g W^T (either may be NULL) */
 static void mm_xw_backward(float *dinp, float *dw, const float *g, const float *inp, const float *w, int64_t N,
                            int64_t I, int64_t O) {
     if (N == 0) return;
-    if (dw)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)I, (int)O, (int)N, 1.0f, inp, (int)I, g, (int)O,
-                    1.0f, dw, (int)O);
-    if (dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)I, (int)O, 1.0f, g, (int)O, w, (int)O, 1.0f,
-                    dinp, (int)I);
+    if (dw) ops_gemm(1, 0, I, O, N, inp, g, 1.0f, dw);
+    if (dinp) ops_gemm(0, 1, N, I, O, g, w, 1.0f, dinp);
 }
 
 static const sampler_block *blk(const minibatch *mb, int l, int e) {
@@ -339,8 +335,7 @@ const float *hetero_forward(model *m, const minibatch *mb, int training, uint64_
         if (m->cfg.kind == MODEL_RGCN && ty->num_bases > 0) { /* W_r = Σ_b comp[r, b] V_b */
             const int B = ty->num_bases;
             const float *V = P(m, s->rgcn_tensor[l]), *comp = P(m, s->rgcn_tensor[l] + 1);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, (int)(I * O), B, 1.0f, comp, B, V, (int)(I * O),
-                        0.0f, s->wrel[l], (int)(I * O));
+            ops_gemm(0, 0, K, I * O, B, comp, V, 0.0f, s->wrel[l]);
         }
         for (int e = 0; e < K; e++) {
             const int d = ty->etype_dst[e], st = ty->etype_src[e];
@@ -437,10 +432,8 @@ void model_typed_backward(model *m, const minibatch *mb, const float *const *dou
             if (ty->num_bases > 0) { /* dV_b += Σ_r comp[r, b] dW_r;  dcomp[r, b] += <dW_r, V_b> */
                 const int B = ty->num_bases;
                 const float *V = P(m, s->rgcn_tensor[l]), *comp = P(m, s->rgcn_tensor[l] + 1);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, B, (int)(I * O), K, 1.0f, comp, B, s->dwrel,
-                            (int)(I * O), 1.0f, G(m, s->rgcn_tensor[l]), (int)(I * O));
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, B, (int)(I * O), 1.0f, s->dwrel, (int)(I * O),
-                            V, (int)(I * O), 1.0f, G(m, s->rgcn_tensor[l] + 1), B);
+                ops_gemm(1, 0, B, I * O, K, comp, s->dwrel, 1.0f, G(m, s->rgcn_tensor[l]));
+                ops_gemm(0, 1, K, B, I * O, s->dwrel, V, 1.0f, G(m, s->rgcn_tensor[l] + 1));
             }
         }
         if (l > 0) {

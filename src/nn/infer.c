@@ -173,7 +173,7 @@ static int store_open(infer_store *s, const char *dir, int layer, int64_t rows, 
     return 0;
 }
 
-static void store_close(infer_store *s) {
+void infer_store_close(infer_store *s) {
     if (s->mapped) munmap(s->data, s->bytes ? s->bytes : 1);
     else free(s->data);
     if (s->owner) unlink(s->path);
@@ -182,25 +182,25 @@ static void store_close(infer_store *s) {
 
 void infer_result_free(infer_result *res) {
     if (!res) return;
-    store_close(&res->store);
+    infer_store_close(&res->store);
     memset(res, 0, sizeof *res);
 }
 
 /* ---- the driver --------------------------------------------------------------------------- */
 
-/* Layer l's store: rank 0 creates the file, then the others open it (a shared filesystem). */
-static int open_layer(infer_store *s, const dist_ctx *d, const char *dir, int l, int64_t rows, int64_t cols,
+/* infer.h. Rank 0 creates the file, then the others open it (a shared filesystem). */
+int infer_store_open_layer(infer_store *s, const dist_ctx *d, const char *dir, int l, int64_t rows, int64_t cols,
                       cgnn_err *err) {
     const int file = dir && *dir;
     int bad = (!file || d->rank == 0) && store_open(s, dir, l, rows, cols, 1, err) != 0;
     if (!file || d->size == 1) return dist_phase_failed(d, bad, err) ? -1 : 0;
     if (dist_phase_failed(d, bad, err)) {
-        store_close(s);
+        infer_store_close(s);
         return -1;
     }
     bad = d->rank != 0 && store_open(s, dir, l, rows, cols, 0, err) != 0;
     if (dist_phase_failed(d, bad, err)) {
-        store_close(s); /* rank 0 deletes the file */
+        infer_store_close(s); /* rank 0 deletes the file */
         return -1;
     }
     return 0;
@@ -364,7 +364,7 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
         const double tl = timer_now();
         int64_t I, O;
         model_layer_dims(m, l, &I, &O);
-        if (open_layer(&cur, d, dir, l, N, O, err) != 0) goto done;
+        if (infer_store_open_layer(&cur, d, dir, l, N, O, err) != 0) goto done;
         const int64_t total = (hi - lo + C - 1) / C;
         int64_t done = 0;
         if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, 0, total);
@@ -397,7 +397,7 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
             if (end > beg) msync((char *)cur.data + beg, end - beg, MS_SYNC);
             dist_barrier(d);
         }
-        store_close(&prev); /* every rank is past layer l: layer l-1 is no longer read */
+        infer_store_close(&prev); /* every rank is past layer l: layer l-1 is no longer read */
         prev = cur;
         memset(&cur, 0, sizeof cur);
         res->layer_seconds[l] = timer_now() - tl;
@@ -410,8 +410,8 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
     res->seconds = timer_now() - t0;
     rc = 0;
 done:
-    store_close(&prev);
-    store_close(&cur);
+    infer_store_close(&prev);
+    infer_store_close(&cur);
     state_free(&st);
     return rc;
 }

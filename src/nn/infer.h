@@ -143,6 +143,15 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
  * NULL-safe and safe on a zeroed result. Not collective. */
 void infer_result_free(infer_result *res);
 
+/* Layer l's activations (rows, cols) float32: in memory when dir is NULL or "", else the file
+ * DIR/layer_<l>.f32 (created sparse and mapped shared; with several ranks rank 0 creates it and
+ * the others map it). Collective under d: every rank returns the same status (-1 with *err).
+ * The caller owns *s (infer_store_close). */
+int infer_store_open_layer(infer_store *s, const dist_ctx *d, const char *dir, int l, int64_t rows, int64_t cols,
+                           cgnn_err *err);
+/* Unmaps / frees s and deletes its file on the rank that created it; NULL-safe parts. */
+void infer_store_close(infer_store *s);
+
 /* Full-graph GCN normalisation: norm (N) = deg(v)^-1/2, deg(v) = 1 + v's in-edges other than a
  * self-edge (model_layer_forward_infer's src_norm, before gathering). */
 void infer_gcn_norm(float *norm, const csc_graph *g);

@@ -45,6 +45,12 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, con
         s->calls[s->num_logged++] = (ops_gemm_call){trans_a, trans_b, M, N, K, beta, dt};
 }
 
+void ops_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,
+              float *C) {
+    if (M == 0 || N == 0) return;
+    sgemm(trans_a, trans_b, M, N, K, A, B, beta, C);
+}
+
 /* Writes bias (O) into every row of out (N, O), or adds it when accumulate. */
 static void bias_rows(float *out, const float *bias, int64_t N, int64_t O, int accumulate) {
 #pragma omp parallel for schedule(static) if (N * O > OPS_PAR_MIN)

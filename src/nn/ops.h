@@ -75,6 +75,13 @@ typedef struct ops_gemm_stats {
  * reset its counters between calls. */
 void ops_gemm_stats_register(ops_gemm_stats *s);
 
+/* C (M, N) = op(A) (M, K) · op(B) (K, N) + beta · C through cblas_sgemm (row-major, contiguous
+ * operands with the leading dimensions above, alpha 1), counted by the registered stats like the
+ * linear kernels' own GEMMs: the models' other products (RGCN's x·W layout) go through it.
+ * M or N = 0: nothing. */
+void ops_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,
+              float *C);
+
 /* ---- SAGE mean aggregation: out_i = mean_{j∈N(i)} inp_j (0 for no in-edges) --------------- */
 
 /* out (N_dst, D), inp (N_src, D). */

@@ -62,30 +62,36 @@ static void produce_failed(loader *l, minibatch *mb, int64_t b, const cgnn_err *
     mb->batch_index = b;
 }
 
-/* produce() on a typed graph: seeds as homogenised ids (node items, or LP pairs + negatives), the
- * typed sampler, each featured type's rows gathered. */
+/* produce() on a typed graph: seeds as homogenised ids (node items, or LP pairs + listed + random
+ * negatives), the typed sampler, each featured type's rows gathered. */
 static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_worker *w) {
     const int64_t *items;
     int64_t *seeds = w->seeds_scratch;
     const int64_t n = item_sampler_batch(&l->items, b, &items);
     const uint64_t key = item_sampler_batch_key(&l->items, b);
     const typed_graph *g = l->cfg.typed;
-    int64_t n_seeds = n, K = 0;
+    int64_t n_seeds = n, K = 0, H = 0;
     int st = l->cfg.seed_type, dt = st;
     if (l->cfg.pairs) {
         st = g->etype_src[l->cfg.pair_etype], dt = g->etype_dst[l->cfg.pair_etype];
         for (int64_t i = 0; i < n; i++) {
-            const int64_t row = items[i];
+            const int64_t row = l->pos_rows ? l->pos_rows[items[i]] : items[i];
             mb->items[i] = row;
             seeds[i] = w->pairs_scratch[2 * i] = g->offset[st] + l->seeds[2 * row];
             seeds[n + i] = w->pairs_scratch[2 * i + 1] = g->offset[dt] + l->seeds[2 * row + 1];
-            mb->listed_off[i] = mb->listed_len[i] = 0;
+        }
+        if (l->pos_rows) { /* labelled pairs: the groups' listed negatives, per-type ids of d */
+            H = list_negatives(l, items, n, mb, seeds + 2 * n, w->group_seen);
+            for (int64_t k = 0; k < H; k++) seeds[2 * n + k] += g->offset[dt];
+        } else {
+            for (int64_t i = 0; i < n; i++) mb->listed_off[i] = mb->listed_len[i] = 0;
         }
         K = l->cfg.num_negatives; /* keyed as the homogeneous loader's: (epoch key, batch, rank) */
         rng r;
         rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
-        for (int64_t k = 0; k < K; k++) seeds[2 * n + k] = g->offset[dt] + (int64_t)rng_below(&r, (uint64_t)g->num_nodes[dt]);
-        n_seeds = 2 * n + K;
+        for (int64_t k = 0; k < K; k++)
+            seeds[2 * n + H + k] = g->offset[dt] + (int64_t)rng_below(&r, (uint64_t)g->num_nodes[dt]);
+        n_seeds = 2 * n + H + K;
         if (l->cfg.exclude_seed_edges) typed_sampler_exclude_edges(&l->tsamplers[p], w->pairs_scratch, n);
     } else {
         const int64_t off = g->offset[st];
@@ -100,7 +106,7 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
     mb->failed = 0;
     mb->num_items = n;
     mb->num_negatives = K;
-    mb->num_listed = 0;
+    mb->num_listed = H;
     if (l->cfg.pairs) { /* rows: type st's seeds, then type dt's; their homogenised ids */
         const minibatch_typed *ty = mb->typed;
         const int64_t ns = ty->num_nodes[st][0], shift = st != dt ? ns : 0;
@@ -344,24 +350,29 @@ fail:
     return -1;
 }
 
-void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) {
+/* loader_typed_capacity with up to `listed` listed negatives per batch (labelled pairs). */
+static void typed_capacity(const loader_config *cfg, int64_t listed, minibatch_typed_capacity *tcap) {
     int64_t max_seeds[MINIBATCH_MAX_NODE_TYPES] = {0};
     if (cfg->pairs) { /* anchors of the src type; positives and negatives of the dst type */
         max_seeds[cfg->typed->etype_src[cfg->pair_etype]] += cfg->batch_size;
-        max_seeds[cfg->typed->etype_dst[cfg->pair_etype]] += cfg->batch_size + cfg->num_negatives;
+        max_seeds[cfg->typed->etype_dst[cfg->pair_etype]] += cfg->batch_size + listed + cfg->num_negatives;
     } else {
         max_seeds[cfg->seed_type] = cfg->batch_size;
     }
     typed_sampler_capacity(cfg->typed, &cfg->typed_sampler, max_seeds, cfg->type_width, tcap);
 }
 
+void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) { typed_capacity(cfg, 0, tcap); }
+
+void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap) {
+    typed_capacity(&l->cfg, l->max_listed, tcap);
+}
+
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
     if (cfg->typed) {
-        if (cfg->part || (cfg->pairs && labels))
-            return err_set(err, CGNN_ERR_INPUT, "typed graphs: partitioned graphs and labelled link-prediction pairs "
-                                                "are not supported yet");
+        if (cfg->part) return err_set(err, CGNN_ERR_INPUT, "typed graphs: partitioned graphs are not supported yet");
         if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types ||
             (cfg->pairs && (cfg->pair_etype < 0 || cfg->pair_etype >= cfg->typed->num_edge_types)))
             return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d / pair edge type %d out of range",
@@ -397,7 +408,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         memset(&cap, 0, sizeof cap);
         cap.num_layers = cfg->typed_sampler.num_layers;
         cap.max_items = loader_max_seeds(l);
-        loader_typed_capacity(cfg, &tcap);
+        typed_capacity(cfg, l->max_listed, &tcap);
     } else if (cfg->part)
         sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,
                                loader_max_seeds(l), width, &cap);

@@ -67,7 +67,9 @@ typedef struct loader_config {
      * rows of type d after those of type s (when s != d): the rows of the model outputs of s and
      * d stacked (mb->num_seeds of them), whose homogenised ids are mb->input_nodes[0..num_seeds).
      * exclude_seed_edges drops every sampled edge between a pair's nodes (any edge type, either
-     * direction: the reverse edge type too). Labelled pairs are not supported on typed graphs. */
+     * direction: the reverse edge type too). Labelled pairs as above: the listed negatives (column 1
+     * of the rows labelled 0) are per-type ids of d, in the seed list after the positives:
+     * [anchors | positives | listed negatives | random negatives]. */
     const typed_graph *typed;
     typed_sampler_config typed_sampler;
     int seed_type;
@@ -133,8 +135,11 @@ typedef struct loader {
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err);
 
-/* The typed batches' sizes (cfg.typed only): what a typed model is sized for. */
+/* The typed batches' sizes (cfg.typed only) without listed negatives. */
 void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap);
+/* The typed batches' sizes of an initialised loader (its labelled pairs' listed negatives
+ * included): what a typed model is sized for. */
+void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap);
 
 /* Seeds one batch can hold (the minibatch capacity: anchors + positives + listed + random
  * negatives for pairs), and the most negatives (listed + random) of one batch. */

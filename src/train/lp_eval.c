@@ -270,12 +270,13 @@ static void pair_index_free(lp_pair_index *ix) {
     memset(ix, 0, sizeof *ix);
 }
 
-static int check_pairs(const char *name, const int64_t *pairs, int64_t n, int64_t N, cgnn_err *err) {
+/* Anchor ids (column 0) in [0, Nq), positive ids (column 1) in [0, Nc). */
+static int check_pairs(const char *name, const int64_t *pairs, int64_t n, int64_t Nq, int64_t Nc, cgnn_err *err) {
     if (n < 0) return err_set(err, CGNN_ERR_INPUT, "%s: negative pair count %lld", name, (long long)n);
     if (n > 0 && !pairs) return err_set(err, CGNN_ERR_INPUT, "%s: %lld pairs but no data", name, (long long)n);
     for (int64_t i = 0; i < n; i++)
         for (int col = 0; col < 2; col++) {
-            const int64_t v = pairs[2 * i + col];
+            const int64_t v = pairs[2 * i + col], N = col == 0 ? Nq : Nc;
             if (v < 0 || v >= N)
                 return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: %s id %lld out of range [0, %lld)", name,
                                (long long)i, col == 0 ? "anchor" : "positive", (long long)v, (long long)N);
@@ -327,17 +328,18 @@ static void scatter_pairs(const int64_t *anchor_of, int64_t A, const int64_t *co
     *vals_out = vals;
 }
 
-static int pair_index_build(lp_pair_index *ix, int64_t N, int64_t D, const int64_t *test_pairs, int64_t n_test,
-                            const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
+/* Anchors are ids of [0, N) (the anchors' embeddings), positives of [0, Nc) (the candidates'). */
+static int pair_index_build(lp_pair_index *ix, int64_t N, int64_t Nc, int64_t D, const int64_t *test_pairs,
+                            int64_t n_test, const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
                             int64_t n_exclude, int K, cgnn_err *err) {
     memset(ix, 0, sizeof *ix);
-    if (N < 1 || D < 1)
-        return err_set(err, CGNN_ERR_INPUT, "embeddings: shape (%lld, %lld): need at least one node and one dim",
-                       (long long)N, (long long)D);
+    if (N < 1 || Nc < 1 || D < 1)
+        return err_set(err, CGNN_ERR_INPUT, "embeddings: shape (%lld, %lld)%s: need at least one node and one dim",
+                       (long long)N, (long long)D, Nc < 1 ? ", no candidate" : "");
     if (K < 1) return err_set(err, CGNN_ERR_INPUT, "K must be >= 1 (got %d)", K);
-    if (check_pairs("test_pairs", test_pairs, n_test, N, err) != 0 ||
-        check_pairs("train_pairs", train_pairs, n_train, N, err) != 0 ||
-        check_pairs("exclude_pairs", exclude_pairs, n_exclude, N, err) != 0)
+    if (check_pairs("test_pairs", test_pairs, n_test, N, Nc, err) != 0 ||
+        check_pairs("train_pairs", train_pairs, n_train, N, Nc, err) != 0 ||
+        check_pairs("exclude_pairs", exclude_pairs, n_exclude, N, Nc, err) != 0)
         return -1;
     int64_t *anchor_of = cgnn_malloc((size_t)N * sizeof(int64_t)); /* (N) node -> anchor number or -1 */
     for (int64_t v = 0; v < N; v++) anchor_of[v] = -1;
@@ -481,9 +483,11 @@ static int64_t topk_finish(topk_state *st) {
     return st->n;
 }
 
-/* Per anchor, the sorted distinct nodes that are not candidates: the anchor itself and its
- * train/exclude positives, less its test positives. (A + 1) offsets into *xs, lengths in *xlen. */
-static void build_exclusion_sets(const lp_pair_index *ix, int64_t **xoff, int64_t **xs, int64_t **xlen) {
+/* Per anchor, the sorted distinct nodes that are not candidates: the anchor itself (same_space)
+ * and its train/exclude positives, less its test positives. (A + 1) offsets into *xs, lengths in
+ * *xlen. */
+static void build_exclusion_sets(const lp_pair_index *ix, int same_space, int64_t **xoff, int64_t **xs,
+                                 int64_t **xlen) {
     const int64_t A = ix->num_anchors;
     int64_t *off = cgnn_malloc((size_t)(A + 1) * sizeof(int64_t));
     for (int64_t a = 0; a <= A; a++) off[a] = ix->excl_off[a] + a; /* one more slot: the anchor */
@@ -491,7 +495,7 @@ static void build_exclusion_sets(const lp_pair_index *ix, int64_t **xoff, int64_
     int64_t *len = cgnn_malloc((size_t)(A > 0 ? A : 1) * sizeof(int64_t));
     for (int64_t a = 0; a < A; a++) {
         int64_t *p = x + off[a], n = 0;
-        if (!tpos_contains(ix, a, ix->anchors[a])) p[n++] = ix->anchors[a];
+        if (same_space && !tpos_contains(ix, a, ix->anchors[a])) p[n++] = ix->anchors[a];
         for (int64_t e = ix->excl_off[a]; e < ix->excl_off[a + 1]; e++)
             if (!tpos_contains(ix, a, ix->excl[e])) p[n++] = ix->excl[e];
         qsort(p, (size_t)n, sizeof(int64_t), cmp_i64);
@@ -507,14 +511,31 @@ int lp_full_ranking(const float *emb, int64_t N, int64_t D, const int64_t *test_
                     const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
                     int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
                     cgnn_err *err) {
+    return lp_full_ranking_typed(emb, N, emb, N, D, 1, test_pairs, n_test, train_pairs, n_train, exclude_pairs,
+                                 n_exclude, K, recall, ndcg, num_anchors, err);
+}
+
+int lp_full_ranking_ref(const float *emb, int64_t N, int64_t D, const int64_t *test_pairs, int64_t n_test,
+                        const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
+                        int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
+                        cgnn_err *err) {
+    return lp_full_ranking_typed_ref(emb, N, emb, N, D, 1, test_pairs, n_test, train_pairs, n_train, exclude_pairs,
+                                     n_exclude, K, recall, ndcg, num_anchors, err);
+}
+
+int lp_full_ranking_typed(const float *q_emb, int64_t N, const float *c_emb, int64_t Nc, int64_t D, int same_space,
+                          const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs, int64_t n_train,
+                          const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall, double *ndcg,
+                          int64_t *num_anchors, cgnn_err *err) {
+    CGNN_CHECK(!same_space || (q_emb == c_emb && N == Nc));
     lp_pair_index ix;
-    if (pair_index_build(&ix, N, D, test_pairs, n_test, train_pairs, n_train, exclude_pairs, n_exclude, K,
+    if (pair_index_build(&ix, N, Nc, D, test_pairs, n_test, train_pairs, n_train, exclude_pairs, n_exclude, K,
                          err) != 0)
         return -1;
     CGNN_CHECK(D <= INT_MAX);
     const int64_t A = ix.num_anchors;
     int64_t *xoff, *xs, *xlen;
-    build_exclusion_sets(&ix, &xoff, &xs, &xlen);
+    build_exclusion_sets(&ix, same_space, &xoff, &xs, &xlen);
     double *rec = cgnn_malloc((size_t)(A > 0 ? A : 1) * sizeof(double));
     double *nd = cgnn_malloc((size_t)(A > 0 ? A : 1) * sizeof(double));
     const int64_t TA = LP_TILE_ANCHORS, TN = LP_TILE_NODES;
@@ -533,16 +554,16 @@ int lp_full_ranking(const float *emb, int64_t N, int64_t D, const int64_t *test_
             const int64_t a0 = blk * TA, nb = A - a0 < TA ? A - a0 : TA;
             for (int64_t b = 0; b < nb; b++) {
                 const int64_t a = a0 + b;
-                memcpy(qa + b * D, emb + ix.anchors[a] * D, (size_t)D * sizeof(float));
+                memcpy(qa + b * D, q_emb + ix.anchors[a] * D, (size_t)D * sizeof(float));
                 st[b] = (topk_state){hs + b * K, hi + b * K, 0, -INFINITY, xs + xoff[a], xlen[a]};
             }
-            for (int64_t n0 = 0; n0 < N; n0 += TN) {
-                const int64_t nt = N - n0 < TN ? N - n0 : TN;
-                // S (nb, nt) = qa (nb, D) · emb[n0 : n0 + nt] (nt, D)^T — single-threaded inside
+            for (int64_t n0 = 0; n0 < Nc; n0 += TN) {
+                const int64_t nt = Nc - n0 < TN ? Nc - n0 : TN;
+                // S (nb, nt) = qa (nb, D) · c_emb[n0 : n0 + nt] (nt, D)^T — single-threaded inside
                 // this parallel region (OpenMP OpenBLAS), so a tile's values do not depend on
                 // the thread count
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)nt, (int)D, 1.0f, qa, (int)D,
-                            emb + n0 * D, (int)D, 0.0f, S, (int)nt);
+                            c_emb + n0 * D, (int)D, 0.0f, S, (int)nt);
                 for (int64_t b = 0; b < nb; b++) topk_offer(&st[b], S + b * nt, n0, nt, K);
             }
             for (int64_t b = 0; b < nb; b++) {
@@ -572,30 +593,31 @@ static int cmp_scored(const void *x, const void *y) { /* score descending, then 
     return (a->id > b->id) - (a->id < b->id);
 }
 
-int lp_full_ranking_ref(const float *emb, int64_t N, int64_t D, const int64_t *test_pairs, int64_t n_test,
-                        const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
-                        int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
-                        cgnn_err *err) {
+int lp_full_ranking_typed_ref(const float *q_emb, int64_t N, const float *c_emb, int64_t Nc, int64_t D,
+                              int same_space, const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs,
+                              int64_t n_train, const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall,
+                              double *ndcg, int64_t *num_anchors, cgnn_err *err) {
+    CGNN_CHECK(!same_space || (q_emb == c_emb && N == Nc));
     lp_pair_index ix;
-    if (pair_index_build(&ix, N, D, test_pairs, n_test, train_pairs, n_train, exclude_pairs, n_exclude, K,
+    if (pair_index_build(&ix, N, Nc, D, test_pairs, n_test, train_pairs, n_train, exclude_pairs, n_exclude, K,
                          err) != 0)
         return -1;
     const int64_t A = ix.num_anchors;
-    scored *c = cgnn_malloc((size_t)N * sizeof(scored));
-    char *excluded = cgnn_calloc((size_t)N, 1);
+    scored *c = cgnn_malloc((size_t)Nc * sizeof(scored));
+    char *excluded = cgnn_calloc((size_t)Nc, 1);
     int64_t *top = cgnn_malloc((size_t)K * sizeof(int64_t));
     double *rec = cgnn_malloc((size_t)(A > 0 ? A : 1) * sizeof(double));
     double *nd = cgnn_malloc((size_t)(A > 0 ? A : 1) * sizeof(double));
     for (int64_t a = 0; a < A; a++) {
         const int64_t node = ix.anchors[a];
-        excluded[node] = 1;
+        if (same_space) excluded[node] = 1;
         for (int64_t e = ix.excl_off[a]; e < ix.excl_off[a + 1]; e++) excluded[ix.excl[e]] = 1;
         for (int64_t t = 0; t < ix.tpos_len[a]; t++) excluded[ix.tpos[ix.tpos_off[a] + t]] = 0;
         int64_t n = 0;
-        for (int64_t v = 0; v < N; v++) {
+        for (int64_t v = 0; v < Nc; v++) {
             if (excluded[v]) continue;
             double dot = 0.0;
-            for (int64_t d = 0; d < D; d++) dot += (double)emb[node * D + d] * (double)emb[v * D + d];
+            for (int64_t d = 0; d < D; d++) dot += (double)q_emb[node * D + d] * (double)c_emb[v * D + d];
             const float s = (float)dot;
             if (s > -INFINITY) c[n++] = (scored){s, v}; /* NaN and -inf are never ranked */
         }
@@ -603,7 +625,7 @@ int lp_full_ranking_ref(const float *emb, int64_t N, int64_t D, const int64_t *t
         const int64_t n_top = n < K ? n : K;
         for (int64_t r = 0; r < n_top; r++) top[r] = c[r].id;
         anchor_metrics(&ix, a, top, n_top, K, &rec[a], &nd[a]);
-        excluded[node] = 0;
+        if (same_space) excluded[node] = 0;
         for (int64_t e = ix.excl_off[a]; e < ix.excl_off[a + 1]; e++) excluded[ix.excl[e]] = 0;
     }
     average(rec, nd, A, recall, ndcg);

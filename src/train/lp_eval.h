@@ -148,4 +148,21 @@ int lp_full_ranking_ref(const float *emb, int64_t N, int64_t D, const int64_t *t
                         int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
                         cgnn_err *err);
 
+/* lp_full_ranking with anchors and candidates of their own node types (a typed graph's link
+ * prediction edge type (s, r, d)): anchor ids (column 0 of every pairs array) index q_emb (N, D),
+ * the anchors' type's embeddings; positive ids (column 1) index c_emb (Nc, D), the candidates'
+ * type's, and every one of the Nc nodes is a candidate. same_space != 0 (s = d: q_emb == c_emb,
+ * N == Nc) excludes the anchor itself, exactly lp_full_ranking; otherwise nothing is excluded
+ * for being the anchor (a node of another type). Ids out of range: CGNN_ERR_INPUT naming the
+ * array, row and column ("anchor" against N, "positive" against Nc). lp_full_ranking is this with
+ * q_emb = c_emb and same_space = 1; the _ref twins likewise. */
+int lp_full_ranking_typed(const float *q_emb, int64_t N, const float *c_emb, int64_t Nc, int64_t D, int same_space,
+                          const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs, int64_t n_train,
+                          const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall, double *ndcg,
+                          int64_t *num_anchors, cgnn_err *err);
+int lp_full_ranking_typed_ref(const float *q_emb, int64_t N, const float *c_emb, int64_t Nc, int64_t D,
+                              int same_space, const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs,
+                              int64_t n_train, const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall,
+                              double *ndcg, int64_t *num_anchors, cgnn_err *err);
+
 #endif

@@ -49,8 +49,10 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     /* the dataset */
     fp_add(fp, "dataset.name", "%s", ds->name);
     fp_add(fp, "dataset.task", "%s", task->name);
-    fp_add(fp, "dataset.num_nodes", "%lld", (long long)g->num_nodes);
-    fp_add(fp, "dataset.num_edges", "%lld", (long long)g->num_edges);
+    int64_t num_edges = 0;
+    for (int e = 0; !g && e < ds->num_edge_types; e++) num_edges += ds->edge_types[e].edges.num_edges;
+    fp_add(fp, "dataset.num_nodes", "%lld", (long long)(g ? g->num_nodes : dataset_total_nodes(ds)));
+    fp_add(fp, "dataset.num_edges", "%lld", (long long)(g ? g->num_edges : num_edges));
     if (feat)
         fp_add(fp, "dataset.feature", "%s (%lld, %lld) %s", feat->name, (long long)feat->rows, (long long)feat->dim,
                npy_dtype_name(feat->array.dtype));
@@ -88,7 +90,7 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     for (int h = 0; h < a->num_layers && len < sizeof fan; h++)
         len += (size_t)snprintf(fan + len, sizeof fan - len, "%s%lld", h ? ", " : "[", (long long)a->fanouts[h]);
     if (len < sizeof fan) snprintf(fan + len, sizeof fan - len, "]");
-    fp_add(fp, "num_neighbors", "%s", fan);
+    if (g) fp_add(fp, "num_neighbors", "%s", fan); /* typed: train_state_fingerprint_add_typed's, per edge type */
     fp_add(fp, "sample_with_replacement", "%d", a->replace);
     /* the loop */
     fp_add(fp, "main_sample_batch_size", "%lld", (long long)a->batch_size);
@@ -128,6 +130,71 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     if (a->node_embedding_dim > 0) {
         fp_add(fp, "embedding_optim_class_path", "%s", a->embedding_optim);
         fp_add(fp, "embedding_lr", "%.17g", a->embedding_lr > 0 ? a->embedding_lr : o->lr);
+    }
+}
+
+/* "<n> <what>: <text>" when it fits a value, else "<n> <what>, hash <FNV-1a of text>". */
+static void fp_add_list(train_state_fingerprint *fp, const char *key, int n, const char *what, const char *text) {
+    if (strlen(text) + 32 < sizeof fp->value[0])
+        fp_add(fp, key, "%d %s: %s", n, what, text);
+    else
+        fp_add(fp, key, "%d %s, hash %016" PRIx64, n, what, fnv1a(1469598103934665603ULL, text, strlen(text)));
+}
+
+/* Appends printf text to buf (cap bytes, *len so far; the text is cut at cap). */
+static void buf_add(char *buf, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void buf_add(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+    if (*len >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    const int k = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (k > 0) *len += (size_t)k;
+}
+
+void train_state_fingerprint_add_typed(train_state_fingerprint *fp, const task_config *cfg, const dataset *ds,
+                                       const ds_feature *const *type_feature,
+                                       const int64_t (*fanouts)[MINIBATCH_MAX_EDGE_TYPES], int num_layers,
+                                       int have_tables) {
+    const trainer_args *a = &cfg->args;
+    enum { CAP = 64 * 1024 }; /* every name is < 3 * DATASET_NAME_MAX: 64 edge types fit */
+    char *text = cgnn_malloc(CAP);
+    size_t len = 0;
+    text[0] = '\0';
+    for (int t = 0; t < ds->num_node_types; t++)
+        buf_add(text, CAP, &len, "%s%s %lld", t ? ", " : "", ds->node_types[t].name,
+                (long long)ds->node_types[t].num_nodes);
+    fp_add_list(fp, "typed.node_types", ds->num_node_types, "node types", text);
+    len = 0;
+    text[0] = '\0';
+    for (int e = 0; e < ds->num_edge_types; e++)
+        buf_add(text, CAP, &len, "%s%s %lld", e ? ", " : "", ds->edge_types[e].name,
+                (long long)ds->edge_types[e].edges.num_edges);
+    fp_add_list(fp, "typed.edge_types", ds->num_edge_types, "edge types", text);
+    len = 0;
+    text[0] = '\0';
+    for (int t = 0; t < ds->num_node_types; t++) {
+        const ds_feature *f = type_feature[t];
+        if (f)
+            buf_add(text, CAP, &len, "%s%s (%lld, %lld) %s", t ? ", " : "", f->name, (long long)f->rows,
+                    (long long)f->dim, npy_dtype_name(f->array.dtype));
+        else
+            buf_add(text, CAP, &len, "%slearnable", t ? ", " : "");
+    }
+    fp_add_list(fp, "typed.inputs", ds->num_node_types, "node types' inputs", text);
+    len = 0;
+    text[0] = '\0';
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        buf_add(text, CAP, &len, "%s[", e ? ", " : "");
+        for (int h = 0; h < num_layers; h++) buf_add(text, CAP, &len, "%s%lld", h ? ", " : "", (long long)fanouts[h][e]);
+        buf_add(text, CAP, &len, "]");
+    }
+    fp_add_list(fp, "typed.num_neighbors", ds->num_edge_types, "edge types' fanouts", text);
+    free(text);
+    fp_add(fp, "num_bases", "%d", a->num_bases);
+    if (have_tables) { /* the featureless types' tables (their width is in typed.inputs' model shape) */
+        fp_add(fp, "typed.embedding_optim_class_path", "%s", a->embedding_optim);
+        fp_add(fp, "typed.embedding_lr", "%.17g", a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr);
     }
 }
 
@@ -250,7 +317,7 @@ typedef struct state_meta {
 
 int train_state_save(const char *path, const train_state_fingerprint *fp, const train_state_scalars *s,
                      const train_state_tensor *t, int n, int64_t exit_after_bytes, cgnn_err *err) {
-    CGNN_CHECK(n >= 0 && n <= 16);
+    CGNN_CHECK(n >= 0 && n <= TRAIN_STATE_MAX_TENSORS);
     state_meta *m = cgnn_malloc(sizeof *m);
     int nm = 0;
     m->meta[2 * nm] = STATE_FORMAT_KEY, m->meta[2 * nm + 1] = STATE_FORMAT_VERSION, nm++;
@@ -266,7 +333,7 @@ int train_state_save(const char *path, const train_state_fingerprint *fp, const 
             scalar_format(m->vals[ns], sizeof m->vals[ns], &SCALARS[k], s, i);
             m->meta[2 * nm] = m->keys[ns], m->meta[2 * nm + 1] = m->vals[ns], nm++;
         }
-    st_tensor st[16];
+    st_tensor st[TRAIN_STATE_MAX_TENSORS];
     for (int i = 0; i < n; i++)
         st[i] = (st_tensor){.name = t[i].name, .ndim = 2, .shape = {t[i].rows, t[i].cols, 1, 1}, .data = t[i].data};
     durable_file f;

@@ -49,10 +49,21 @@ typedef struct train_state_fingerprint {
  * its trainerArgs name; train_main_num_workers, num_test_batches and checkpoint_every_n_batches
  * do not), the dataset (name, task, node and edge counts, the feature's name and shape, each
  * split's size and a hash of its seeds and labels), the model (class, channels, parameter count)
- * and world_size. feat may be NULL (no node features). */
+ * and world_size. feat may be NULL (no node features); g may be NULL (a typed graph: the node and
+ * edge counts are the dataset's totals, and train_state_fingerprint_add_typed adds the rest). */
 void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config *cfg, const dataset *ds,
                                   const ds_task *task, const ds_feature *feat, const csc_graph *g,
                                   const model *m, int world_size);
+
+/* A typed graph's part of the fingerprint (after train_state_fingerprint_init): its node types
+ * (names, counts), edge types (names, counts), each type's input (feature name, shape, dtype,
+ * or a learnable table), the per-edge-type fanouts (fanouts[h][e], num_layers hops), RGCN's
+ * num_bases, and, when the job has learnable tables (have_tables), their optimiser and lr.
+ * Long lists are a count plus a hash of their text, so every field fits its value. */
+void train_state_fingerprint_add_typed(train_state_fingerprint *fp, const task_config *cfg, const dataset *ds,
+                                       const ds_feature *const *type_feature,
+                                       const int64_t (*fanouts)[MINIBATCH_MAX_EDGE_TYPES], int num_layers,
+                                       int have_tables);
 
 /* ---- scalars ---- */
 
@@ -71,7 +82,8 @@ typedef struct train_state_scalars {
     int64_t has_val;           /* trainer_result: validation ran; values at the best check */
     double best_val_loss, best_val_acc;
     int64_t optim_step;        /* optim.step */
-    int64_t emb_step;          /* embedding_table.step (0 without a table) */
+    int64_t emb_step;          /* embedding_table.step (0 without a table); a typed graph's
+                                  tables all step together: their common step */
     int64_t compute_threads;   /* of the run that wrote the state (informational) */
     int64_t jsonl_bytes;       /* metrics.jsonl length at the checkpoint */
     int64_t tb_bytes, tb_records; /* the TensorBoard event file's length and record count */
@@ -84,6 +96,10 @@ typedef struct train_state_scalars {
 } train_state_scalars;
 
 /* ---- tensors: the caller's buffers, written from and read into in place ---- */
+
+/* At most: params, optim.m, optim.v, best_params, and 4 per embedding table (weight, m, v, best):
+ * the homogeneous table or one per node type of a typed graph. */
+#define TRAIN_STATE_MAX_TENSORS (4 + 4 * (MINIBATCH_MAX_NODE_TYPES + 1))
 
 typedef struct train_state_tensor {
     const char *name;

@@ -77,6 +77,7 @@ typedef struct trainer {
     int have_temb[MINIBATCH_MAX_NODE_TYPES];
     float *best_temb[MINIBATCH_MAX_NODE_TYPES];        /* the tables at the best validation */
     char temb_key[MINIBATCH_MAX_NODE_TYPES][DATASET_NAME_MAX + 32]; /* "embedding_dict.<type>.weight" */
+    char temb_state_key[MINIBATCH_MAX_NODE_TYPES][3][DATASET_NAME_MAX + 32]; /* its .m / .v / .best in the state */
     model_types *mtypes;
     int lp_src, lp_dst;       /* typed link prediction: the supervision edge type's node types */
     float *lp_out;            /* (max seeds, D): their output rows stacked, as the head reads them */
@@ -634,7 +635,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         for (int i = 0; i < 3; i++) {
             if (!ls[i]) continue;
             minibatch_typed_capacity c;
-            loader_typed_capacity(&ls[i]->cfg, &c);
+            loader_batch_typed_capacity(ls[i], &c);
             if (first) ty->cap = c;
             for (int k = 0; k < T; k++)
                 for (int h = 0; h <= L; h++)
@@ -670,7 +671,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         for (int i = 0; i < 3; i++) {
             if (!ls[i]) continue;
             minibatch_typed_capacity c;
-            loader_typed_capacity(&ls[i]->cfg, &c);
+            loader_batch_typed_capacity(ls[i], &c);
             if (c.max_nodes[t->lp_src][0] > ms) ms = c.max_nodes[t->lp_src][0];
             if (c.max_nodes[t->lp_dst][0] > md) md = c.max_nodes[t->lp_dst][0];
         }
@@ -804,10 +805,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "%s: trainerConfig.trainerArgs.seed_assignment: local needs a partitioned graph, and typed "
                        "graphs (%s) cannot be partitioned yet", t->cfg->file, t->ds->dir);
     if (seed_assignment(t, err) != 0) return -1;
-    if (t->typed && a->checkpoint_every_n_batches > 0)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
-                       "is not available on a typed graph (%s) yet; train without it", t->cfg->file, t->ds->dir);
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
@@ -1197,7 +1194,9 @@ static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_
 /* ---- exact resume (train/train_state.h) ---- */
 
 /* The tensors of the training state, views of the trainer's own buffers (the best weights only
- * when there are any). Returns the count (<= 8). */
+ * when there are any): the parameters and optimiser moments, the homogeneous embedding table, or
+ * each featureless node type's table ("embedding_dict.<type>.weight", .m, .v, .best) on a typed
+ * graph. Returns the count (<= TRAIN_STATE_MAX_TENSORS). */
 static int state_tensors(trainer *t, int with_best, train_state_tensor *out) {
     const int64_t P = t->m.num_params;
     int n = 0;
@@ -1212,7 +1211,44 @@ static int state_tensors(trainer *t, int with_best, train_state_tensor *out) {
         if (t->emb.v) out[n++] = (train_state_tensor){"embedding.v", t->emb.v, R, D, 1};
         if (with_best) out[n++] = (train_state_tensor){"embedding.best", t->best_emb, R, D, 0};
     }
+    for (int k = 0; t->typed && k < t->tg.num_node_types; k++) {
+        if (!t->have_temb[k]) continue;
+        const embedding_table *e = &t->temb[k];
+        const int64_t R = e->num_rows, D = e->dim;
+        char(*key)[sizeof t->temb_state_key[0][0]] = t->temb_state_key[k];
+        static const char *const SUFFIX[3] = {"m", "v", "best"};
+        for (int j = 0; j < 3; j++)
+            snprintf(key[j], sizeof key[j], "embedding_dict.%s.%s", t->ds->node_types[k].name, SUFFIX[j]);
+        out[n++] = (train_state_tensor){t->temb_key[k], e->weight, R, D, 0};
+        if (e->m) out[n++] = (train_state_tensor){key[0], e->m, R, D, 1};
+        if (e->v) out[n++] = (train_state_tensor){key[1], e->v, R, D, 1};
+        if (with_best) out[n++] = (train_state_tensor){key[2], t->best_temb[k], R, D, 0};
+    }
+    CGNN_CHECK(n <= TRAIN_STATE_MAX_TENSORS);
     return n;
+}
+
+/* The step counter of the embedding tables: the homogeneous table's, or the typed tables' (every
+ * training step steps each of them, rows or not: one common count). */
+static int64_t emb_step(const trainer *t) {
+    if (t->have_emb) return t->emb.step;
+    int64_t s = -1;
+    for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+        if (t->have_temb[k]) {
+            CGNN_CHECK(s < 0 || s == t->temb[k].step);
+            s = t->temb[k].step;
+        }
+    return s < 0 ? 0 : s;
+}
+
+/* This job's fingerprint for the training state (t->fp, allocated here). */
+static void state_fingerprint(trainer *t) {
+    t->fp = cgnn_malloc(sizeof *t->fp);
+    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->g, &t->m, t->d->size);
+    if (!t->typed) return;
+    int tables = 0;
+    for (int k = 0; k < t->tg.num_node_types; k++) tables |= t->have_temb[k];
+    train_state_fingerprint_add_typed(t->fp, t->cfg, t->ds, t->tfeat, t->tsc.fanouts, t->tsc.num_layers, tables);
 }
 
 /* Writes the training state after step t->step: *sc holds the loop's position (epoch, next
@@ -1224,7 +1260,7 @@ static int write_state(trainer *t, const trainer_result *res, train_state_scalar
     sc->have_best = t->have_best, sc->best_score = t->best_score, sc->bad_checks = t->bad_checks;
     sc->has_val = res->has_val, sc->best_val_loss = res->best_val_loss, sc->best_val_acc = res->best_val_acc;
     sc->optim_step = t->opt.step;
-    sc->emb_step = t->have_emb ? t->emb.step : 0;
+    sc->emb_step = emb_step(t);
     sc->compute_threads = t->threads;
     stage_times(t, sc->stage_seconds);
     sc->timed_steps = t->timed_steps;
@@ -1234,7 +1270,7 @@ static int write_state(trainer *t, const trainer_result *res, train_state_scalar
         sc->tb_bytes = tb_bytes(&t->tb);
         sc->tb_records = t->tb.records;
         snprintf(sc->tb_file, sizeof sc->tb_file, "%s", tb_file_name(&t->tb));
-        train_state_tensor ts[8];
+        train_state_tensor ts[TRAIN_STATE_MAX_TENSORS];
         const int n = state_tensors(t, t->have_best, ts);
         const int64_t data = train_state_data_bytes(ts, n);
         t->states_written++;
@@ -1386,8 +1422,7 @@ static int state_prologue(trainer *t, int *found, cgnn_err *err) {
     *found = 0;
     if (t->a->checkpoint_every_n_batches == 0) return 0;
     if (train_state_path(t->state_path, sizeof t->state_path, t->cfg->trained_model_uri, err) != 0) return -1;
-    t->fp = cgnn_malloc(sizeof *t->fp);
-    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->g, &t->m, t->d->size);
+    state_fingerprint(t);
     if (access(t->state_path, F_OK) != 0) return 0;
     /* refuse a state of another job now, while the previous outputs are still there */
     train_state_reader r;
@@ -1407,15 +1442,12 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
         bad = train_state_path(t->state_path, sizeof t->state_path, t->cfg->trained_model_uri, err) != 0;
     int64_t flag = found;
     dist_bcast_i64(t->d, &flag, 1);
-    if (!bad && !t->fp) {
-        t->fp = cgnn_malloc(sizeof *t->fp);
-        train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->g, &t->m, t->d->size);
-    }
+    if (!bad && !t->fp) state_fingerprint(t);
     const double r0 = timer_now();
     if (!bad && flag) {
         train_state_reader r;
         bad = train_state_open(&r, t->state_path, t->fp, &t->resume, err) != 0;
-        train_state_tensor ts[8];
+        train_state_tensor ts[TRAIN_STATE_MAX_TENSORS];
         const int n = state_tensors(t, (int)t->resume.have_best, ts);
         if (!bad) bad = train_state_read(&r, ts, n, err) != 0;
         train_state_close(&r);
@@ -1427,6 +1459,8 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
     t->step = rs->step;
     t->opt.step = rs->optim_step;
     if (t->have_emb) t->emb.step = rs->emb_step;
+    for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+        if (t->have_temb[k]) t->temb[k].step = rs->emb_step;
     t->have_best = (int)rs->have_best, t->best_score = rs->best_score, t->bad_checks = rs->bad_checks;
     res->has_val = (int)rs->has_val, res->best_val_loss = rs->best_val_loss, res->best_val_acc = rs->best_val_acc;
     t->t_wait = rs->stage_seconds[0], t->t_sample = rs->stage_seconds[1], t->t_gather = rs->stage_seconds[2];
