@@ -78,10 +78,13 @@ static void check_dataset(const dataset *ds) {
     /* untyped: one node type and one edge type; typed: per-type ids (see dataset.h) */
     FUZZ_ASSERT(ds->num_node_types >= 1 && ds->num_edge_types >= 1);
     FUZZ_ASSERT(ds->typed || (ds->num_node_types == 1 && ds->num_edge_types == 1));
-    FUZZ_ASSERT(!ds->typed || !ds->partition.present);
     int64_t total = 0;
     for (int t = 0; t < ds->num_node_types; t++) {
-        FUZZ_ASSERT(ds->node_types[t].num_nodes > 0 && dataset_node_type_offset(ds, t) == total);
+        const ds_node_type *nt = &ds->node_types[t];
+        FUZZ_ASSERT(nt->num_nodes > 0 && dataset_node_type_offset(ds, t) == total);
+        /* owned ids: the whole type, or a part's range of it */
+        FUZZ_ASSERT(0 <= nt->own_start && nt->own_start <= nt->own_end && nt->own_end <= nt->num_nodes);
+        FUZZ_ASSERT(ds->partition.present || (nt->own_start == 0 && nt->own_end == nt->num_nodes));
         FUZZ_ASSERT(dataset_find_node_type(ds, ds->node_types[t].name) == t);
         total += ds->node_types[t].num_nodes;
     }
@@ -97,14 +100,16 @@ static void check_dataset(const dataset *ds) {
         for (int64_t i = 0; i < e->num_edges; i++) {
             int64_t s = id_at(e, e->src, i), d = id_at(e, e->dst, i);
             FUZZ_ASSERT(s >= 0 && s < ns && d >= 0 && d < nd);
+            FUZZ_ASSERT(d >= ds->node_types[ty->dst_type].own_start && d < ds->node_types[ty->dst_type].own_end);
         }
     }
     for (int f = 0; f < ds->num_features; f++) {
         const ds_feature *ft = &ds->features[f];
         /* a part (`partition:` key) holds features of its own node range only */
-        FUZZ_ASSERT(ft->rows == (ft->domain == DS_DOMAIN_EDGE ? ds->edge_types[ft->type].edges.num_edges
-                                 : ds->typed                ? ds->node_types[ft->type].num_nodes
-                                                            : dataset_owned_nodes(ds)));
+        FUZZ_ASSERT(ft->rows == (ft->domain == DS_DOMAIN_EDGE
+                                     ? ds->edge_types[ft->type].edges.num_edges
+                                     : ds->node_types[ft->type].own_end - ds->node_types[ft->type].own_start));
+        FUZZ_ASSERT(ds->typed || ft->domain == DS_DOMAIN_EDGE || ft->rows == dataset_owned_nodes(ds));
         FUZZ_ASSERT(ft->dim >= 0 && ft->array.data != NULL && !ft->array.fortran_order);
         FUZZ_ASSERT(ft->array.count == ft->rows * ft->dim);
         FUZZ_ASSERT(dataset_find_feature(ds, ft->domain, ft->type, ft->name) == ft);
@@ -129,7 +134,7 @@ static void check_dataset(const dataset *ds) {
                 FUZZ_ASSERT(sp->seeds[i] >= 0 && sp->seeds[i] < ds->node_types[col[i % sp->seed_width]].num_nodes);
             for (int64_t i = 0; ds->partition.present && i < sp->num_items; i++) {
                 const int64_t anchor = sp->seeds[i * sp->seed_width];
-                FUZZ_ASSERT(anchor >= ds->partition.node_start && anchor < ds->partition.node_end);
+                FUZZ_ASSERT(anchor >= ds->node_types[col[0]].own_start && anchor < ds->node_types[col[0]].own_end);
             }
             for (int64_t i = 0; sp->labels && i < sp->num_items; i++)
                 FUZZ_ASSERT(sp->labels[i] >= 0 && (tk->num_classes == 0 || sp->seed_width == 2 ||

@@ -10,8 +10,14 @@
  * local index (rows = the part's nodes, ids in range, rows matching the part's edge count), the
  * maps (inverse), owned features and seeds, partbook_owner.
  *
- * Seeds (fuzz/corpus/partbook/) are the fixture's own JSON and edits of it; FUZZ_PARTBOOK_DUMP=path
- * makes the target copy the fixture's JSON there (how the seeds were made).
+ * A typed partitioned graph lives beside it (OUT-typed: node types a (9 nodes, float32 features)
+ * and b (7 nodes, featureless), edge types a:r:b and b:s:a, an NC task on a; 2 random parts): the
+ * same input also replaces its JSON (OUT-typed/ttiny.json) and goes through the same calls, with
+ * the typed promises checked (per-type ranges contiguous, each edge type's local index over the
+ * part's rows of its dst type, per-type maps inverse, owned per-type features and seeds).
+ *
+ * Seeds (fuzz/corpus/partbook/) are the fixtures' own JSON and edits of them; FUZZ_PARTBOOK_DUMP=path
+ * makes the target copy the fixtures' JSON there (path and path.typed: how the seeds were made).
  */
 #include "fuzz_util.h"
 #include "graph/partbook.h"
@@ -23,7 +29,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define N 12
 #define E 20
 
-static char out_dir[4096];
+static char out_dir[4096], tout_dir[4096];
+
+#define TA 9  /* typed fixture: nodes of type a */
+#define TB 7  /* ... of type b */
+#define TE 14 /* edges of each edge type */
+
+/* The typed fixture (see the top), written once into tout_dir. */
+static void setup_typed(void) {
+    char src[4096], path[4096];
+    fuzz_path(src, "tsrc");
+    fuzz_path(tout_dir, "tout");
+    if (mkdir(src, 0700) != 0) abort();
+    int64_t ab[2][TE], ba[2][TE];
+    for (int e = 0; e < TE; e++) {
+        ab[0][e] = (e * 5 + 2) % TA, ab[1][e] = (e * 3 + 1) % TB;
+        ba[0][e] = (e * 2 + 3) % TB, ba[1][e] = (e * 7 + 4) % TA;
+    }
+    float feat[TA * 2];
+    for (int i = 0; i < TA * 2; i++) feat[i] = (float)i;
+    int64_t tr[4] = {0, 3, 5, 8}, trl[4] = {0, 1, 1, 0};
+    fuzz_write_npy("tsrc/ab.npy", NPY_DTYPE_INT64, 2, 2, TE, ab);
+    fuzz_write_npy("tsrc/ba.npy", NPY_DTYPE_INT64, 2, 2, TE, ba);
+    fuzz_write_npy("tsrc/feat.npy", NPY_DTYPE_FLOAT32, 2, TA, 2, feat);
+    fuzz_write_npy("tsrc/tr.npy", NPY_DTYPE_INT64, 1, 4, 1, tr);
+    fuzz_write_npy("tsrc/trl.npy", NPY_DTYPE_INT64, 1, 4, 1, trl);
+    static const char meta[] =
+        "dataset_name: ttiny\ngraph:\n  nodes: [{type: a, num: 9}, {type: b, num: 7}]\n"
+        "  edges: [{type: 'a:r:b', format: numpy, path: ab.npy}, {type: 'b:s:a', format: numpy, path: ba.npy}]\n"
+        "feature_data:\n  - {domain: node, type: a, name: feat, format: numpy, path: feat.npy}\n"
+        "tasks:\n  - name: nc\n    num_classes: 2\n"
+        "    train_set: [{type: a, data: [{name: seeds, format: numpy, path: tr.npy}, {name: labels, format: numpy, "
+        "path: trl.npy}]}]\n";
+    fuzz_write("tsrc/metadata.yaml", meta, sizeof meta - 1, path);
+    dataset ds;
+    partition_result r;
+    cgnn_err err = {0};
+    partition_params p = {2, PARTITION_RANDOM, 1, 1};
+    if (dataset_open(&ds, src, &err) != 0 || partition_compute(&r, &ds, &p, &err) != 0 ||
+        partition_write(tout_dir, &ds, &r, 1, &err) != 0) {
+        fprintf(stderr, "fuzz: typed fixture: %s\n", err.msg);
+        abort();
+    }
+    partition_free(&r);
+    dataset_close(&ds);
+}
 
 static void setup(void) {
     log_level = 0;
@@ -60,10 +110,12 @@ static void setup(void) {
     }
     partition_free(&r);
     dataset_close(&ds);
+    setup_typed();
     const char *dump = getenv("FUZZ_PARTBOOK_DUMP");
     if (dump) {
         char cmd[8400];
-        snprintf(cmd, sizeof cmd, "cp '%s/tiny.json' '%s'", out_dir, dump);
+        snprintf(cmd, sizeof cmd, "cp '%s/tiny.json' '%s' && cp '%s/ttiny.json' '%s.typed'", out_dir, dump, tout_dir,
+                 dump);
         if (system(cmd) != 0) abort();
     }
 }
@@ -101,6 +153,64 @@ static void check_part(const partbook *pb, int part) {
         }
 }
 
+/* What an opened typed part promises (partbook.h). */
+static void check_typed_part(const partbook *pb, int part) {
+    check_ranges(pb);
+    const int P = pb->num_parts, T = pb->num_node_types, K = pb->num_edge_types;
+    FUZZ_ASSERT(pb->typed && pb->part == part && pb->ds.typed && pb->ds.num_node_types == T && pb->ds.num_edge_types == K);
+    for (int t = 0; t < T; t++) {
+        const int64_t *tm = pb->type_map + (size_t)t * (size_t)(P + 1), n = pb->type_nodes[t];
+        FUZZ_ASSERT(tm[0] == 0 && tm[P] == n);
+        for (int p = 0; p < P; p++) FUZZ_ASSERT(tm[p + 1] >= tm[p]);
+        for (int64_t v = 0; v < n; v++) {
+            FUZZ_ASSERT(pb->type_new_of_orig[t][v] >= 0 && pb->type_new_of_orig[t][v] < n);
+            FUZZ_ASSERT(pb->type_orig_of_new[t][pb->type_new_of_orig[t][v]] == v);
+        }
+        FUZZ_ASSERT(pb->ds.node_types[t].own_start == tm[part] && pb->ds.node_types[t].own_end == tm[part + 1]);
+        for (int64_t v = tm[part]; v < tm[part + 1]; v++) FUZZ_ASSERT(partbook_type_owner(pb, t, v) == part);
+    }
+    for (int k = 0; k < K; k++) {
+        const csc_graph *g = &pb->type_local[k];
+        const int d = pb->etype_dst[k], s = pb->etype_src[k];
+        const int64_t *tm = pb->type_map + (size_t)d * (size_t)(P + 1), *em = pb->etype_map + (size_t)k * (size_t)(P + 1);
+        FUZZ_ASSERT(g->first_node == tm[part] && g->num_nodes == tm[part + 1] - tm[part] &&
+                    g->num_src_nodes == pb->type_nodes[s] && g->num_edges == em[part + 1] - em[part]);
+        FUZZ_ASSERT(g->indptr[0] == 0 && g->indptr[g->num_nodes] == g->num_edges);
+        for (int64_t i = 0; i < g->num_nodes; i++)
+            FUZZ_ASSERT(g->indptr[i + 1] >= g->indptr[i] && csc_degree(g, i) <= pb->etype_max_in_degree[k]);
+        for (int64_t j = 0; j < g->num_edges; j++) FUZZ_ASSERT(csc_index(g, j) >= 0 && csc_index(g, j) < pb->type_nodes[s]);
+    }
+    for (int f = 0; f < pb->ds.num_features; f++) {
+        const ds_feature *ft = &pb->ds.features[f];
+        const ds_node_type *nt = &pb->ds.node_types[ft->type];
+        FUZZ_ASSERT(ft->domain != DS_DOMAIN_NODE || ft->rows == nt->own_end - nt->own_start);
+    }
+}
+
+/* partbook_read_json, partbook_verify and partbook_open of both parts on the partition in dir. */
+static void exercise(const char *dir) {
+    partbook pb;
+    cgnn_err err = {0};
+    int rc = partbook_read_json(&pb, dir, &err);
+    fuzz_check(rc, &err, dir);
+    if (rc == 0) {
+        check_ranges(&pb);
+        err = (cgnn_err){0};
+        fuzz_check(partbook_verify(&pb, 1, &err), &err, dir);
+        partbook_close(&pb);
+    }
+    for (int part = 0; part < 2; part++) {
+        err = (cgnn_err){0};
+        rc = partbook_open(&pb, dir, part, 1, &err);
+        fuzz_check(rc, &err, dir);
+        if (rc == 0) {
+            if (pb.typed) check_typed_part(&pb, part);
+            else check_part(&pb, part);
+            partbook_close(&pb);
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static int ready;
     if (!ready) {
@@ -109,24 +219,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     char path[4096];
     fuzz_write("out/tiny.json", data, size, path);
-    partbook pb;
-    cgnn_err err = {0};
-    int rc = partbook_read_json(&pb, out_dir, &err);
-    fuzz_check(rc, &err, out_dir);
-    if (rc == 0) {
-        check_ranges(&pb);
-        err = (cgnn_err){0};
-        fuzz_check(partbook_verify(&pb, 1, &err), &err, out_dir);
-        partbook_close(&pb);
-    }
-    for (int part = 0; part < 2; part++) {
-        err = (cgnn_err){0};
-        rc = partbook_open(&pb, out_dir, part, 1, &err);
-        fuzz_check(rc, &err, out_dir);
-        if (rc == 0) {
-            check_part(&pb, part);
-            partbook_close(&pb);
-        }
-    }
+    exercise(out_dir);
+    fuzz_write("tout/ttiny.json", data, size, path);
+    exercise(tout_dir);
     return 0;
 }

@@ -83,8 +83,11 @@ contains "venue: 20 nodes (offset 6720), featureless" "typed: featureless venue"
 contains "author:writes:paper: 3054 edges" "typed: edge type count"; contains "in-degree over paper" "typed: in-degree over the dst type"
 contains "node_classification, node type author, 4 classes" "typed: task type"
 expect 0 "info dblp-mini (cached)" -- "$CGNN" info "$TMP/dblp-mini"; contains "loaded from cache" "typed: per edge type cache reused"
-expect 2 "partition a typed dataset" -- "$CGNN" partition --dataset "$TMP/dblp-mini" --num_parts 2 --method random --out "$TMP/dblp-parts"
-contains "typed graphs cannot be partitioned yet" "partition refuses typed graphs"
+expect 0 "partition a typed dataset" -- "$CGNN" partition --dataset "$TMP/dblp-mini" --num_parts 2 --method random --out "$TMP/dblp-parts"
+contains "typed: 4 node types, 6 edge types" "partition of a typed dataset: per-type ranges printed"
+expect 0 "info on a typed part" -- "$CGNN" info "$TMP/dblp-parts/part1"
+contains "owns one range of new per-type ids per node type" "typed part: the partition line"
+contains "in-degree over paper (the part's nodes)" "typed part: per edge type index of the part's nodes"
 # a read-only dataset still works (no cache written)
 expect 0 "info read-only copy" -- "$CGNN" info "$SRC/data/cora"
 

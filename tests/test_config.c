@@ -788,11 +788,11 @@ TEST(err_etype_fanouts) {
 
 /* A typed dataset filled by hand: 3 node types, 4 edge types, an NC task on paper and an LP
  * task on author:writes:paper; and an untyped one. */
-static ds_node_type g_ntypes[3] = {{"author", 10}, {"paper", 20}, {"term", 5}};
+static ds_node_type g_ntypes[3] = {{"author", 10, 0, 10}, {"paper", 20, 0, 20}, {"term", 5, 0, 5}};
 static ds_edge_type g_etypes[4];
 static ds_task g_tasks[2];
 static dataset g_typed, g_untyped;
-static ds_node_type g_untyped_n = {"_default", 100};
+static ds_node_type g_untyped_n = {"_default", 100, 0, 100};
 static ds_edge_type g_untyped_e;
 static ds_task g_untyped_task;
 

@@ -1045,7 +1045,7 @@ TEST(typed_errors) {
     EXPECT_FAIL(dir, "@seeds.npy: seeds", "need a node type", "'a:r:b'");
     rm_tree(dir);
     dir = make_typed("tasks:\n", "partition: {id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 5, graph: g.json}\ntasks:\n");
-    EXPECT_FAIL(dir, "@metadata.yaml: partition", "typed graphs cannot be partitioned yet");
+    EXPECT_FAIL(dir, "@metadata.yaml: partition.node_start", "a typed part gives one range per node type");
     rm_tree(dir);
     dir = make_typed("            path: labels.npy\n",
                      "            path: labels.npy\n      - type: b\n        data: [{name: seeds, format: numpy, path: "
@@ -1153,6 +1153,70 @@ TEST(partition_key) {
     rm_tree(dir);
 }
 
+/* make_typed with a partition key whose node_ranges are RANGES (a typed part; see dataset.h). */
+static char *make_typed_part(const char *part, const char *ranges) {
+    char key[1024];
+    snprintf(key, sizeof key, "partition: {id: ab, part: %s, num_parts: 2, graph: g.json, node_ranges: [%s]}\ntasks:\n",
+             part, ranges);
+    return make_typed("tasks:\n", key);
+}
+
+TEST(typed_partition_key) {
+    /* a part owning every node of both types (the edges' dsts, the features and the seeds fit) */
+    char *dir = make_typed_part("0", "{type: a, start: 0, end: 5}, {type: b, start: 0, end: 3}");
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    const int ok = ds.partition.present && ds.typed && ds.node_types[0].own_start == 0 &&
+                   ds.node_types[0].own_end == 5 && ds.node_types[1].own_end == 3 && ds.features[0].rows == 5;
+    csc_graph g;
+    const int refused = csc_open_cached(&g, &ds, 0, 1, &err) != 0; /* a part is never a whole graph's index */
+    dataset_close(&ds);
+    rm_tree(dir);
+    ASSERT(ok && refused);
+    /* a whole typed dataset owns every id of every type */
+    dir = make_typed(NULL, NULL);
+    ASSERT_EQ(dataset_open(&ds, dir, &err), 0);
+    ASSERT(!ds.partition.present && ds.node_types[1].own_start == 0 && ds.node_types[1].own_end == 3);
+    dataset_close(&ds);
+    rm_tree(dir);
+    /* the edges' dsts (b ids 0, 2, 2, 1) must lie in b's range: edge 1's dst 2 is not in [0, 2) */
+    dir = make_typed_part("0", "{type: a, start: 0, end: 5}, {type: b, start: 0, end: 2}");
+    EXPECT_FAIL(dir, "@edges.npy", "column 1: dst 2 is not a node of type 'b' of this part [0, 2)");
+    rm_tree(dir);
+    /* a's features have the part's a rows (5 != 4) */
+    dir = make_typed_part("0", "{type: a, start: 1, end: 5}, {type: b, start: 0, end: 3}");
+    EXPECT_FAIL(dir, "@feat.npy", "has 5 rows, expected 4", "the part's nodes of type 'a'");
+    rm_tree(dir);
+    /* one range per node type, in graph.nodes order, within the type's ids */
+    dir = make_typed_part("0", "{type: a, start: 0, end: 5}");
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.node_ranges", "1 entries, expected one per node type (2)");
+    rm_tree(dir);
+    dir = make_typed_part("0", "{type: b, start: 0, end: 3}, {type: a, start: 0, end: 5}");
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.node_ranges[0]", "type 'b', expected 'a'");
+    rm_tree(dir);
+    dir = make_typed_part("0", "{type: a, start: 0, end: 5}, {type: b, start: 0, end: 4}");
+    EXPECT_FAIL(dir, "@metadata.yaml", "range [0, 4) of node type 'b' is not within [0, 3)");
+    rm_tree(dir);
+    dir = make_typed_part("0", "{type: a, start: 0, end: 5}, {type: b, begin: 0, end: 3}");
+    EXPECT_FAIL(dir, "@metadata.yaml", "partition.node_ranges[1].begin", "unknown key 'begin'");
+    rm_tree(dir);
+    /* the global splits own every id of every type */
+    dir = make_typed_part("global", "{type: a, start: 0, end: 5}, {type: b, start: 1, end: 3}");
+    EXPECT_FAIL(dir, "@metadata.yaml", "global splits (part: global) cover every node", "node type 'b'");
+    rm_tree(dir);
+    dir = make_typed("tasks:\n", "partition: {id: ab, part: 0, num_parts: 1, graph: g.json}\ntasks:\n");
+    EXPECT_FAIL(dir, "@metadata.yaml", "node_ranges");
+    rm_tree(dir);
+    /* node_ranges on an untyped part */
+    dir = make_tiny_part("id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 10, graph: g.json, node_ranges: []", 0);
+    EXPECT_FAIL(dir, "@metadata.yaml", "node_ranges is for typed graphs");
+    rm_tree(dir);
+}
+
 int main(void) {
     RUN(cora);
     RUN(zeroed_close);
@@ -1172,6 +1236,7 @@ int main(void) {
     RUN(fortran_order_files);
     RUN(facebook_lp);
     RUN(partition_key);
+    RUN(typed_partition_key);
     RUN(dblp_mini);
     RUN(lastfm_mini);
     RUN(csc_per_edge_type);

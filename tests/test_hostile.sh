@@ -304,8 +304,8 @@ typed ty_dup "t = t.replace('    - type: venue\n', '    - type: term\n', 1)"
 expect 2 "typed: duplicate node type" "ty_dup/metadata.yaml: graph.nodes[3].type" "duplicate node type 'term'" -- \
   "$CGNN" info ty_dup
 typed ty_part "t = t.replace('graph:', 'partition: {id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 600, graph: g.json}\ngraph:', 1)"
-expect 2 "typed: a typed dataset with partition:" "ty_part/metadata.yaml: partition" \
-  "typed graphs cannot be partitioned yet" -- "$CGNN" info ty_part
+expect 2 "typed: a typed part with an untyped node range" "ty_part/metadata.yaml: partition.node_start" \
+  "a typed part gives one range per node type" -- "$CGNN" info ty_part
 
 echo "test_hostile: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -11,6 +11,10 @@
 #   - determinism: the same seed gives byte-identical output for --threads 1 and 2 (everything
 #     but run.yaml, the run's measurements); another seed another partition id;
 #   - mixing the part directories of two runs: exit 2 naming both files;
+#   - typed datasets (dblp-mini, lastfm-mini), metis and random, 2 and 3 parts, checked the same
+#     way per type; byte-identical for --threads 1 and 2; typed `cgnn info`; broken typed
+#     partitions (node_map, ntypes, in-degree bounds, per-type id maps, foreign edges, mixed runs,
+#     a homogeneous JSON): exit 2 naming the file and the field;
 #   - bad input: exit 2 and the dataset untouched (num_parts 0 or > N, unknown method, missing
 #     flags, non-empty OUT without --force, OUT = the dataset directory or holding the dataset,
 #     even with --force, a part as the dataset); --force replaces an old partition.
@@ -174,6 +178,69 @@ contains "renumbered" "rank refuses a part"
 expect 0 "--force" -- "$CGNN" "${P0[@]}" --num_parts 3 --out "$TMP/cora-random-2" --force
 check "--force result" -- $PY "$SRC/tests/check_partition.py" "$TMP/cora" "$TMP/cora-random-2"
 ls "$TMP" | grep -q "tmp\." && { echo "FAIL: staging directories left behind"; fails=$((fails + 1)); } || pass=$((pass + 1))
+
+# ---- typed datasets (DistDGL's heterogeneous layout): data/dblp-mini (NC, features on 3 of 4 node
+# types) and data/lastfm-mini (LP on user:listens:artist, featureless), both methods, 2 and 3 parts ----
+cp -r "$SRC/data/dblp-mini" "$TMP/dblp" && cp -r "$SRC/data/lastfm-mini" "$TMP/lastfm" && rm -rf "$TMP"/{dblp,lastfm}/preprocessed
+before_dblp=$(digest "$TMP/dblp")
+for ds in dblp lastfm; do
+  for method in metis random; do
+    for P in 2 3; do
+      out="$TMP/$ds-$method-$P"
+      expect 0 "partition typed $ds $method $P" -- "$CGNN" partition --dataset "$TMP/$ds" --num_parts $P \
+        --method $method --out "$out" --seed 1
+      contains "typed: " "typed partition prints the per-type ranges"
+      bal=()
+      [[ $method == metis ]] && bal=(--max-node-balance 1.10)
+      check "typed $ds $method $P against the source" -- $PY "$SRC/tests/check_partition.py" "$TMP/$ds" "$out" "${bal[@]}"
+      grep -h "check_partition" "$TMP/check"
+    done
+  done
+done
+[[ $(digest "$TMP/dblp") == "$before_dblp" ]] && pass=$((pass + 1)) || { echo "FAIL: typed partitioning modified its input"; fails=$((fails + 1)); }
+expect 0 "typed: metis threads 1" -- "$CGNN" partition --dataset "$TMP/dblp" --num_parts 3 --method metis \
+  --out "$TMP/dblp-t1" --seed 1 --threads 1
+if diff -r -x run.yaml "$TMP/dblp-t1" "$TMP/dblp-metis-3" >/dev/null; then pass=$((pass + 1))
+else echo "FAIL: typed metis: output depends on --threads"; fails=$((fails + 1)); fi
+expect 0 "typed info OUT" -- "$CGNN" info "$TMP/dblp-metis-2"
+contains "typed: 4 node types, 6 edge types" "typed info: types"
+contains "checked: the 2 parts, the global splits and the id maps agree" "typed info checks every part"
+expect 0 "typed info part" -- "$CGNN" info "$TMP/lastfm-random-2/part0"
+contains "owns [" "typed info on a part: per-type ranges"
+# bad typed partitions: exit 2 naming the file and the field (each a copy with one thing broken)
+tbad() { # tbad NAME PYTHON-EDIT: a copy of dblp-metis-2 as $TMP/NAME, edited by PYTHON-EDIT (d = its dir, j = the JSON)
+  rm -rf "$TMP/$1" && cp -r "$TMP/dblp-metis-2" "$TMP/$1"
+  $PY - "$TMP/$1" "$2" <<'PY'
+import json, sys, numpy as np
+d = sys.argv[1]; jp = d + "/dblp-mini.json"; j = json.load(open(jp))
+exec(sys.argv[2])
+json.dump(j, open(jp, "w"))
+PY
+}
+tbad tb_ranges 'j["node_map"]["paper"][1][0] += 1'
+expect 2 "typed: node_map not contiguous" -- "$CGNN" info "$TMP/tb_ranges"
+contains '"node_map"."paper"[1]' "typed: broken node_map named"
+tbad tb_ntypes 'del j["ntypes"]["venue"]'
+expect 2 "typed: ntypes without a type" -- "$CGNN" info "$TMP/tb_ntypes"
+contains 'dblp-mini.json: "etypes"."paper:published_in:venue"' "typed: etype of an undeclared node type named"
+tbad tb_maxdeg 'j["etype_max_in_degree"]["paper:has_term:term"] = 3'
+expect 2 "typed: etype_max_in_degree below max_in_degree" -- "$CGNN" info "$TMP/tb_maxdeg"
+contains '"max_in_degree" is 416, but the largest of "etype_max_in_degree" is 343' "typed: in-degree bounds named"
+tbad tb_map 'np.save(d + "/orig_ids-paper.npy", np.arange(5))'
+expect 2 "typed: a per-type id map of the wrong length" -- "$CGNN" info "$TMP/tb_map"
+contains 'orig_ids-paper.npy: expected (2881,) int64 ids ("orig_ids.paper"' "typed: the map file and field named"
+tbad tb_perm 'a = np.load(d + "/new_ids-term.npy"); a[[0, 1]] = a[[1, 0]]; np.save(d + "/new_ids-term.npy", a)'
+expect 2 "typed: per-type maps not inverse" -- "$CGNN" info "$TMP/tb_perm"
+contains "orig_ids-term.npy and $TMP/tb_perm/new_ids-term.npy: not inverse" "typed: broken map pair named"
+tbad tb_edges 'import shutil; shutil.copy(d + "/part0/edges-author-writes-paper.npy", d + "/part1/edges-author-writes-paper.npy")'
+expect 2 "typed: a part holding another part's edges" -- "$CGNN" info "$TMP/tb_edges"
+contains "tb_edges/part1/edges-author-writes-paper.npy: column 0: dst" "typed: foreign edges named"
+tbad tb_mixed 'import shutil; shutil.rmtree(d + "/part1"); shutil.copytree(d + "/../dblp-random-2/part1", d + "/part1")'
+expect 2 "typed: parts of two runs" -- "$CGNN" info "$TMP/tb_mixed"
+contains "another run of cgnn partition" "typed: mixed parts named"
+tbad tb_untyped 'j["ntypes"] = {"_N": 0}; j["etypes"] = {"_N:_E:_N": 0}'
+expect 2 "typed: JSON claims a homogeneous graph" -- "$CGNN" info "$TMP/tb_untyped"
+contains 'dblp-mini.json: "node_map": expected one entry "_N"' "typed: homogeneous JSON over typed parts named"
 
 echo "test_partition_cli.sh: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

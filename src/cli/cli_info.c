@@ -33,6 +33,18 @@ void cli_print_partbook(const partbook *pb) {
     printf("  %s\n", pb->json_path);
     printf("nodes: %lld, edges: %lld, max in-degree: %lld\n", (long long)pb->num_nodes, (long long)pb->num_edges,
            (long long)pb->max_in_degree);
+    if (pb->typed) {
+        printf("typed: %d node types, %d edge types; per-type new ids, part p owns one range of each type "
+               "(node_map: DGL's homogeneous ids, (part, type) order)\n",
+               pb->num_node_types, pb->num_edge_types);
+        for (int t = 0; t < pb->num_node_types; t++) {
+            const int64_t *tm = pb->type_map + (size_t)t * (size_t)(pb->num_parts + 1);
+            printf("  %s: %lld nodes;", pb->ntype_names[t], (long long)pb->type_nodes[t]);
+            for (int p = 0; p < pb->num_parts && p < 8; p++)
+                printf(" part %d [%lld, %lld)", p, (long long)tm[p], (long long)tm[p + 1]);
+            printf("%s\n", pb->num_parts > 8 ? " ..." : "");
+        }
+    }
     for (int p = 0; p < pb->num_parts; p++) {
         printf("  part %d: nodes [%lld, %lld) %lld, edges %lld", p, (long long)pb->node_map[p],
                (long long)pb->node_map[p + 1], (long long)(pb->node_map[p + 1] - pb->node_map[p]),
@@ -65,6 +77,9 @@ static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
         const ds_node_type *nt = &ds->node_types[t];
         printf("  %s: %lld nodes (offset %lld)", nt->name, (long long)nt->num_nodes,
                (long long)dataset_node_type_offset(ds, t));
+        if (ds->partition.present) /* a part owns one range of each type */
+            printf(", owns [%lld, %lld) (%lld)", (long long)nt->own_start, (long long)nt->own_end,
+                   (long long)(nt->own_end - nt->own_start));
         int any = 0;
         for (int i = 0; i < ds->num_features; i++) {
             const ds_feature *f = &ds->features[i];
@@ -80,15 +95,20 @@ static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
         const ds_edge_type *e = &ds->edge_types[et];
         double t0 = timer_now();
         csc_graph g;
-        if (csc_open_cached(&g, ds, et, threads, err) != 0) return -1;
+        const ds_node_type *dt_type = &ds->node_types[e->dst_type];
+        /* a part: the index of its own dst nodes (never cached) */
+        if (ds->partition.present ? csc_build_range(&g, dt_type->own_start, dt_type->own_end - dt_type->own_start,
+                                                    ds->node_types[e->src_type].num_nodes, &e->edges, threads, err) != 0
+                                  : csc_open_cached(&g, ds, et, threads, err) != 0)
+            return -1;
         double dt = timer_now() - t0;
         csc_degree_stats st;
         csc_degree_summary(&g, &st);
         printf("  %s: %lld edges (%s, %s ids)\n", e->name, (long long)e->edges.num_edges, e->path,
                npy_dtype_name(e->edges.id_dtype));
-        printf("    in-degree over %s: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without "
+        printf("    in-degree over %s%s: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without "
                "in-edges\n",
-               ds->node_types[e->dst_type].name, (long long)st.min, (long long)st.median, st.mean, (long long)st.p99,
+               ds->node_types[e->dst_type].name, ds->partition.present ? " (the part's nodes)" : "", (long long)st.min, (long long)st.median, st.mean, (long long)st.p99,
                (long long)st.max, (long long)st.num_isolated);
         printf("    graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
                dt, g.index_bytes * 8, mib((double)(g.num_nodes + 1) * 8 + (double)g.num_edges * g.index_bytes));
@@ -161,6 +181,9 @@ int cli_cmd_info(int argc, char **argv) {
     const ds_partition *pt = &ds.partition;
     if (pt->present && pt->part == DS_PARTITION_GLOBAL)
         printf("partition: the global splits of %d parts (id %s; %s)\n", pt->num_parts, pt->id, pt->graph);
+    else if (pt->present && ds.typed)
+        printf("partition: part %d of %d (id %s; %s), owns one range of new per-type ids per node type\n", pt->part,
+               pt->num_parts, pt->id, pt->graph);
     else if (pt->present)
         printf("partition: part %d of %d (id %s; %s), owns nodes [%lld, %lld) (%lld): new ids\n", pt->part,
                pt->num_parts, pt->id, pt->graph, (long long)pt->node_start, (long long)pt->node_end,

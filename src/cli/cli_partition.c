@@ -43,7 +43,8 @@ static const cli_command PARTITION_CMD = {
     .summary = "Cuts a dataset into P parts and writes DGL's partition layout: OUT/<name>.json (node_map, edge_map,\n"
                "partition id, statistics), the id maps OUT/orig_ids.npy and OUT/new_ids.npy, one dataset per part\n"
                "(OUT/part<p>/: the in-edges, features and seeds of its nodes, in new ids) and the whole splits\n"
-               "(OUT/global/). Node ids are renumbered so that every part owns a contiguous range.",
+               "(OUT/global/). Node ids are renumbered so that every part owns a contiguous range (typed datasets:\n"
+               "one range per node type, per-type ids and id maps per type, one edge file per edge type).",
     .flags = PARTITION_FLAGS,
     .num_flags = (int)(sizeof PARTITION_FLAGS / sizeof PARTITION_FLAGS[0]),
 };
@@ -120,14 +121,6 @@ int cli_cmd_partition(int argc, char **argv) {
 
     dataset ds;
     if (dataset_open(&ds, dsdir, &err) != 0) return cli_fail(&err);
-    if (dataset_is_typed(&ds)) { /* the partitioner sees one node and one edge type */
-        err_set(&err, CGNN_ERR_INPUT,
-                "%s: typed graphs cannot be partitioned yet (%d node types, %d edge types); partition an untyped "
-                "dataset",
-                ds.dir, ds.num_node_types, ds.num_edge_types);
-        dataset_close(&ds);
-        return cli_fail(&err);
-    }
     outguard guard;
     outguard_init(&guard);
     partition_result r;
@@ -142,9 +135,11 @@ int cli_cmd_partition(int argc, char **argv) {
                      dsdir, ds.partition.graph);
         goto done;
     }
-    if (p.num_parts > ds.node_types[0].num_nodes) {
+    int64_t total_edges = 0;
+    for (int k = 0; k < ds.num_edge_types; k++) total_edges += ds.edge_types[k].edges.num_edges;
+    if (p.num_parts > dataset_total_nodes(&ds)) {
         rc = err_set(&err, CGNN_ERR_INPUT, "--num_parts: %d parts for %lld nodes (a part needs at least one node)",
-                     p.num_parts, (long long)ds.node_types[0].num_nodes);
+                     p.num_parts, (long long)dataset_total_nodes(&ds));
         goto done;
     }
     outguard_add_dataset(&guard, &ds);
@@ -153,8 +148,9 @@ int cli_cmd_partition(int argc, char **argv) {
     if ((rc = outguard_lock(&guard, outdir, "--out", "cgnn partition", &err)) != 0) goto done;
     cleanup_stale_tmp(outdir); /* a staging directory of a killed run */
 
-    log_info("partition: %s (%lld nodes, %lld edges) into %d parts with %s, seed %lld", dsdir,
-             (long long)ds.node_types[0].num_nodes, (long long)ds.edge_types[0].edges.num_edges, p.num_parts,
+    log_info("partition: %s (%lld nodes, %lld edges%s) into %d parts with %s, seed %lld", dsdir,
+             (long long)dataset_total_nodes(&ds), (long long)total_edges,
+             ds.typed ? ", typed: every node and edge type together" : "", p.num_parts,
              partition_method_name(p.method), (long long)p.seed);
     const int64_t rss_loaded = peak_rss_bytes();
     if ((rc = partition_compute(&r, &ds, &p, &err)) != 0) goto done;

@@ -174,6 +174,181 @@ static int read_ranges(const partbook *pb, const json_value *root, const char *f
     return 0;
 }
 
+/* ---- typed graphs ------------------------------------------------------------------------------ */
+
+#define PARTBOOK_MAX_TYPES 4096 /* node or edge types a JSON may declare (a typed batch carries far fewer) */
+
+/* ntypes / etypes: absent, or DGL's homogeneous {"_N": 0} / {"_N:_E:_N": 0}, mean a homogeneous
+ * graph; anything else names the types of a typed graph: ids 0 .. T-1 (0 .. K-1), each once;
+ * node type names without ':'; edge types "src:rel:dst" between declared node types. */
+static int read_types(partbook *pb, const json_value *root, cgnn_err *err) {
+    const json_value *nt, *et;
+    if (jget(pb, root, "", "ntypes", JSON_OBJ, 0, &nt, err) != 0) return -1;
+    if (jget(pb, root, "", "etypes", JSON_OBJ, 0, &et, err) != 0) return -1;
+    const int homog_n = !nt || (nt->n == 1 && strcmp(nt->keys[0], "_N") == 0);
+    const int homog_e = !et || (et->n == 1 && strcmp(et->keys[0], "_N:_E:_N") == 0);
+    pb->num_node_types = pb->num_edge_types = 1;
+    if (homog_n && homog_e) return 0;
+    if (!nt || !et || homog_n != homog_e)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: \"ntypes\" and \"etypes\": a typed graph names its node types and its edge types (both, "
+                       "or neither for a homogeneous graph)",
+                       pb->json_path);
+    const json_value *objs[2] = {nt, et};
+    const char *fields[2] = {"ntypes", "etypes"};
+    for (int w = 0; w < 2; w++) {
+        const json_value *o = objs[w];
+        const char *dup = json_duplicate_key(o);
+        if (dup) return err_set(err, CGNN_ERR_INPUT, "%s: \"%s\": duplicate key \"%s\"", pb->json_path, fields[w], dup);
+        if (o->n < 1 || o->n > PARTBOOK_MAX_TYPES)
+            return err_set(err, CGNN_ERR_INPUT, "%s: \"%s\": %d types, expected 1 to %d", pb->json_path, fields[w], o->n,
+                           PARTBOOK_MAX_TYPES);
+    }
+    const int T = nt->n, K = et->n;
+    pb->typed = 1;
+    pb->num_node_types = T;
+    pb->num_edge_types = K;
+    pb->ntype_names = cgnn_calloc((size_t)T, sizeof *pb->ntype_names);
+    pb->etype_names = cgnn_calloc((size_t)K, sizeof *pb->etype_names);
+    pb->etype_src = cgnn_calloc((size_t)K, sizeof *pb->etype_src);
+    pb->etype_dst = cgnn_calloc((size_t)K, sizeof *pb->etype_dst);
+    for (int w = 0; w < 2; w++) {
+        const json_value *o = objs[w];
+        const int n = o->n;
+        const size_t cap = w == 0 ? sizeof pb->ntype_names[0] : sizeof pb->etype_names[0];
+        for (int i = 0; i < n; i++) {
+            char what[DATASET_NAME_MAX * 3 + 32];
+            snprintf(what, sizeof what, "\"%s\".\"%.*s\"", fields[w], 3 * DATASET_NAME_MAX, o->keys[i]);
+            int64_t id = 0;
+            if (juint_value(pb, &o->items[i], what, 0, n - 1, &id, err) != 0) return -1;
+            char *slot = w == 0 ? pb->ntype_names[id] : pb->etype_names[id];
+            const size_t len = strlen(o->keys[i]);
+            if (slot[0])
+                return err_set(err, CGNN_ERR_INPUT, "%s: %s: id %lld is also \"%s\"'s (ids must be 0 to %d, each once)",
+                               pb->json_path, what, (long long)id, slot, n - 1);
+            if (len == 0 || len >= cap || (w == 0 && strchr(o->keys[i], ':')))
+                return err_set(err, CGNN_ERR_INPUT, "%s: %s: not a %s name (1 to %zu characters%s)", pb->json_path, what,
+                               w == 0 ? "node type" : "edge type", cap - 1, w == 0 ? ", without ':'" : "");
+            memcpy(slot, o->keys[i], len + 1);
+        }
+    }
+    for (int k = 0; k < K; k++) { /* "src:rel:dst" between declared node types */
+        const char *name = pb->etype_names[k], *c1 = strchr(name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        int src = -1, dst = -1;
+        if (c1 && c2 && !strchr(c2 + 1, ':') && c1 > name && c2 > c1 + 1 && c2[1])
+            for (int t = 0; t < T; t++) {
+                const size_t l = strlen(pb->ntype_names[t]);
+                if (l == (size_t)(c1 - name) && strncmp(name, pb->ntype_names[t], l) == 0) src = t;
+                if (strcmp(c2 + 1, pb->ntype_names[t]) == 0) dst = t;
+            }
+        if (src < 0 || dst < 0)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: \"etypes\".\"%s\": expected \"src:relation:dst\" with src and dst among \"ntypes\"",
+                           pb->json_path, name);
+        pb->etype_src[k] = src;
+        pb->etype_dst[k] = dst;
+    }
+    return 0;
+}
+
+/* A typed graph's node_map / edge_map: {"<type>": [[s, e] x P], ...} with exactly the types of
+ * names[0..n), ranges of DGL's homogeneous new ids contiguous from 0 to total in (part, type)
+ * order. Fills part_map (P + 1: the parts' starts) and type_map (n x (P + 1): per-type starts). */
+static int read_typed_ranges(const partbook *pb, const json_value *root, const char *field, int n,
+                             const char *names, size_t name_stride, int64_t total, int64_t *part_map, int64_t *type_map,
+                             cgnn_err *err) {
+    const json_value *m;
+    if (jget(pb, root, "", field, JSON_OBJ, 1, &m, err) != 0) return -1;
+    const int P = pb->num_parts;
+    if (m->n != n)
+        return err_set(err, CGNN_ERR_INPUT, "%s: \"%s\": %d entries, expected one per type of \"%s\" (%d)", pb->json_path,
+                       field, m->n, field[0] == 'n' ? "ntypes" : "etypes", n);
+    const json_value **lists = cgnn_calloc((size_t)n, sizeof *lists);
+    int rc = 0;
+    for (int u = 0; u < n && rc == 0; u++) {
+        const char *name = names + (size_t)u * name_stride;
+        lists[u] = json_get(m, name);
+        if (!lists[u] || lists[u]->type != JSON_ARR || lists[u]->n != P)
+            rc = err_set(err, CGNN_ERR_INPUT, "%s: \"%s\".\"%s\": expected an array of %d [start, end] ranges (num_parts)",
+                         pb->json_path, field, name, P);
+        type_map[(size_t)u * (size_t)(P + 1)] = 0;
+    }
+    int64_t at = 0;
+    for (int p = 0; p < P && rc == 0; p++) {
+        part_map[p] = at;
+        for (int u = 0; u < n && rc == 0; u++) {
+            const char *name = names + (size_t)u * name_stride;
+            const json_value *r = &lists[u]->items[p];
+            char what[3 * DATASET_NAME_MAX + 64];
+            snprintf(what, sizeof what, "\"%s\".\"%s\"[%d]", field, name, p);
+            int64_t s = -1, e = -1;
+            if (r->type != JSON_ARR || r->n != 2) {
+                rc = err_set(err, CGNN_ERR_INPUT, "%s: %s: expected [start, end]", pb->json_path, what);
+                break;
+            }
+            if (juint_value(pb, &r->items[0], what, 0, total, &s, err) != 0 ||
+                juint_value(pb, &r->items[1], what, 0, total, &e, err) != 0) {
+                rc = -1;
+                break;
+            }
+            if (s != at || e < s) {
+                rc = err_set(err, CGNN_ERR_INPUT,
+                             "%s: %s: [%lld, %lld] does not continue the ranges (expected a start of %lld and an end >= "
+                             "start: DGL's ranges are contiguous from 0 in (part, type) order)",
+                             pb->json_path, what, (long long)s, (long long)e, (long long)at);
+                break;
+            }
+            int64_t *tm = type_map + (size_t)u * (size_t)(P + 1);
+            tm[p + 1] = tm[p] + (e - s);
+            at = e;
+        }
+    }
+    free(lists);
+    if (rc != 0) return -1;
+    part_map[P] = at;
+    if (at != total)
+        return err_set(err, CGNN_ERR_INPUT, "%s: \"%s\": the ranges end at %lld, expected %lld", pb->json_path, field,
+                       (long long)at, (long long)total);
+    return 0;
+}
+
+/* A typed graph's cgnn fields: etype_max_in_degree {etype: d}, orig_ids / new_ids {ntype: path}. */
+static int read_typed_fields(partbook *pb, const json_value *root, cgnn_err *err) {
+    const int T = pb->num_node_types, K = pb->num_edge_types;
+    const json_value *o;
+    if (jget(pb, root, "", "etype_max_in_degree", JSON_OBJ, 1, &o, err) != 0) return -1;
+    if (o->n != K)
+        return err_set(err, CGNN_ERR_INPUT, "%s: \"etype_max_in_degree\": %d entries, expected one per edge type (%d)",
+                       pb->json_path, o->n, K);
+    pb->etype_max_in_degree = cgnn_calloc((size_t)K, sizeof *pb->etype_max_in_degree);
+    int64_t most = 0;
+    for (int k = 0; k < K; k++) {
+        if (juint(pb, o, "\"etype_max_in_degree\".", pb->etype_names[k], 0, pb->num_edges, &pb->etype_max_in_degree[k],
+                  err) != 0)
+            return -1;
+        if (pb->etype_max_in_degree[k] > most) most = pb->etype_max_in_degree[k];
+    }
+    if (most != pb->max_in_degree)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: \"max_in_degree\" is %lld, but the largest of \"etype_max_in_degree\" is %lld", pb->json_path,
+                       (long long)pb->max_in_degree, (long long)most);
+    pb->type_orig_paths = cgnn_calloc((size_t)T, sizeof *pb->type_orig_paths);
+    pb->type_new_paths = cgnn_calloc((size_t)T, sizeof *pb->type_new_paths);
+    const char *fields[2] = {"orig_ids", "new_ids"};
+    char(*paths[2])[4096] = {pb->type_orig_paths, pb->type_new_paths};
+    for (int w = 0; w < 2; w++) {
+        char where[32];
+        snprintf(where, sizeof where, "\"%s\".", fields[w]);
+        if (jget(pb, root, "", fields[w], JSON_OBJ, 1, &o, err) != 0) return -1;
+        if (o->n != T)
+            return err_set(err, CGNN_ERR_INPUT, "%s: \"%s\": %d entries, expected one file per node type (%d)",
+                           pb->json_path, fields[w], o->n, T);
+        for (int t = 0; t < T; t++)
+            if (jpath(pb, o, where, pb->ntype_names[t], paths[w][t], sizeof paths[w][t], err) != 0) return -1;
+    }
+    return 0;
+}
+
 static int check_id(const partbook *pb, const char *id, cgnn_err *err) {
     size_t n = strlen(id);
     int ok = n > 0 && n < DS_PARTITION_ID_MAX;
@@ -395,8 +570,30 @@ static int read_json(partbook *pb, const char *path, int with_run, cgnn_err *err
     }
     pb->node_map = cgnn_calloc((size_t)pb->num_parts + 1, sizeof *pb->node_map);
     pb->edge_map = cgnn_calloc((size_t)pb->num_parts + 1, sizeof *pb->edge_map);
-    if (read_ranges(pb, &root, "node_map", "_N", pb->num_nodes, pb->node_map, err) != 0) goto done;
-    if (read_ranges(pb, &root, "edge_map", "_N:_E:_N", pb->num_edges, pb->edge_map, err) != 0) goto done;
+    if (read_types(pb, &root, err) != 0) goto done;
+    if (!pb->typed) {
+        if (read_ranges(pb, &root, "node_map", "_N", pb->num_nodes, pb->node_map, err) != 0) goto done;
+        if (read_ranges(pb, &root, "edge_map", "_N:_E:_N", pb->num_edges, pb->edge_map, err) != 0) goto done;
+    } else { /* per-type ranges: the parts' starts and each type's per-type starts */
+        const int T = pb->num_node_types, K = pb->num_edge_types;
+        pb->type_map = cgnn_calloc((size_t)T * ((size_t)pb->num_parts + 1), sizeof *pb->type_map);
+        pb->etype_map = cgnn_calloc((size_t)K * ((size_t)pb->num_parts + 1), sizeof *pb->etype_map);
+        pb->type_nodes = cgnn_calloc((size_t)T, sizeof *pb->type_nodes);
+        if (read_typed_ranges(pb, &root, "node_map", T, pb->ntype_names[0], sizeof pb->ntype_names[0], pb->num_nodes,
+                              pb->node_map, pb->type_map, err) != 0)
+            goto done;
+        if (read_typed_ranges(pb, &root, "edge_map", K, pb->etype_names[0], sizeof pb->etype_names[0], pb->num_edges,
+                              pb->edge_map, pb->etype_map, err) != 0)
+            goto done;
+        for (int t = 0; t < T; t++) {
+            pb->type_nodes[t] = pb->type_map[(size_t)t * ((size_t)pb->num_parts + 1) + (size_t)pb->num_parts];
+            if (pb->type_nodes[t] == 0) {
+                err_set(err, CGNN_ERR_INPUT, "%s: \"node_map\".\"%s\": the node type has no nodes", pb->json_path,
+                        pb->ntype_names[t]);
+                goto done;
+            }
+        }
+    }
     pb->part_dirs = cgnn_calloc((size_t)pb->num_parts, sizeof *pb->part_dirs);
     for (int p = 0; p < pb->num_parts; p++) {
         char key[32], where[48];
@@ -411,8 +608,12 @@ static int read_json(partbook *pb, const char *path, int with_run, cgnn_err *err
     if (check_id(pb, pb->partition_id, err) != 0) goto done;
     if (juint(pb, &root, "", "seed", 0, INT64_MAX, &pb->seed, err) != 0) goto done;
     if (juint(pb, &root, "", "max_in_degree", 0, pb->num_edges, &pb->max_in_degree, err) != 0) goto done;
-    if (jpath(pb, &root, "", "orig_ids", pb->orig_ids_path, sizeof pb->orig_ids_path, err) != 0) goto done;
-    if (jpath(pb, &root, "", "new_ids", pb->new_ids_path, sizeof pb->new_ids_path, err) != 0) goto done;
+    if (!pb->typed) {
+        if (jpath(pb, &root, "", "orig_ids", pb->orig_ids_path, sizeof pb->orig_ids_path, err) != 0) goto done;
+        if (jpath(pb, &root, "", "new_ids", pb->new_ids_path, sizeof pb->new_ids_path, err) != 0) goto done;
+    } else if (read_typed_fields(pb, &root, err) != 0) {
+        goto done;
+    }
     if (jpath(pb, &root, "", "global_splits", pb->global_dir, sizeof pb->global_dir, err) != 0) goto done;
     if (read_stats(pb, &root, err) != 0) goto done;
     if (with_run && read_run(pb, err) != 0) goto done;
@@ -430,6 +631,46 @@ int partbook_read_json(partbook *pb, const char *path, cgnn_err *err) {
 
 /* ---- the part ---------------------------------------------------------------------------------- */
 
+/* A typed part (or the typed global splits) against the JSON: the same node and edge types in the
+ * same order, per-type node counts, per-type owned ranges and per-edge-type edge counts. */
+static int check_typed_part(const partbook *pb, const dataset *ds, int part, const char *meta, cgnn_err *err) {
+    const int T = pb->num_node_types, K = pb->num_edge_types, P = pb->num_parts;
+    if (!ds->typed || ds->num_node_types != T || ds->num_edge_types != K)
+        return err_set(err, CGNN_ERR_INPUT, "%s: has %d node types and %d edge types%s; %s declares %d and %d (ntypes, "
+                       "etypes)", meta, ds->num_node_types, ds->num_edge_types, ds->typed ? "" : " (untyped)",
+                       pb->json_path, T, K);
+    for (int t = 0; t < T; t++) {
+        const ds_node_type *nt = &ds->node_types[t];
+        const int64_t *tm = pb->type_map + (size_t)t * (size_t)(P + 1);
+        const int64_t lo = part == DS_PARTITION_GLOBAL ? 0 : tm[part], hi = part == DS_PARTITION_GLOBAL ? tm[P] : tm[part + 1];
+        if (strcmp(nt->name, pb->ntype_names[t]) != 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: graph.nodes[%d] is node type '%s'; %s has '%s' there (ntypes)", meta,
+                           t, nt->name, pb->json_path, pb->ntype_names[t]);
+        if (nt->num_nodes != pb->type_nodes[t])
+            return err_set(err, CGNN_ERR_INPUT, "%s: graph.nodes[%d].num is %lld, %s says %lld nodes of type '%s' "
+                           "(node_map)", meta, t, (long long)nt->num_nodes, pb->json_path,
+                           (long long)pb->type_nodes[t], nt->name);
+        if (nt->own_start != lo || nt->own_end != hi)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: partition.node_ranges[%d] owns [%lld, %lld) of type '%s'; %s expects [%lld, %lld) "
+                           "(node_map)",
+                           meta, t, (long long)nt->own_start, (long long)nt->own_end, nt->name, pb->json_path,
+                           (long long)lo, (long long)hi);
+    }
+    for (int k = 0; k < K; k++) {
+        const ds_edge_type *et = &ds->edge_types[k];
+        const int64_t *em = pb->etype_map + (size_t)k * (size_t)(P + 1);
+        const int64_t want_e = part == DS_PARTITION_GLOBAL ? 0 : em[part + 1] - em[part];
+        if (strcmp(et->name, pb->etype_names[k]) != 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: graph.edges[%d] is edge type '%s'; %s has '%s' there (etypes)", meta,
+                           k, et->name, pb->json_path, pb->etype_names[k]);
+        if (et->edges.num_edges != want_e)
+            return err_set(err, CGNN_ERR_INPUT, "%s: has %lld edges of type '%s', %s says %lld (edge_map)", et->path,
+                           (long long)et->edges.num_edges, et->name, pb->json_path, (long long)want_e);
+    }
+    return 0;
+}
+
 /* The part (or the global splits, part = DS_PARTITION_GLOBAL) must be the one the JSON describes,
  * from the same partitioning run. */
 static int check_part(const partbook *pb, const dataset *ds, int part, cgnn_err *err) {
@@ -445,9 +686,16 @@ static int check_part(const partbook *pb, const dataset *ds, int part, cgnn_err 
                        "%s: partition id %s differs from %s in %s: this directory was written by another run of cgnn "
                        "partition (parts of two runs cannot be mixed; partition again, or use the matching files)",
                        meta, pt->id, pb->partition_id, pb->json_path);
+    if (pt->part != part || pt->num_parts != pb->num_parts)
+        return err_set(err, CGNN_ERR_INPUT, "%s: partition says part %d of %d; %s expects part %d of %d", meta, pt->part,
+                       pt->num_parts, pb->json_path, part, pb->num_parts);
+    if (pb->typed) return check_typed_part(pb, ds, part, meta, err);
+    if (ds->typed)
+        return err_set(err, CGNN_ERR_INPUT, "%s: a typed dataset, but %s describes a homogeneous graph (ntypes)", meta,
+                       pb->json_path);
     const int64_t lo = part == DS_PARTITION_GLOBAL ? 0 : pb->node_map[part];
     const int64_t hi = part == DS_PARTITION_GLOBAL ? pb->num_nodes : pb->node_map[part + 1];
-    if (pt->part != part || pt->num_parts != pb->num_parts || pt->node_start != lo || pt->node_end != hi)
+    if (pt->node_start != lo || pt->node_end != hi)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: partition says part %d of %d, nodes [%lld, %lld); %s expects part %d of %d, nodes [%lld, "
                        "%lld)",
@@ -463,23 +711,24 @@ static int check_part(const partbook *pb, const dataset *ds, int part, cgnn_err 
     return 0;
 }
 
-/* Maps a (N,) int64 .npy. */
-static int open_map(const partbook *pb, npy_array *a, const char *path, const char *field, cgnn_err *err) {
+/* Maps a (n,) int64 .npy. */
+static int open_map(const partbook *pb, npy_array *a, const char *path, const char *field, int64_t n, cgnn_err *err) {
     if (npy_open(a, path, 0, err) != 0) {
-        size_t n = err ? strlen(err->msg) : 0;
-        if (err) snprintf(err->msg + n, sizeof err->msg - n, " (\"%s\" in %s)", field, pb->json_path);
+        size_t len = err ? strlen(err->msg) : 0;
+        if (err) snprintf(err->msg + len, sizeof err->msg - len, " (\"%s\" in %s)", field, pb->json_path);
         return -1;
     }
-    if (a->dtype != NPY_DTYPE_INT64 || a->ndim != 1 || a->shape[0] != pb->num_nodes)
+    if (a->dtype != NPY_DTYPE_INT64 || a->ndim != 1 || a->shape[0] != n)
         return err_set(err, CGNN_ERR_INPUT, "%s: expected (%lld,) int64 ids (\"%s\" in %s), got %d-D %s", path,
-                       (long long)pb->num_nodes, field, pb->json_path, a->ndim, npy_dtype_name(a->dtype));
+                       (long long)n, field, pb->json_path, a->ndim, npy_dtype_name(a->dtype));
     return 0;
 }
 
-/* orig_of_new and new_of_orig are inverse permutations of [0, N), and original ids ascend within
- * every part (the renumbering's order). Names the first new id that breaks it. */
-static int check_maps(const partbook *pb, const int64_t *o, const int64_t *w, int T, cgnn_err *err) {
-    const int64_t N = pb->num_nodes;
+/* orig_of_new and new_of_orig (n entries; the maps of files opath / npath) are inverse
+ * permutations of [0, n), and original ids ascend within every part's range ranges[p] ..
+ * ranges[p+1] (the renumbering's order). Names the first new id that breaks it. */
+static int check_maps(const partbook *pb, const int64_t *o, const int64_t *w, int64_t N, const int64_t *ranges,
+                      const char *opath, const char *npath, int T, cgnn_err *err) {
     int64_t first = N;
 #pragma omp parallel for num_threads(T) schedule(static) reduction(min : first)
     for (int64_t i = 0; i < N; i++) {
@@ -488,11 +737,11 @@ static int check_maps(const partbook *pb, const int64_t *o, const int64_t *w, in
     }
     if (first < N)
         return err_set(err, CGNN_ERR_INPUT,
-                       "%s and %s: not inverse permutations of [0, %lld): new id %lld maps to original id %lld%s",
-                       pb->orig_ids_path, pb->new_ids_path, (long long)N, (long long)first, (long long)o[first],
+                       "%s and %s: not inverse permutations of [0, %lld): new id %lld maps to original id %lld%s", opath,
+                       npath, (long long)N, (long long)first, (long long)o[first],
                        o[first] >= 0 && o[first] < N ? ", which does not map back" : " (out of range)");
     for (int p = 0; p < pb->num_parts; p++) {
-        const int64_t lo = pb->node_map[p], hi = pb->node_map[p + 1];
+        const int64_t lo = ranges[p], hi = ranges[p + 1];
         int64_t bad = hi;
 #pragma omp parallel for num_threads(T) schedule(static) reduction(min : bad)
         for (int64_t i = lo + 1; i < hi; i++)
@@ -501,8 +750,74 @@ static int check_maps(const partbook *pb, const int64_t *o, const int64_t *w, in
             return err_set(err, CGNN_ERR_INPUT,
                            "%s: original ids must ascend within each part: new ids %lld and %lld of part %d map to "
                            "%lld and %lld",
-                           pb->orig_ids_path, (long long)(bad - 1), (long long)bad, p, (long long)o[bad - 1],
-                           (long long)o[bad]);
+                           opath, (long long)(bad - 1), (long long)bad, p, (long long)o[bad - 1], (long long)o[bad]);
+    }
+    return 0;
+}
+
+/* Maps and checks the id maps into pb (untyped: the two N-entry maps; typed: a pair per node type). */
+static int load_maps(partbook *pb, int T, cgnn_err *err) {
+    if (!pb->typed) {
+        if (open_map(pb, &pb->orig_ids_file, pb->orig_ids_path, "orig_ids", pb->num_nodes, err) != 0) return -1;
+        if (open_map(pb, &pb->new_ids_file, pb->new_ids_path, "new_ids", pb->num_nodes, err) != 0) return -1;
+        if (check_maps(pb, pb->orig_ids_file.data, pb->new_ids_file.data, pb->num_nodes, pb->node_map,
+                       pb->orig_ids_path, pb->new_ids_path, T, err) != 0)
+            return -1;
+        pb->orig_of_new = pb->orig_ids_file.data;
+        pb->new_of_orig = pb->new_ids_file.data;
+        return 0;
+    }
+    const int NT = pb->num_node_types, P = pb->num_parts;
+    pb->type_orig_files = cgnn_calloc((size_t)NT, sizeof *pb->type_orig_files);
+    pb->type_new_files = cgnn_calloc((size_t)NT, sizeof *pb->type_new_files);
+    pb->type_orig_of_new = cgnn_calloc((size_t)NT, sizeof *pb->type_orig_of_new);
+    pb->type_new_of_orig = cgnn_calloc((size_t)NT, sizeof *pb->type_new_of_orig);
+    for (int t = 0; t < NT; t++) {
+        char field[DATASET_NAME_MAX + 32];
+        snprintf(field, sizeof field, "orig_ids.%s", pb->ntype_names[t]);
+        if (open_map(pb, &pb->type_orig_files[t], pb->type_orig_paths[t], field, pb->type_nodes[t], err) != 0) return -1;
+        snprintf(field, sizeof field, "new_ids.%s", pb->ntype_names[t]);
+        if (open_map(pb, &pb->type_new_files[t], pb->type_new_paths[t], field, pb->type_nodes[t], err) != 0) return -1;
+        if (check_maps(pb, pb->type_orig_files[t].data, pb->type_new_files[t].data, pb->type_nodes[t],
+                       pb->type_map + (size_t)t * (size_t)(P + 1), pb->type_orig_paths[t], pb->type_new_paths[t], T,
+                       err) != 0)
+            return -1;
+        pb->type_orig_of_new[t] = pb->type_orig_files[t].data;
+        pb->type_new_of_orig[t] = pb->type_new_files[t].data;
+    }
+    return 0;
+}
+
+/* The part's local index: untyped one range of rows; typed one index per edge type over the
+ * part's dst nodes of its dst type. Each checked against the JSON's in-degree bounds. */
+static int build_local(partbook *pb, int part, int T, cgnn_err *err) {
+    if (!pb->typed) {
+        if (csc_build_range(&pb->local, pb->first, pb->n_local, pb->num_nodes, &pb->ds.edge_types[0].edges, T, err) != 0)
+            return -1;
+        int64_t maxdeg = 0;
+        for (int64_t i = 0; i < pb->n_local; i++)
+            if (csc_degree(&pb->local, i) > maxdeg) maxdeg = csc_degree(&pb->local, i);
+        if (maxdeg > pb->max_in_degree)
+            return err_set(err, CGNN_ERR_INPUT, "%s: a node of part %d has %lld in-edges, above \"max_in_degree\" %lld",
+                           pb->json_path, part, (long long)maxdeg, (long long)pb->max_in_degree);
+        return 0;
+    }
+    const int K = pb->num_edge_types, P = pb->num_parts;
+    pb->type_local = cgnn_calloc((size_t)K, sizeof *pb->type_local);
+    for (int k = 0; k < K; k++) {
+        const int d = pb->etype_dst[k], sty = pb->etype_src[k];
+        const int64_t first = pb->type_map[(size_t)d * (size_t)(P + 1) + (size_t)part];
+        const int64_t n = pb->type_map[(size_t)d * (size_t)(P + 1) + (size_t)part + 1] - first;
+        if (csc_build_range(&pb->type_local[k], first, n, pb->type_nodes[sty], &pb->ds.edge_types[k].edges, T, err) != 0)
+            return err_prefix(err, "%s: ", pb->ds.edge_types[k].path);
+        int64_t maxdeg = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (csc_degree(&pb->type_local[k], i) > maxdeg) maxdeg = csc_degree(&pb->type_local[k], i);
+        if (maxdeg > pb->etype_max_in_degree[k])
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: a node of part %d has %lld in-edges of type '%s', above \"etype_max_in_degree\" %lld",
+                           pb->json_path, part, (long long)maxdeg, pb->etype_names[k],
+                           (long long)pb->etype_max_in_degree[k]);
     }
     return 0;
 }
@@ -525,21 +840,9 @@ static int load_part(partbook *pb, int part, int nthreads, cgnn_err *err) {
         return -1;
     }
     if (check_part(pb, &pb->global, DS_PARTITION_GLOBAL, err) != 0) return -1;
-    if (open_map(pb, &pb->orig_ids_file, pb->orig_ids_path, "orig_ids", err) != 0) return -1;
-    if (open_map(pb, &pb->new_ids_file, pb->new_ids_path, "new_ids", err) != 0) return -1;
-    pb->orig_of_new = pb->orig_ids_file.data;
-    pb->new_of_orig = pb->new_ids_file.data;
-    if (check_maps(pb, pb->orig_of_new, pb->new_of_orig, T, err) != 0) return -1;
-    pb->orig_of_local = pb->orig_of_new + pb->first;
-    if (csc_build_range(&pb->local, pb->first, pb->n_local, pb->num_nodes, &pb->ds.edge_types[0].edges, T, err) != 0)
-        return -1;
-    int64_t maxdeg = 0;
-    for (int64_t i = 0; i < pb->n_local; i++)
-        if (csc_degree(&pb->local, i) > maxdeg) maxdeg = csc_degree(&pb->local, i);
-    if (maxdeg > pb->max_in_degree)
-        return err_set(err, CGNN_ERR_INPUT, "%s: a node of part %d has %lld in-edges, above \"max_in_degree\" %lld",
-                       pb->json_path, part, (long long)maxdeg, (long long)pb->max_in_degree);
-    return 0;
+    if (load_maps(pb, T, err) != 0) return -1;
+    if (!pb->typed) pb->orig_of_local = pb->orig_of_new + pb->first;
+    return build_local(pb, part, T, err);
 }
 
 int partbook_open(partbook *pb, const char *path, int part, int nthreads, cgnn_err *err) {
@@ -578,13 +881,21 @@ int partbook_verify(const partbook *pb, int nthreads, cgnn_err *err) {
         dataset_close(&ds);
         if (rc != 0) return -1;
     }
-    npy_array o, w;
-    memset(&w, 0, sizeof w);
-    int rc = open_map(pb, &o, pb->orig_ids_path, "orig_ids", err);
-    if (rc == 0) rc = open_map(pb, &w, pb->new_ids_path, "new_ids", err);
-    if (rc == 0) rc = check_maps(pb, o.data, w.data, T, err);
-    npy_close(&o);
-    npy_close(&w);
+    partbook maps = *pb; /* the maps' fields only, on a copy: pb stays as it was */
+    maps.orig_ids_file = maps.new_ids_file = (npy_array){0};
+    maps.type_orig_files = maps.type_new_files = NULL;
+    maps.type_orig_of_new = maps.type_new_of_orig = NULL;
+    const int rc = load_maps(&maps, T, err);
+    npy_close(&maps.orig_ids_file);
+    npy_close(&maps.new_ids_file);
+    for (int t = 0; pb->typed && maps.type_orig_files && t < pb->num_node_types; t++) {
+        npy_close(&maps.type_orig_files[t]);
+        npy_close(&maps.type_new_files[t]);
+    }
+    free(maps.type_orig_files);
+    free(maps.type_new_files);
+    free((void *)maps.type_orig_of_new);
+    free((void *)maps.type_new_of_orig);
     return rc;
 }
 
@@ -603,6 +914,26 @@ void partbook_close(partbook *pb) {
     csc_free(&pb->local);
     npy_close(&pb->orig_ids_file);
     npy_close(&pb->new_ids_file);
+    for (int k = 0; pb->type_local && k < pb->num_edge_types; k++) csc_free(&pb->type_local[k]);
+    free(pb->type_local);
+    for (int t = 0; t < pb->num_node_types; t++) {
+        if (pb->type_orig_files) npy_close(&pb->type_orig_files[t]);
+        if (pb->type_new_files) npy_close(&pb->type_new_files[t]);
+    }
+    free(pb->type_orig_files);
+    free(pb->type_new_files);
+    free((void *)pb->type_orig_of_new);
+    free((void *)pb->type_new_of_orig);
+    free(pb->ntype_names);
+    free(pb->etype_names);
+    free(pb->etype_src);
+    free(pb->etype_dst);
+    free(pb->type_nodes);
+    free(pb->type_map);
+    free(pb->etype_map);
+    free(pb->etype_max_in_degree);
+    free(pb->type_orig_paths);
+    free(pb->type_new_paths);
     memset(pb, 0, sizeof *pb);
     pb->part = -1;
 }
@@ -628,14 +959,7 @@ int partbook_is_partition(const char *path) {
 }
 
 int partbook_open_maps(partbook *pb, int nthreads, cgnn_err *err) {
-    const int T = nthreads > 0 ? nthreads : omp_get_max_threads();
-    int rc = open_map(pb, &pb->orig_ids_file, pb->orig_ids_path, "orig_ids", err);
-    if (rc == 0) rc = open_map(pb, &pb->new_ids_file, pb->new_ids_path, "new_ids", err);
-    if (rc == 0) rc = check_maps(pb, pb->orig_ids_file.data, pb->new_ids_file.data, T, err);
-    if (rc != 0) return -1;
-    pb->orig_of_new = pb->orig_ids_file.data;
-    pb->new_of_orig = pb->new_ids_file.data;
-    return 0;
+    return load_maps(pb, nthreads > 0 ? nthreads : omp_get_max_threads(), err);
 }
 
 int partbook_check_world(int num_parts, int world, cgnn_err *err) {

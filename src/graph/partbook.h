@@ -21,6 +21,15 @@
  * Memory per rank: its part (edges, features, splits, local index) plus the two N-entry maps
  * (16 N bytes, shared through the page cache by the ranks of one machine) and the global splits.
  *
+ * A typed graph (DistDGL's heterogeneous layout; graph/partition.h): the JSON's ntypes / etypes
+ * name the node and edge types, node_map / edge_map hold one range list per type (ranges of
+ * DGL's homogeneous new ids, ordered (part, type)); new ids are per type, part p owning the
+ * per-type ids [type_map[t][p], type_map[t][p+1]) of type t; the id maps are one pair of files
+ * per node type (per-type ids), and each part's dataset is typed. partbook_open then loads, per
+ * edge type k, the in-neighbour index of the part's dst nodes of k's dst type (type_local[k]:
+ * row i = in-edges of per-type id type_map[dst][part] + i through k, sources as per-type new ids
+ * of k's src type, original edge order) and maps the per-type id maps.
+ *
  * Everything is validated as the hardening rules say (ARCHITECTURE.md): the JSON strictly (types,
  * ranges, node_map / edge_map contiguous from 0 to N / E, paths relative and inside OUT), the part
  * by dataset_open (ids in range, owned edge dsts and seeds, feature rows), the part and the
@@ -88,6 +97,18 @@ typedef struct partbook {
     char **part_dirs;             /* (P) resolved directories of the parts */
     char orig_ids_path[4096], new_ids_path[4096], global_dir[4096];
     partbook_stats stats;
+    /* typed graphs (see the top; typed = 0 and the arrays NULL for a homogeneous graph) */
+    int typed;
+    int num_node_types, num_edge_types;         /* T, K */
+    char (*ntype_names)[DATASET_NAME_MAX];      /* (T) in ntypes' id order */
+    char (*etype_names)[3 * DATASET_NAME_MAX];  /* (K) "src:rel:dst", in etypes' id order */
+    int *etype_src, *etype_dst;                 /* (K) node types of each edge type's ends */
+    int64_t *type_nodes;                        /* (T) nodes of each type */
+    int64_t *type_map;                          /* (T * (P + 1)) [t * (P + 1) + p]: first per-type new
+                                                   id of type t in part p; [.. + P] = type_nodes[t] */
+    int64_t *etype_map;                         /* (K * (P + 1)) edges of type k held by parts < p */
+    int64_t *etype_max_in_degree;               /* (K) of the whole graph */
+    char (*type_orig_paths)[4096], (*type_new_paths)[4096]; /* (T) the per-type id maps */
 
     /* ---- the loaded part (partbook_open only; part = -1 after partbook_read_json) ---- */
     int part;
@@ -100,6 +121,10 @@ typedef struct partbook {
     const int64_t *new_of_orig;   /* (N) memory-mapped */
     const int64_t *orig_of_new;   /* (N) memory-mapped */
     npy_array orig_ids_file, new_ids_file; /* the mappings behind the two maps */
+    /* typed (partbook_open; the maps also by partbook_open_maps) */
+    csc_graph *type_local;        /* (K) see the top */
+    npy_array *type_orig_files, *type_new_files; /* (T) */
+    const int64_t **type_orig_of_new, **type_new_of_orig; /* (T) per-type maps, type_nodes[t] entries */
 } partbook;
 
 /* Reads and validates the partition JSON only (path: OUT, or the JSON itself; a directory must
@@ -147,6 +172,18 @@ static inline int partbook_owner(const partbook *pb, int64_t v) {
     while (lo < hi) {
         const int mid = lo + (hi - lo + 1) / 2;
         if (pb->node_map[mid] <= v) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Typed graphs: the part owning per-type new id v of node type t. */
+static inline int partbook_type_owner(const partbook *pb, int t, int64_t v) {
+    const int64_t *tm = pb->type_map + (size_t)t * (size_t)(pb->num_parts + 1);
+    int lo = 0, hi = pb->num_parts - 1; /* the largest p with tm[p] <= v (skips empty ranges) */
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        if (tm[mid] <= v) lo = mid;
         else hi = mid - 1;
     }
     return lo;

@@ -20,6 +20,14 @@
  * Renumbering: new ids are sorted by (part, original id), so part p owns the new ids
  * [node_map[p], node_map[p+1]) and, inside a part, new ids keep the original order.
  *
+ * Typed (heterogeneous) datasets, DistDGL's layout: the assignment is computed on the
+ * homogenised graph (node (t, i) is offset[t] + i, every edge type's edges together as one
+ * graph; METIS balances each node type's count separately, DistDGL's balance_ntypes, instead
+ * of the single node count), and new ids are PER TYPE: within type t, sorted by (part, original
+ * per-type id), so part p owns the per-type ids [type_map[t][p], type_map[t][p+1]) of every type.
+ * DGL's homogeneous new ids order the nodes by (part, type, id): node_map[p] is the first of
+ * part p there. Each edge type's edges are held by the part of their dst.
+ *
  * Memory: partition_compute holds the assignment, in-degrees and both id maps (28 N bytes) plus,
  * for metis, the symmetrised graph and METIS's own copies (see the README for the measured
  * bound); partition_write groups the edge indices by part (4 E bytes) and streams every file.
@@ -61,13 +69,22 @@ typedef struct partition_result {
     int num_parts;
     partition_method method;
     int64_t seed;
-    int64_t num_nodes, num_edges;
-    int32_t *assign;          /* (N) part of original node v */
-    int64_t *node_map;        /* (P + 1) new-id range starts; node_map[P] = N */
+    int64_t num_nodes, num_edges; /* over all types */
+    int32_t *assign;          /* (N) part of original node v (typed: homogenised id offset[t] + i) */
+    int64_t *node_map;        /* (P + 1) new-id range starts; node_map[P] = N (typed: DGL's
+                                 homogeneous new ids, ordered (part, type, id)) */
     int64_t *edge_map;        /* (P + 1) edge ranges: part p owns the in-edges of its nodes */
-    int64_t *new_of_orig;     /* (N) */
-    int64_t *orig_of_new;     /* (N) */
-    int64_t max_in_degree;    /* over the whole graph */
+    int64_t *new_of_orig;     /* (N) typed: entry offset[t] + i holds the per-type new id of (t, i) */
+    int64_t *orig_of_new;     /* (N) typed: entry offset[t] + j holds the original per-type id of
+                                 per-type new id j of type t */
+    int64_t max_in_degree;    /* over the whole graph (typed: the largest of any edge type) */
+    /* typed graphs (1 node type and 1 edge type, typed = 0, for an untyped dataset) */
+    int typed;
+    int num_node_types, num_edge_types; /* T, K */
+    int64_t *type_offset;     /* (T + 1) homogenised id of (t, 0) */
+    int64_t *type_map;        /* (T * (P + 1)) [t * (P + 1) + p]: first per-type new id of part p */
+    int64_t *etype_map;       /* (K * (P + 1)) [k * (P + 1) + p]: edges of type k held by parts < p */
+    int64_t *etype_max_in_degree; /* (K) */
     int64_t edge_cut;         /* edges (of the E) whose src and dst are in different parts */
     int num_seedsets;
     partition_seedset *seedsets; /* every present split of every task, in task then split order */
@@ -80,10 +97,14 @@ typedef struct partition_result {
 } partition_result;
 
 /* Computes the assignment, the renumbering, the statistics and the id of ds (a whole, already
- * validated dataset) under *p. Returns 0, or -1 with *err: CGNN_ERR_INPUT for a graph METIS
+ * validated dataset, typed or not) under *p. Returns 0, or -1 with *err: CGNN_ERR_INPUT for a graph METIS
  * cannot take or bad parameters, CGNN_ERR_RUNTIME for METIS failures or exhausted memory. The
  * caller owns *r (partition_free) either way. */
 int partition_compute(partition_result *r, const dataset *ds, const partition_params *p, cgnn_err *err);
+
+/* The node type of task `task`'s seeds (a pair's anchor: the src type of its edge type): the
+ * type whose owner holds a split row. 0 for an untyped dataset. */
+int partition_anchor_type(const dataset *ds, int task);
 
 /* Releases *r; NULL-safe, safe on a zeroed result. */
 void partition_free(partition_result *r);

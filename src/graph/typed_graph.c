@@ -27,6 +27,31 @@ void typed_graph_init(typed_graph *g, int T, const int64_t *num_nodes, int K, co
         g->etype_dst[e] = etype_dst[e];
         g->csc[e] = csc[e];
         g->max_in_degree[e] = max_degree(csc[e]);
+        g->num_edges[e] = csc[e]->num_edges;
+    }
+}
+
+void typed_graph_init_part(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
+                           const int *etype_dst, const csc_graph *const *csc, const int64_t *max_in_degree,
+                           const int64_t *num_edges) {
+    CGNN_CHECK(T >= 1 && T <= MINIBATCH_MAX_NODE_TYPES && K >= 1 && K <= MINIBATCH_MAX_EDGE_TYPES);
+    memset(g, 0, sizeof *g);
+    g->num_node_types = T;
+    g->num_edge_types = K;
+    g->parted = 1;
+    for (int t = 0; t < T; t++) {
+        g->num_nodes[t] = num_nodes[t];
+        g->offset[t + 1] = g->offset[t] + num_nodes[t];
+    }
+    for (int e = 0; e < K; e++) {
+        CGNN_CHECK(csc[e]->first_node + csc[e]->num_nodes <= num_nodes[etype_dst[e]] &&
+                   csc[e]->num_src_nodes == num_nodes[etype_src[e]] && csc[e]->num_edges <= num_edges[e] &&
+                   max_degree(csc[e]) <= max_in_degree[e]);
+        g->etype_src[e] = etype_src[e];
+        g->etype_dst[e] = etype_dst[e];
+        g->csc[e] = csc[e];
+        g->max_in_degree[e] = max_in_degree[e];
+        g->num_edges[e] = num_edges[e];
     }
 }
 

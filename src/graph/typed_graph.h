@@ -8,6 +8,11 @@
  * lists the src-type ids of the in-neighbours of dst-type node v through edge type e.
  *
  * A homogeneous graph is the case T = K = 1.
+ *
+ * A part of a partitioned typed graph (graph/partbook.h, typed_graph_init_part) is the same
+ * structure over per-type NEW ids with csc[e] holding only the rows of the part's own dst nodes
+ * (row i = per-type id csc[e]->first_node + i; sources per-type new ids of the src type);
+ * num_nodes, num_edges and max_in_degree stay the whole graph's (what batches are sized for).
  */
 #ifndef CGNN_TYPED_GRAPH_H
 #define CGNN_TYPED_GRAPH_H
@@ -25,7 +30,9 @@ typedef struct typed_graph {
     int64_t offset[MINIBATCH_MAX_NODE_TYPES + 1];   /* homogenised id of (t, 0); offset[T] = all nodes */
     int etype_src[MINIBATCH_MAX_EDGE_TYPES], etype_dst[MINIBATCH_MAX_EDGE_TYPES];
     const csc_graph *csc[MINIBATCH_MAX_EDGE_TYPES]; /* (K) rows = dst-type ids, sources = src-type ids */
-    int64_t max_in_degree[MINIBATCH_MAX_EDGE_TYPES];
+    int64_t max_in_degree[MINIBATCH_MAX_EDGE_TYPES]; /* of the whole graph */
+    int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];     /* of the whole graph */
+    int parted;                                     /* csc[e] are a part's rows (see the top) */
     csc_graph *owned;                               /* (K) when typed_graph_open built them, else NULL */
 } typed_graph;
 
@@ -37,6 +44,13 @@ int typed_graph_open(typed_graph *g, const dataset *ds, int nthreads, cgnn_err *
  * num_nodes[etype_dst[e]] rows and sources below num_nodes[etype_src[e]]. */
 void typed_graph_init(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
                       const int *etype_dst, const csc_graph *const *csc);
+
+/* A part's view (see the top): csc[e] are the part's local indexes (rows: its own nodes of e's dst
+ * type; sources below num_nodes[etype_src[e]]); num_nodes, max_in_degree and num_edges are the
+ * whole graph's per type / edge type. The caller owns the indexes. */
+void typed_graph_init_part(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
+                           const int *etype_dst, const csc_graph *const *csc, const int64_t *max_in_degree,
+                           const int64_t *num_edges);
 
 void typed_graph_free(typed_graph *g); /* NULL-safe */
 

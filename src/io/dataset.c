@@ -421,6 +421,8 @@ static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): number of nodes must be positive, got %lld",
                            doc->file, v->path, v->line, (long long)nt->num_nodes);
         }
+        nt->own_start = 0; /* a part narrows it (load_partition) */
+        nt->own_end = nt->num_nodes;
     }
     return 0;
 }
@@ -546,18 +548,62 @@ static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
 FIRST_DST_OUTSIDE(int32_t)
 FIRST_DST_OUTSIDE(int64_t)
 
+/* Index of the first edge of et whose dst is outside [lo, hi), or its edge count if none. */
+static int64_t first_dst_outside(const ds_edges *e, int64_t lo, int64_t hi) {
+    return e->id_dtype == NPY_DTYPE_INT32 ? first_dst_outside_int32_t(e->dst, e->num_edges, lo, hi)
+                                          : first_dst_outside_int64_t(e->dst, e->num_edges, lo, hi);
+}
+
+/* A typed part's `partition.node_ranges`: one {type, start, end} per node type, in graph.nodes
+ * order, each within [0, num) of its type (the whole range for the global splits). */
+static int load_node_ranges(dataset *ds, const yamldoc *doc, const yamldoc_node *m, int global, cgnn_err *err) {
+    static const char *const RANGE_KEYS[] = {"type", "start", "end", NULL};
+    const yamldoc_node *list = NULL;
+    if (get_child(doc, m, "node_ranges", YAMLDOC_SEQUENCE, 1, &list, err) != 0) return -1;
+    if (list->len != ds->num_node_types)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): %d entries, expected one per node type (%d)",
+                       doc->file, list->path, list->line, list->len, ds->num_node_types);
+    for (int t = 0; t < list->len; t++) {
+        const yamldoc_node *r = list->items[t];
+        if (yamldoc_expect_kind(doc, r, YAMLDOC_MAPPING, err) != 0) return -1;
+        if (yamldoc_check_keys(doc, r, RANGE_KEYS, err) != 0) return -1;
+        const char *name = NULL;
+        int64_t s = 0, e = 0;
+        if (yamldoc_get_string(doc, r, "type", 1, &name, err) != 0) return -1;
+        ds_node_type *nt = &ds->node_types[t];
+        if (strcmp(name, nt->name) != 0)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): type '%.200s', expected '%s' (graph.nodes[%d]: the ranges follow "
+                           "graph.nodes' order)",
+                           doc->file, r->path, r->line, name, nt->name, t);
+        if (yamldoc_get_int(doc, r, "start", 1, &s, err) != 0) return -1;
+        if (yamldoc_get_int(doc, r, "end", 1, &e, err) != 0) return -1;
+        if (s < 0 || s > e || e > nt->num_nodes)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): range [%lld, %lld) of node type '%s' is not within [0, %lld) "
+                           "(graph.nodes[%d].num)",
+                           doc->file, r->path, r->line, (long long)s, (long long)e, nt->name,
+                           (long long)nt->num_nodes, t);
+        if (global && (s != 0 || e != nt->num_nodes))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): the global splits (part: global) cover every node: expected [0, %lld) "
+                           "for node type '%s', got [%lld, %lld)",
+                           doc->file, r->path, r->line, (long long)nt->num_nodes, nt->name, (long long)s,
+                           (long long)e);
+        nt->own_start = s;
+        nt->own_end = e;
+    }
+    return 0;
+}
+
 /* The optional top-level `partition:` key (see dataset.h): checked field by field, then every
  * edge's dst must be an owned node (a part holds the in-edges of its nodes). */
 static int load_partition(dataset *ds, const yamldoc *doc, cgnn_err *err) {
-    static const char *const KEYS[] = {"id", "part", "num_parts", "node_start", "node_end", "graph", NULL};
+    static const char *const KEYS[] = {"id", "part", "num_parts", "node_start", "node_end", "node_ranges", "graph",
+                                       NULL};
     const yamldoc_node *m = NULL;
     if (get_child(doc, doc->root, "partition", YAMLDOC_MAPPING, 0, &m, err) != 0) return -1;
     if (!m) return 0;
-    if (ds->typed)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: partition (line %d): typed graphs cannot be partitioned yet (this dataset has typed "
-                       "graph.nodes)",
-                       doc->file, m->line);
     if (yamldoc_check_keys(doc, m, KEYS, err) != 0) return -1;
     ds_partition *pt = &ds->partition;
     const int64_t n = ds->node_types[0].num_nodes;
@@ -589,18 +635,38 @@ static int load_partition(dataset *ds, const yamldoc *doc, cgnn_err *err) {
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): part %lld out of range [0, %lld) (num_parts)",
                            doc->file, v->path, v->line, (long long)part, (long long)num_parts);
     }
-    if (yamldoc_get_int(doc, m, "node_start", 1, &start, err) != 0) return -1;
-    if (yamldoc_get_int(doc, m, "node_end", 1, &end, err) != 0) return -1;
-    v = yamldoc_get(m, "node_end");
-    if (start < 0 || start > end || end > n)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s (line %d): node range [%lld, %lld) is not within [0, %lld) (graph.nodes[0].num)",
-                       doc->file, m->path, m->line, (long long)start, (long long)end, (long long)n);
-    if (part == DS_PARTITION_GLOBAL && (start != 0 || end != n))
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s (line %d): the global splits (part: global) cover every node: expected [0, %lld), got "
-                       "[%lld, %lld)",
-                       doc->file, m->path, m->line, (long long)n, (long long)start, (long long)end);
+    if (ds->typed) { /* one range per node type */
+        const char *untyped_key = yamldoc_get(m, "node_start") ? "node_start" : yamldoc_get(m, "node_end") ? "node_end" : NULL;
+        if (untyped_key) {
+            v = yamldoc_get(m, untyped_key);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): a typed part gives one range per node type (partition.node_ranges), "
+                           "not %s",
+                           doc->file, v->path, v->line, untyped_key);
+        }
+        if (load_node_ranges(ds, doc, m, part == DS_PARTITION_GLOBAL, err) != 0) return -1;
+        start = ds->node_types[0].own_start;
+        end = ds->node_types[0].own_end;
+    } else {
+        if ((v = yamldoc_get(m, "node_ranges")) != NULL)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): node_ranges is for typed graphs; an untyped part gives node_start and "
+                           "node_end",
+                           doc->file, v->path, v->line);
+        if (yamldoc_get_int(doc, m, "node_start", 1, &start, err) != 0) return -1;
+        if (yamldoc_get_int(doc, m, "node_end", 1, &end, err) != 0) return -1;
+        if (start < 0 || start > end || end > n)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): node range [%lld, %lld) is not within [0, %lld) (graph.nodes[0].num)",
+                           doc->file, m->path, m->line, (long long)start, (long long)end, (long long)n);
+        if (part == DS_PARTITION_GLOBAL && (start != 0 || end != n))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): the global splits (part: global) cover every node: expected [0, %lld), "
+                           "got [%lld, %lld)",
+                           doc->file, m->path, m->line, (long long)n, (long long)start, (long long)end);
+        ds->node_types[0].own_start = start;
+        ds->node_types[0].own_end = end;
+    }
     if (get_path_key(ds, doc, m, "graph", pt->graph, sizeof pt->graph, err) != 0) return -1;
     pt->part = (int)part;
     pt->num_parts = (int)num_parts;
@@ -608,16 +674,20 @@ static int load_partition(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     pt->node_end = end;
     pt->present = 1;
 
-    const ds_edge_type *et = &ds->edge_types[0];
-    const ds_edges *e = &et->edges;
-    int64_t bad = e->id_dtype == NPY_DTYPE_INT32 ? first_dst_outside_int32_t(e->dst, e->num_edges, start, end)
-                                                 : first_dst_outside_int64_t(e->dst, e->num_edges, start, end);
-    if (bad < e->num_edges)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: column %lld: dst %lld is not a node of this part [%lld, %lld) (a part holds the in-edges "
-                       "of its nodes; partition in %s)",
-                       et->path, (long long)bad, (long long)edge_id(e->dst, e->id_dtype, bad), (long long)start,
-                       (long long)end, doc->file);
+    for (int k = 0; k < ds->num_edge_types; k++) { /* every edge's dst is owned (of its dst type) */
+        const ds_edge_type *et = &ds->edge_types[k];
+        const ds_node_type *dt = &ds->node_types[et->dst_type];
+        const int64_t bad = first_dst_outside(&et->edges, dt->own_start, dt->own_end);
+        if (bad < et->edges.num_edges) {
+            char tinfo[DATASET_NAME_MAX + 32] = "";
+            if (ds->typed) snprintf(tinfo, sizeof tinfo, " of type '%s'", dt->name);
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: column %lld: dst %lld is not a node%s of this part [%lld, %lld) (a part holds the "
+                           "in-edges of its nodes; partition in %s)",
+                           et->path, (long long)bad, (long long)edge_id(et->edges.dst, et->edges.id_dtype, bad), tinfo,
+                           (long long)dt->own_start, (long long)dt->own_end, doc->file);
+        }
+    }
     return 0;
 }
 
@@ -739,13 +809,16 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
     f->rows = a->shape[0];
     f->dim = a->ndim == 2 ? a->shape[1] : 1;
     /* typed: the rows of the feature's own node / edge type */
-    int64_t want = f->domain == DS_DOMAIN_EDGE ? ds->edge_types[f->type].edges.num_edges
-                   : ds->typed               ? ds->node_types[f->type].num_nodes
-                                             : dataset_owned_nodes(ds);
+    int64_t want = f->domain == DS_DOMAIN_EDGE
+                       ? ds->edge_types[f->type].edges.num_edges
+                       : ds->node_types[f->type].own_end - ds->node_types[f->type].own_start;
     char what[768];
     if (f->domain == DS_DOMAIN_EDGE)
         snprintf(what, sizeof what, "the number of edges in graph.edges[%d]%s%s%s", f->type,
                  ds->typed ? ", edge type '" : "", ds->typed ? ds->edge_types[f->type].name : "", ds->typed ? "'" : "");
+    else if (ds->typed && ds->partition.present)
+        snprintf(what, sizeof what, "the part's nodes of type '%s': its partition.node_ranges end - start",
+                 ds->node_types[f->type].name);
     else if (ds->typed)
         snprintf(what, sizeof what, "graph.nodes[%d].num of node type '%s'", f->type, ds->node_types[f->type].name);
     else
@@ -998,7 +1071,7 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
         }
     }
     if (ds->partition.present) { /* a part's seeds (a pair's anchor) are its own nodes */
-        const int64_t lo = ds->partition.node_start, hi = ds->partition.node_end;
+        const int64_t lo = ds->node_types[col_type[0]].own_start, hi = ds->node_types[col_type[0]].own_end;
         for (int64_t i = 0; i < sp->num_items; i++) {
             const int64_t anchor = sp->seeds[i * sp->seed_width];
             if (anchor < lo || anchor >= hi)

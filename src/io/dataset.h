@@ -24,8 +24,7 @@
  * Node ids are per type, from 0; an edge type's src ids are ids of its src type and its dst ids
  * ids of its dst type. The homogenised id space puts the types one after another in declaration
  * order: global id = dataset_node_type_offset(ds, t) + per-type id. A dataset is either fully
- * typed or untyped (mixing is an error); node types without features are allowed; a typed
- * dataset cannot be one part of a partitioned graph (a `partition:` key is refused).
+ * typed or untyped (mixing is an error); node types without features are allowed.
  *
  * Split seeds and labels are small next to features and edges; they are converted to int64
  * arrays owned by the dataset so that consumers need not care about their on-disk dtype.
@@ -38,6 +37,14 @@
  * strictly as a whole dataset. `part: global` marks the partition's global splits (the whole
  * range, no features). Such datasets are read through graph/partbook.h; csc_open_cached
  * refuses them.
+ *
+ * A typed part (`cgnn partition` of a typed dataset) owns one range of per-type ids per node
+ * type instead: `partition.node_ranges` lists {type, start, end} for every node type, in
+ * graph.nodes order (node_start / node_end are refused there), graph.nodes[t].num is the whole
+ * graph's count of type t, node features of type t have end - start rows (row i = id start + i),
+ * an edge type's dsts lie in its dst type's range, and every split seed (a pair's anchor, of the
+ * edge type's src type) in its type's range. ds_node_type.own_start / own_end hold the range
+ * ([0, num) for a whole dataset; for an untyped part, node_start / node_end).
  */
 #ifndef CGNN_DATASET_H
 #define CGNN_DATASET_H
@@ -55,6 +62,8 @@
 typedef struct ds_node_type {
     char name[DATASET_NAME_MAX]; /* "_default" for homogeneous graphs */
     int64_t num_nodes;
+    int64_t own_start, own_end;  /* the ids this dataset owns: [0, num_nodes) for a whole dataset,
+                                    a part's range of this type otherwise (see the top) */
 } ds_node_type;
 
 /* An edge list, (2, E) ids: src[i] -> dst[i]. ids are int32 or int64. */
@@ -127,7 +136,8 @@ typedef struct ds_partition {
     char id[DS_PARTITION_ID_MAX]; /* the partitioning run's id (hex) */
     int part;                     /* 0 .. num_parts-1, or DS_PARTITION_GLOBAL */
     int num_parts;                /* 1 .. DS_PARTITION_MAX_PARTS */
-    int64_t node_start, node_end; /* owned new ids [node_start, node_end); global: [0, N) */
+    int64_t node_start, node_end; /* owned new ids [node_start, node_end); global: [0, N); typed:
+                                     node type 0's range (every type's: ds_node_type.own_*) */
     char graph[4096];             /* the partition JSON, resolved against the dataset directory */
 } ds_partition;
 

@@ -234,3 +234,139 @@ int gather_rows_owned(const ds_feature *f, const gather_part *gp, const int64_t 
     *len = need;
     return 0;
 }
+
+/* ---- partitioned typed features ----------------------------------------------------- */
+
+static int owner_in(const int64_t *start, int num_parts, int64_t v) {
+    int lo = 0, hi = num_parts - 1; /* the largest p with start[p] <= v (skips empty ranges) */
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        if (start[mid] <= v) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+int gather_typed_scratch_init(gather_typed_scratch *sc, int num_parts, int num_types, int64_t max_rows, cgnn_err *err) {
+    memset(sc, 0, sizeof *sc);
+    const size_t PT = (size_t)num_parts * (size_t)num_types;
+    sc->num_parts = num_parts;
+    sc->num_types = num_types;
+    sc->max_rows = max_rows;
+    sc->n = calloc(PT, sizeof(int64_t));
+    sc->flat_ids = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
+    sc->flat_pos = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
+    sc->ids = calloc(PT, sizeof(int64_t *));
+    sc->pos = calloc(PT, sizeof(int64_t *));
+    sc->rows = calloc((size_t)num_parts, sizeof(void *));
+    sc->rows_cap = calloc((size_t)num_parts, sizeof(size_t));
+    sc->rows_len = calloc((size_t)num_parts, sizeof(size_t));
+    if (!sc->n || !sc->flat_ids || !sc->flat_pos || !sc->ids || !sc->pos || !sc->rows || !sc->rows_cap ||
+        !sc->rows_len) {
+        gather_typed_scratch_free(sc);
+        return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating typed feature gather scratch");
+    }
+    return 0;
+}
+
+void gather_typed_scratch_free(gather_typed_scratch *sc) {
+    if (!sc) return;
+    if (sc->rows)
+        for (int p = 0; p < sc->num_parts; p++) free(sc->rows[p]);
+    free(sc->n);
+    free(sc->flat_ids);
+    free(sc->flat_pos);
+    free(sc->ids);
+    free(sc->pos);
+    free(sc->rows);
+    free(sc->rows_cap);
+    free(sc->rows_len);
+    memset(sc, 0, sizeof *sc);
+}
+
+int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_feature *const *f,
+                           const gather_typed_part *gp, gather_typed_scratch *sc, const int64_t *const *ids,
+                           const int64_t *n, int nthreads, cgnn_err *err) {
+    const int P = gp->num_parts, T = gp->num_types, me = gp->part;
+    CGNN_CHECK(sc->num_parts == P && sc->num_types == T);
+    int64_t total = 0;
+    for (int q = 0; q < P * T; q++) sc->n[q] = 0;
+    for (int t = 0; t < T; t++) {
+        if (!f[t]) continue;
+        CGNN_CHECK(stride[t] >= f[t]->dim);
+        total += n[t];
+        for (int64_t i = 0; i < n[t]; i++) sc->n[owner_in(gp->type_start[t], P, ids[t][i]) * T + t]++;
+    }
+    CGNN_CHECK(total <= sc->max_rows);
+    /* cut the flat arrays per (part, type), part-major, then fill them in batch order (own rows as
+     * row numbers of the part's feature) */
+    int64_t off = 0;
+    for (int q = 0; q < P * T; q++) {
+        sc->ids[q] = sc->flat_ids + off;
+        sc->pos[q] = sc->flat_pos + off;
+        off += sc->n[q];
+        sc->n[q] = 0;
+    }
+    for (int t = 0; t < T; t++) {
+        if (!f[t]) continue;
+        const int64_t first = gp->type_start[t][me];
+        for (int64_t i = 0; i < n[t]; i++) {
+            const int o = owner_in(gp->type_start[t], P, ids[t][i]), q = o * T + t;
+            sc->ids[q][sc->n[q]] = o == me ? ids[t][i] - first : ids[t][i];
+            sc->pos[q][sc->n[q]++] = i;
+        }
+    }
+    int64_t n_own[64], *own = T <= 64 ? n_own : cgnn_malloc((size_t)T * sizeof(int64_t));
+    int remote = 0;
+    for (int t = 0; t < T; t++) {
+        own[t] = sc->n[me * T + t];
+        sc->n[me * T + t] = 0; /* nothing to fetch from this part */
+    }
+    for (int q = 0; q < P * T; q++) remote |= sc->n[q] > 0;
+    int rc = 0;
+    if (remote) {
+        gather_typed_req rq = {.num_parts = P,
+                               .num_types = T,
+                               .n = sc->n,
+                               .ids = sc->ids,
+                               .rows = sc->rows,
+                               .rows_cap = sc->rows_cap,
+                               .rows_len = sc->rows_len};
+        for (int p = 0; p < P; p++) sc->rows_len[p] = 0;
+        rc = gp->fetch_remote(gp->ctx, &rq, err);
+        for (int p = 0; p < P && rc == 0; p++) {
+            if (p == me) continue;
+            size_t want = 0;
+            for (int t = 0; t < T; t++)
+                if (f[t]) want += (size_t)sc->n[p * T + t] * (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
+            if (sc->rows_len[p] != want)
+                rc = err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %zu", p,
+                             sc->rows_len[p], want);
+        }
+    }
+    for (int t = 0; t < T && rc == 0; t++) { /* own rows */
+        if (!f[t]) continue;
+        const int q = me * T + t;
+        const size_t row_bytes = (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
+        const char *base = f[t]->array.data;
+        const int64_t *rows = sc->ids[q], *pos = sc->pos[q], m = own[t];
+        const int th = nthreads < 1 || m < 256 ? 1 : nthreads;
+#pragma omp parallel for num_threads(th) schedule(static) if (th > 1)
+        for (int64_t i = 0; i < m; i++)
+            convert_row(out[t] + pos[i] * stride[t], base + (size_t)rows[i] * row_bytes, f[t]->array.dtype, f[t]->dim);
+    }
+    for (int p = 0; p < P && rc == 0 && remote; p++) { /* the others', type by type as they came */
+        if (p == me) continue;
+        const char *at = sc->rows[p];
+        for (int t = 0; t < T; t++) {
+            if (!f[t]) continue;
+            const int q = p * T + t;
+            const size_t row_bytes = (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
+            for (int64_t i = 0; i < sc->n[q]; i++, at += row_bytes)
+                convert_row(out[t] + sc->pos[q][i] * stride[t], at, f[t]->array.dtype, f[t]->dim);
+        }
+    }
+    for (int t = 0; t < T; t++) sc->n[me * T + t] = own[t];
+    if (own != n_own) free(own);
+    return rc;
+}

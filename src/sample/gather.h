@@ -74,6 +74,49 @@ int gather_rows_part(float *out, int64_t stride, const ds_feature *f, const gath
 int gather_rows_owned(const ds_feature *f, const gather_part *gp, const int64_t *ids, int64_t n, void **out,
                       size_t *cap, size_t *len, cgnn_err *err);
 
+/* ---- partitioned typed features ----------------------------------------------------
+ * A part of a partitioned typed graph holds, per node type t, the rows of its own nodes of t
+ * (per-type ids [type_start[t][part], type_start[t][part + 1]), row = id - start); the rows of
+ * other parts are fetched from their owners in ONE request per owner per batch covering every
+ * type, each type's rows in its feature's own dtype, converted here exactly as local rows. */
+typedef struct gather_typed_req {
+    int num_parts, num_types;      /* P, T */
+    const int64_t *n;              /* (P * T) [p * T + t]: rows of type t asked of part p (0 for this part) */
+    int64_t *const *ids;           /* (P * T) the per-type ids asked */
+    void **rows;                   /* (P) out: part p's rows, type by type, in ids order, each type in its
+                                      feature's dtype; the callback grows rows[p] (realloc, rows_cap[p]) */
+    size_t *rows_cap;              /* (P) */
+    size_t *rows_len;              /* (P) out: bytes written to rows[p] */
+} gather_typed_req;
+
+typedef struct gather_typed_part {
+    int num_parts, part, num_types;
+    const int64_t *const *type_start; /* (T) each (num_parts + 1) */
+    /* fetches every part's rows with some n[p * T + t] > 0; 0 or -1 with *err; called concurrently */
+    int (*fetch_remote)(void *ctx, gather_typed_req *req, cgnn_err *err);
+    void *ctx;
+} gather_typed_part;
+
+/* One producer's scratch for gather_typed_rows_part (max_rows: the most ids of one call, all
+ * types together). */
+typedef struct gather_typed_scratch {
+    int num_parts, num_types;
+    int64_t max_rows;
+    int64_t *n, *flat_ids, *flat_pos, **ids, **pos; /* (P * T) and the flat arrays */
+    void **rows;
+    size_t *rows_cap, *rows_len;                    /* (P) */
+} gather_typed_scratch;
+int gather_typed_scratch_init(gather_typed_scratch *sc, int num_parts, int num_types, int64_t max_rows, cgnn_err *err);
+void gather_typed_scratch_free(gather_typed_scratch *sc); /* NULL-safe */
+
+/* For every node type t with f[t] != NULL (the own rows of t's feature): the rows of per-type ids
+ * ids[t][0..n[t]) into out[t], rows stride[t] >= f[t]->dim floats apart; own rows locally, the
+ * others fetched in one fetch_remote call. Returns 0, or -1 with *err when the fetch failed or a
+ * reply has the wrong size. */
+int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_feature *const *f,
+                           const gather_typed_part *gp, gather_typed_scratch *sc, const int64_t *const *ids,
+                           const int64_t *n, int nthreads, cgnn_err *err);
+
 /* Converts one IEEE half to float. */
 float gather_half_to_float(uint16_t h);
 

@@ -89,8 +89,11 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
         K = l->cfg.num_negatives; /* keyed as the homogeneous loader's: (epoch key, batch, rank) */
         rng r;
         rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
-        for (int64_t k = 0; k < K; k++)
-            seeds[2 * n + H + k] = g->offset[dt] + (int64_t)rng_below(&r, (uint64_t)g->num_nodes[dt]);
+        const int64_t *neg_map = l->cfg.type_new_of_orig[dt]; /* a part: original ids -> new ids */
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t v = (int64_t)rng_below(&r, (uint64_t)g->num_nodes[dt]);
+            seeds[2 * n + H + k] = g->offset[dt] + (neg_map ? neg_map[v] : v);
+        }
         n_seeds = 2 * n + H + K;
         if (l->cfg.exclude_seed_edges) typed_sampler_exclude_edges(&l->tsamplers[p], w->pairs_scratch, n);
     } else {
@@ -102,29 +105,58 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
         }
     }
     const double t0 = timer_now();
-    typed_sampler_sample(&l->tsamplers[p], mb, seeds, n_seeds, key);
+    cgnn_err err = {0};
+    if (l->cfg.typed_part) {
+        if (typed_sampler_sample_part(&l->tsamplers[p], mb, seeds, n_seeds, key, &err) != 0) {
+            produce_failed(l, mb, b, &err);
+            return;
+        }
+    } else {
+        typed_sampler_sample(&l->tsamplers[p], mb, seeds, n_seeds, key);
+    }
     mb->failed = 0;
     mb->num_items = n;
     mb->num_negatives = K;
     mb->num_listed = H;
-    if (l->cfg.pairs) { /* rows: type st's seeds, then type dt's; their homogenised ids */
-        const minibatch_typed *ty = mb->typed;
-        const int64_t ns = ty->num_nodes[st][0], shift = st != dt ? ns : 0;
+    minibatch_typed *ty = mb->typed;
+    if (l->cfg.pairs) { /* rows: type st's seeds, then type dt's */
+        const int64_t shift = st != dt ? ty->num_nodes[st][0] : 0;
         for (int64_t i = n; i < n_seeds; i++) mb->item_local[i] += (int32_t)shift;
-        for (int64_t r = 0; r < ns; r++) mb->input_nodes[r] = g->offset[st] + ty->nodes[st][r];
-        for (int64_t r = 0; st != dt && r < ty->num_nodes[dt][0]; r++) mb->input_nodes[ns + r] = g->offset[dt] + ty->nodes[dt][r];
-        mb->num_seeds = ns + (st != dt ? ty->num_nodes[dt][0] : 0);
     }
     minibatch_build_transpose(mb);
     const double t1 = timer_now();
     const int gthreads = l->cfg.gather_threads > 0 ? l->cfg.gather_threads : 1;
-    minibatch_typed *ty = mb->typed;
-    for (int t = 0; t < ty->num_node_types; t++) {
+    const int T = ty->num_node_types, L = ty->num_layers;
+    if (l->cfg.typed_feat_part) { /* own rows locally, the others in one request per owner */
+        const int64_t *ids[MINIBATCH_MAX_NODE_TYPES];
+        int64_t rows[MINIBATCH_MAX_NODE_TYPES];
+        for (int t = 0; t < T; t++) {
+            ids[t] = ty->nodes[t];
+            rows[t] = ty->num_nodes[t][L];
+        }
+        if (gather_typed_rows_part(ty->features, ty->feat_dim, l->cfg.type_feature, l->cfg.typed_feat_part, &w->tgather,
+                                   ids, rows, gthreads, &err) != 0) {
+            produce_failed(l, mb, b, &err);
+            return;
+        }
+    }
+    for (int t = 0; t < T; t++) {
         const ds_feature *f = l->cfg.type_feature[t];
-        const int64_t rows = ty->num_nodes[t][ty->num_layers];
+        const int64_t rows = ty->num_nodes[t][L];
         if (!f || rows == 0) continue;
-        gather_rows_strided(ty->features[t], ty->feat_dim[t], f, ty->nodes[t], rows, gthreads);
+        if (!l->cfg.typed_feat_part) gather_rows_strided(ty->features[t], ty->feat_dim[t], f, ty->nodes[t], rows, gthreads);
         if (l->cfg.normalize_rows) gather_normalize_rows_strided(ty->features[t], rows, f->dim, ty->feat_dim[t]);
+    }
+    if (l->cfg.typed_part) /* a part's new ids back to the original per-type ids: the replicated batch */
+        for (int t = 0; t < T; t++) {
+            const int64_t *orig = l->cfg.type_orig_of_new[t];
+            for (int64_t i = 0; i < ty->num_nodes[t][L]; i++) ty->nodes[t][i] = orig[ty->nodes[t][i]];
+        }
+    if (l->cfg.pairs) { /* the seed rows' homogenised ids */
+        const int64_t ns = ty->num_nodes[st][0];
+        for (int64_t r = 0; r < ns; r++) mb->input_nodes[r] = g->offset[st] + ty->nodes[st][r];
+        for (int64_t r = 0; st != dt && r < ty->num_nodes[dt][0]; r++) mb->input_nodes[ns + r] = g->offset[dt] + ty->nodes[dt][r];
+        mb->num_seeds = ns + (st != dt ? ty->num_nodes[dt][0] : 0);
     }
     const double t2 = timer_now();
     if (l->cfg.trace && trace_active(l->cfg.trace)) {
@@ -372,7 +404,12 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
     if (cfg->typed) {
-        if (cfg->part) return err_set(err, CGNN_ERR_INPUT, "typed graphs: partitioned graphs are not supported yet");
+        if (cfg->part || cfg->feat_part)
+            return err_set(err, CGNN_ERR_INPUT, "typed graphs: a typed part is sampled through typed_part");
+        if (cfg->typed_part && cfg->pairs && labels)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "typed graphs on parts: labelled link-prediction pairs are not supported yet");
+        CGNN_CHECK(!cfg->typed_part == !cfg->typed->parted && (!cfg->typed_feat_part || cfg->typed_part));
         if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types ||
             (cfg->pairs && (cfg->pair_etype < 0 || cfg->pair_etype >= cfg->typed->num_edge_types)))
             return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d / pair edge type %d out of range",
@@ -425,7 +462,10 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
                         : minibatch_alloc(&l->slots[q], &cap, err)) != 0)
             goto fail;
     for (int p = 0; p < producers && cfg->typed; p++)
-        if (typed_sampler_init(&l->tsamplers[p], cfg->typed, &cfg->typed_sampler, &tcap, err) != 0) goto fail;
+        if ((cfg->typed_part ? typed_sampler_init_part(&l->tsamplers[p], cfg->typed, cfg->typed_part, &cfg->typed_sampler,
+                                                       &tcap, err)
+                             : typed_sampler_init(&l->tsamplers[p], cfg->typed, &cfg->typed_sampler, &tcap, err)) != 0)
+            goto fail;
     for (int p = 0; p < producers && !cfg->typed; p++)
         if ((cfg->part ? sampler_init_part(&l->samplers[p], g, cfg->part, &cfg->sampler, &cap, err)
                        : sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err)) != 0)
@@ -442,6 +482,13 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
             gather_part_scratch_init(&ws[p].gather, cfg->feat_part->num_parts, cap.max_nodes[cfg->sampler.num_layers],
                                      err) != 0)
             goto fail;
+        if (cfg->typed_feat_part) { /* every type's input rows of one batch */
+            int64_t rows = 0;
+            for (int t = 0; t < tcap.num_node_types; t++) rows += tcap.max_nodes[t][cfg->typed_sampler.num_layers];
+            if (gather_typed_scratch_init(&ws[p].tgather, cfg->typed_feat_part->num_parts, tcap.num_node_types, rows,
+                                          err) != 0)
+                goto fail;
+        }
     }
     if (cfg->trace && cfg->num_workers > 0)
         for (int p = 0; p < producers; p++) {
@@ -558,6 +605,7 @@ void loader_free(loader *l) {
             free(ws[p].pairs_scratch);
             free(ws[p].group_seen);
             gather_part_scratch_free(&ws[p].gather);
+            gather_typed_scratch_free(&ws[p].tgather);
         }
     }
     for (int q = 0; q < l->queue_depth; q++) minibatch_free(&l->slots[q]);

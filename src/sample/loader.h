@@ -76,6 +76,17 @@ typedef struct loader_config {
     int pair_etype;
     const ds_feature *type_feature[MINIBATCH_MAX_NODE_TYPES];
     int64_t type_width[MINIBATCH_MAX_NODE_TYPES];
+    /* a part of a partitioned typed graph (NULL: typed is a whole graph): typed is the part's view
+     * (typed_graph_init_part), batches are sampled through typed_part and the features of other
+     * parts fetched through typed_feat_part (type_feature[t] then holds the own rows); seeds are
+     * per-type new ids; LP random negatives are drawn over the dst type's ORIGINAL ids, keyed as on
+     * the whole graph, and mapped through type_new_of_orig; once the features are gathered, the
+     * batch's node lists are renamed to original per-type ids through type_orig_of_new, so a
+     * delivered batch is the replicated batch, field for field (input_nodes of LP included). */
+    const typed_sampler_part *typed_part;
+    const gather_typed_part *typed_feat_part;
+    const int64_t *type_orig_of_new[MINIBATCH_MAX_NODE_TYPES];
+    const int64_t *type_new_of_orig[MINIBATCH_MAX_NODE_TYPES];
     /* profiling (optional): each worker reports "sample" and "gather" spans on trace lane
      * trace_tid_base + worker index (a synchronous loader, num_workers 0, on lane 0: the
      * calling thread) */
@@ -94,6 +105,7 @@ typedef struct loader_worker {
     int64_t *pairs_scratch;  /* (batch_size, 2) the batch's pairs (exclude_seed_edges) */
     int64_t *group_seen;     /* (batch_size, 2) labelled pairs: (group, offset) already listed */
     gather_part_scratch gather; /* partitioned features (cfg.feat_part) */
+    gather_typed_scratch tgather; /* partitioned typed features (cfg.typed_feat_part) */
 } loader_worker;
 
 typedef struct loader {

@@ -31,8 +31,10 @@ static part_rpc_scratch *scratch_new(const part_rpc *pr) {
     s->peers = calloc((size_t)P, sizeof *s->peers);
     s->parts = calloc((size_t)P, sizeof *s->parts);
     int64_t maxdeg = 0;
-    for (int64_t v = 0; v < pr->local->num_nodes; v++)
+    for (int64_t v = 0; pr->local && v < pr->local->num_nodes; v++)
         if (csc_degree(pr->local, v) > maxdeg) maxdeg = csc_degree(pr->local, v);
+    for (int e = 0; pr->tg && e < pr->tg->num_edge_types; e++) /* typed: the whole graph's bound */
+        if (pr->tg->max_in_degree[e] > maxdeg) maxdeg = pr->tg->max_in_degree[e];
     s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
     if (!s->req || !s->resp || !s->resp_ptr || !s->req_ptr || !s->req_len || !s->peers || !s->parts ||
         !s->positions) {
@@ -257,7 +259,251 @@ static int fetch_feat(void *ctx, gather_remote_req *rq, cgnn_err *err) { return 
 static int fetch_emb(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_EMB, rq, err); }
 static int fetch_act(void *ctx, gather_remote_req *rq, cgnn_err *err) { return fetch_rows(ctx, PART_RPC_ACT, rq, err); }
 
+/* ---- typed graphs ----------------------------------------------------------------------- */
+
+#define TPICK_HEADER 4 /* int64s: hop, key, replace, nseg; then per segment: etype, fanout, n, ids */
+#define TFEAT_HEADER 1 /* int64s: nseg; then per segment: node type, n, ids */
+
+/* Checks a request of `words` int64s made of nseg segments [a, b, n, n ids] after `head` words
+ * (seg_words: the 2 or 3 words before n's ids, n included); returns the total of the n, or -1. */
+static int64_t segments_total(const int64_t *h, size_t words, size_t head, int64_t nseg, int seg_words) {
+    if (nseg < 0 || nseg > MINIBATCH_MAX_EDGE_TYPES) return -1;
+    size_t at = head;
+    int64_t total = 0;
+    for (int64_t k = 0; k < nseg; k++) {
+        if (at + (size_t)seg_words > words) return -1;
+        const int64_t n = h[at + (size_t)seg_words - 1];
+        if (n < 0 || (uint64_t)n > words - at - (size_t)seg_words) return -1;
+        total += n;
+        at += (size_t)seg_words + (size_t)n;
+    }
+    return at == words ? total : -1;
+}
+
+static int handle_tpick(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    const int64_t *h = req;
+    const size_t words = len / sizeof(int64_t);
+    const int64_t total = len % sizeof(int64_t) || words < TPICK_HEADER ? -1 : segments_total(h, words, TPICK_HEADER, h[3], 3);
+    if (total < 0 || h[0] < 0 || h[0] >= MINIBATCH_MAX_LAYERS)
+        return err_set(err, CGNN_ERR_INPUT, "typed sampling request of %zu bytes is malformed", len);
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int64_t *counts = dist_rpc_buf_grow(reply, (size_t)total * sizeof(int64_t), err);
+    int rc = counts ? 0 : -1;
+    int64_t ids = 0, c = 0;
+    size_t at = TPICK_HEADER;
+    for (int64_t k = 0; k < h[3] && rc == 0; k++) {
+        const int64_t e = h[at], fanout = h[at + 1], n = h[at + 2];
+        if (e < 0 || e >= pr->tg->num_edge_types) {
+            rc = err_set(err, CGNN_ERR_INPUT, "typed sampling request: edge type %lld out of range", (long long)e);
+            break;
+        }
+        ids = typed_sampler_pick_owned(pr->tg, pr->tpart, (int)h[0], (uint64_t)h[1], (int)h[2], (int)e, fanout,
+                                       h + at + 3, n, counts + c, &s->nbrs, &s->nbr_cap, ids, s->positions, err);
+        if (ids < 0) rc = -1;
+        c += n;
+        at += 3 + (size_t)n;
+    }
+    /* counts was written in full before the reply grows again */
+    if (rc == 0) rc = dist_rpc_buf_append(reply, s->nbrs, (size_t)ids * sizeof(int64_t), err);
+    scratch_give(pr, s);
+    return rc;
+}
+
+static int handle_tfeat(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    (void)src;
+    const int64_t *h = req;
+    const size_t words = len / sizeof(int64_t);
+    const int64_t total = len % sizeof(int64_t) || words < TFEAT_HEADER ? -1 : segments_total(h, words, TFEAT_HEADER, h[0], 2);
+    if (total < 0) return err_set(err, CGNN_ERR_INPUT, "typed feature request of %zu bytes is malformed", len);
+    size_t at = TFEAT_HEADER;
+    for (int64_t k = 0; k < h[0]; k++) {
+        const int64_t t = h[at], n = h[at + 1];
+        if (t < 0 || t >= pr->tg->num_node_types || !pr->tfeat[t])
+            return err_set(err, CGNN_ERR_INPUT, "typed feature request: node type %lld has no features", (long long)t);
+        const ds_feature *f = pr->tfeat[t];
+        const size_t row_bytes = (size_t)f->dim * npy_dtype_size(f->array.dtype);
+        if ((uint64_t)n > SIZE_MAX / row_bytes) return err_set(err, CGNN_ERR_INPUT, "typed feature request: too many rows");
+        const size_t need = (size_t)n * row_bytes;
+        void *dst = dist_rpc_buf_grow(reply, need, err);
+        if (!dst) return -1;
+        void *buf = dst;
+        size_t cap = need, got = 0;
+        if (gather_rows_owned(f, &pr->type_gp[t], h + at + 2, n, &buf, &cap, &got, err) != 0) return -1;
+        CGNN_CHECK(buf == dst && got == need); /* large enough: never reallocated */
+        at += 2 + (size_t)n;
+    }
+    return 0;
+}
+
+static int tpick_remote(void *ctx, typed_remote_hop *hop, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    const int P = hop->num_parts, K = hop->num_edge_types;
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int n = 0, rc = 0;
+    for (int p = 0; p < P && rc == 0; p++) {
+        int64_t nseg = 0, words = TPICK_HEADER;
+        for (int e = 0; e < K; e++)
+            if (hop->n[p * K + e] > 0) nseg++, words += 3 + hop->n[p * K + e];
+        if (nseg == 0) continue;
+        dist_rpc_buf *b = &s->req[n];
+        b->len = 0;
+        int64_t *h = dist_rpc_buf_grow(b, (size_t)words * sizeof(int64_t), err);
+        if (!h) {
+            rc = -1;
+            break;
+        }
+        h[0] = hop->hop;
+        h[1] = (int64_t)hop->key;
+        h[2] = hop->replace;
+        h[3] = nseg;
+        int64_t at = TPICK_HEADER;
+        for (int e = 0; e < K; e++) {
+            const int64_t m = hop->n[p * K + e];
+            if (m == 0) continue;
+            h[at] = e;
+            h[at + 1] = hop->fanouts[e];
+            h[at + 2] = m;
+            memcpy(h + at + 3, hop->nodes[p * K + e], (size_t)m * sizeof(int64_t));
+            at += 3 + m;
+        }
+        s->req_ptr[n] = b->data;
+        s->req_len[n] = b->len;
+        s->peers[n] = part_rpc_peer(pr, p);
+        s->parts[n++] = p;
+    }
+    if (rc == 0 && n > 0)
+        rc = dist_rpc_call_many(pr->rpc, PART_RPC_PICK, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        const int p = s->parts[i];
+        int64_t m = 0;
+        for (int e = 0; e < K; e++) m += hop->n[p * K + e];
+        const dist_rpc_buf *r = &s->resp[i];
+        if (r->len < (size_t)m * sizeof(int64_t) || r->len % sizeof(int64_t)) {
+            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered a typed sampling request with %zu bytes", s->peers[i],
+                         r->len);
+            break;
+        }
+        const int64_t *counts = r->data, total = (int64_t)(r->len / sizeof(int64_t)) - m;
+        int64_t c = 0, sum = 0;
+        for (int e = 0; e < K; e++) { /* the segments came in edge type order */
+            const int64_t me = hop->n[p * K + e];
+            memcpy(hop->counts[p * K + e], counts + c, (size_t)me * sizeof(int64_t));
+            c += me;
+        }
+        for (int64_t k = 0; k < m; k++) sum += counts[k] < 0 ? 0 : counts[k];
+        if (sum != total) {
+            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered %lld neighbour ids for counts summing to %lld",
+                         s->peers[i], (long long)total, (long long)sum);
+            break;
+        }
+        if (total > hop->nbr_cap[p]) {
+            int64_t *g = realloc(hop->nbrs[p], (size_t)total * sizeof(int64_t));
+            if (!g) {
+                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving sampled neighbours");
+                break;
+            }
+            hop->nbrs[p] = g;
+            hop->nbr_cap[p] = total;
+        }
+        memcpy(hop->nbrs[p], counts + m, (size_t)total * sizeof(int64_t));
+    }
+    scratch_give(pr, s);
+    return rc;
+}
+
+static int fetch_typed(void *ctx, gather_typed_req *rq, cgnn_err *err) {
+    part_rpc *pr = ctx;
+    const int P = rq->num_parts, T = rq->num_types;
+    part_rpc_scratch *s = scratch_take(pr, err);
+    if (!s) return -1;
+    int n = 0, rc = 0;
+    for (int p = 0; p < P && rc == 0; p++) {
+        int64_t nseg = 0, words = TFEAT_HEADER;
+        for (int t = 0; t < T; t++)
+            if (rq->n[p * T + t] > 0) nseg++, words += 2 + rq->n[p * T + t];
+        if (nseg == 0) continue;
+        dist_rpc_buf *b = &s->req[n];
+        b->len = 0;
+        int64_t *h = dist_rpc_buf_grow(b, (size_t)words * sizeof(int64_t), err);
+        if (!h) {
+            rc = -1;
+            break;
+        }
+        h[0] = nseg;
+        int64_t at = TFEAT_HEADER;
+        for (int t = 0; t < T; t++) {
+            const int64_t m = rq->n[p * T + t];
+            if (m == 0) continue;
+            h[at] = t;
+            h[at + 1] = m;
+            memcpy(h + at + 2, rq->ids[p * T + t], (size_t)m * sizeof(int64_t));
+            at += 2 + m;
+        }
+        s->req_ptr[n] = b->data;
+        s->req_len[n] = b->len;
+        s->peers[n] = part_rpc_peer(pr, p);
+        s->parts[n++] = p;
+    }
+    if (rc == 0 && n > 0)
+        rc = dist_rpc_call_many(pr->rpc, PART_RPC_FEAT, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        const int p = s->parts[i];
+        const dist_rpc_buf *r = &s->resp[i];
+        if (r->len > rq->rows_cap[p]) {
+            void *g = realloc(rq->rows[p], r->len);
+            if (!g) {
+                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
+                break;
+            }
+            rq->rows[p] = g;
+            rq->rows_cap[p] = r->len;
+        }
+        memcpy(rq->rows[p], r->data, r->len);
+        rq->rows_len[p] = r->len; /* the gather checks the size */
+    }
+    scratch_give(pr, s);
+    return rc;
+}
+
 /* ---- set-up ---------------------------------------------------------------------------- */
+
+int part_rpc_init_typed(part_rpc *pr, dist_rpc *rpc, int rank, int world, const typed_graph *g,
+                        const typed_sampler_part *part, const ds_feature *const *features, cgnn_err *err) {
+    memset(pr, 0, sizeof *pr);
+    const int P = part->num_parts;
+    if (world < P || world % P != 0)
+        return err_set(err, CGNN_ERR_INPUT, "%d parts need a world of a multiple of %d ranks, not %d", P, P, world);
+    pr->rpc = rpc;
+    pr->rank = rank;
+    pr->world = world;
+    pr->num_parts = P;
+    pr->tg = g;
+    pr->tpart = part;
+    pthread_mutex_init(&pr->mu, NULL);
+    for (int t = 0; t < g->num_node_types; t++) {
+        pr->tfeat[t] = features[t];
+        pr->type_gp[t] = (gather_part){.num_parts = P, .part = part->part, .part_start = part->type_start[t]};
+    }
+    pr->tsampler = *part;
+    pr->tsampler.pick_remote = tpick_remote;
+    pr->tsampler.ctx = pr;
+    pr->tfeat_part = (gather_typed_part){.num_parts = P,
+                                         .part = part->part,
+                                         .num_types = g->num_node_types,
+                                         .type_start = pr->tsampler.type_start,
+                                         .fetch_remote = fetch_typed,
+                                         .ctx = pr};
+    dist_rpc_register(rpc, PART_RPC_PICK, "sample", handle_tpick, pr);
+    dist_rpc_register(rpc, PART_RPC_FEAT, "features", handle_tfeat, pr);
+    return 0;
+}
+
+
 
 int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_graph *local, const sampler_part *part,
                   const ds_feature *features, cgnn_err *err) {

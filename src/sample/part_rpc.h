@@ -16,6 +16,16 @@
  * request (ids owned, sizes), so a bad request is an error back to the caller, never a read
  * out of bounds.
  *
+ * A typed graph (part_rpc_init_typed) registers typed PICK and FEAT under the same ids (a job is
+ * typed or not), one request per owner covering every edge type (PICK, per hop) or every node
+ * type (FEAT, per batch):
+ *   PICK  [hop, key, replace, nseg] + nseg x [edge type, fanout, n, n per-type ids]
+ *         → counts of every segment, then the neighbours (typed_sampler_pick_owned)
+ *   FEAT  [nseg] + nseg x [node type, n, n per-type ids] → the rows, segment by segment, each in
+ *         its type's feature dtype
+ * The featureless types' learnable tables stay replicated on every rank (trainer.c), so EMB and
+ * ACT are not used on typed parts.
+ *
  * Threads: the handlers run on dist_rpc's service thread and only read: the index and the
  * features never change; a sharded embedding's rows change only inside
  * embedding_sparse_step_sharded, which ends with a barrier, and every EMB request of a step is
@@ -33,8 +43,10 @@
 #include "graph/csc.h"
 #include "io/dataset.h"
 #include "nn/embedding.h"
+#include "graph/typed_graph.h"
 #include "sample/gather.h"
 #include "sample/sampler.h"
+#include "sample/typed_sampler.h"
 
 enum { PART_RPC_PICK = 1, PART_RPC_FEAT = 2, PART_RPC_EMB = 3, PART_RPC_ACT = 4 };
 
@@ -51,6 +63,13 @@ typedef struct part_rpc {
     gather_part feat_part, emb_part, act_part; /* fetch callbacks for the gathers */
     ds_feature act_view;          /* own rows of the activations ACT serves (part_rpc_set_rows) */
     sampler_part sampler;         /* *part with pick_remote set */
+    /* a typed graph (part_rpc_init_typed; tg NULL otherwise) */
+    const typed_graph *tg;        /* the part's view (typed_graph_init_part) */
+    const typed_sampler_part *tpart;
+    const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES]; /* own rows of each type, NULL: featureless */
+    typed_sampler_part tsampler;  /* *tpart with pick_remote set */
+    gather_typed_part tfeat_part; /* fetch callback of the typed gathers */
+    gather_part type_gp[MINIBATCH_MAX_NODE_TYPES]; /* each type's ranges, for the owner's row checks */
     /* service-thread scratch (the handlers run one at a time there; self calls use a pool set) */
     pthread_mutex_t mu;
     part_rpc_scratch **pool;
@@ -61,6 +80,11 @@ typedef struct part_rpc {
  * NULL (then their requests are errors). Returns 0 or -1 with *err. */
 int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_graph *local, const sampler_part *part,
                   const ds_feature *features, cgnn_err *err);
+/* part_rpc_init for a part of a typed graph: g is the part's view, part its ranges and draw keys
+ * (both borrowed, outliving *pr), features[t] the own rows of node type t (NULL: featureless).
+ * Registers the typed PICK and FEAT. Returns 0 or -1 with *err. */
+int part_rpc_init_typed(part_rpc *pr, dist_rpc *rpc, int rank, int world, const typed_graph *g,
+                        const typed_sampler_part *part, const ds_feature *const *features, cgnn_err *err);
 /* Declares the sharded embedding table whose rows EMB serves (before dist_rpc_start). */
 void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb);
 /* Declares the own rows ACT serves from now on: rows (n, dim) float32 (NULL: none). Thread-safe

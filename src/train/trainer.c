@@ -69,7 +69,8 @@ typedef struct trainer {
     /* a typed graph (the dataset has node / edge types): node classification on the task's node
      * type with a typed model; each featureless node type gets a learnable embedding table */
     int typed;
-    typed_graph tg;
+    typed_graph tg;           /* the whole graph's indexes, or (parted) the part's view */
+    typed_sampler_part tspart; /* parted + typed: the parts' per-type ranges and draw keys */
     typed_sampler_config tsc;
     const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES]; /* per node type; NULL: featureless */
     int64_t twidth[MINIBATCH_MAX_NODE_TYPES];          /* its input rows' width */
@@ -315,12 +316,22 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
         const int lp = t->cfg->task == TASK_LINK_PREDICTION;
         lc.seed_type = lp ? 0 : t->task->type;
         lc.pair_etype = lp ? t->task->type : 0;
+        int featured = 0;
         for (int k = 0; k < t->tg.num_node_types; k++) {
             lc.type_feature[k] = t->tfeat[k];
             lc.type_width[k] = t->twidth[k];
+            featured |= t->tfeat[k] != NULL;
+        }
+        if (t->parted) { /* the part's view: remote picks and rows, batches renamed to original ids */
+            lc.typed_part = &t->pr.tsampler;
+            lc.typed_feat_part = featured ? &t->pr.tfeat_part : NULL;
+            for (int k = 0; k < t->tg.num_node_types; k++) {
+                lc.type_orig_of_new[k] = t->pb.type_orig_of_new[k];
+                lc.type_new_of_orig[k] = t->pb.type_new_of_orig[k];
+            }
         }
     }
-    if (t->parted) {
+    if (t->parted && !t->typed) {
         lc.part = &t->pr.sampler;
         lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
         lc.neg_map = t->pb.new_of_orig;
@@ -337,7 +348,7 @@ static int64_t whole_nodes(const trainer *t) {
 }
 static int64_t whole_edges(const trainer *t) {
     int64_t e = 0;
-    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) e += t->tg.csc[k]->num_edges;
+    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) e += t->tg.num_edges[k];
     return t->typed ? e : t->parted ? t->pb.num_edges : t->g->num_edges;
 }
 
@@ -475,6 +486,19 @@ static int open_part(trainer *t, cgnn_err *err) {
         return -1;
     const int P = pb->num_parts, part = pb->part;
     t->ds = &pb->ds;
+    if (pb->typed) { /* the samplers' view of a typed part: per-type ranges, draws keyed by original ids */
+        if (pb->num_node_types > MINIBATCH_MAX_NODE_TYPES || pb->num_edge_types > MINIBATCH_MAX_EDGE_TYPES)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %d node types and %d edge types; at most %d and %d are supported",
+                           pb->json_path, pb->num_node_types, pb->num_edge_types, MINIBATCH_MAX_NODE_TYPES,
+                           MINIBATCH_MAX_EDGE_TYPES);
+        t->tspart.num_parts = P;
+        t->tspart.part = part;
+        for (int k = 0; k < pb->num_node_types; k++) {
+            t->tspart.type_start[k] = pb->type_map + (size_t)k * (size_t)(P + 1);
+            t->tspart.key_ids[k] = pb->type_orig_of_new[k];
+        }
+        return 0;
+    }
     t->g = &pb->local;
     t->spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
                               pb->max_in_degree, NULL, NULL};
@@ -487,15 +511,27 @@ static int select_local_seeds(trainer *t, cgnn_err *err) {
     partbook *pb = &t->seed_pb;
     const char *field = "trainerConfig.trainerArgs.seed_partition_uri";
     if (partbook_read_json(pb, t->a->seed_partition, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
-    if (pb->num_nodes != t->g->num_nodes || pb->num_edges != t->g->num_edges)
+    int64_t nodes = dataset_total_nodes(t->ds), edges = 0;
+    for (int k = 0; k < t->ds->num_edge_types; k++) edges += t->ds->edge_types[k].edges.num_edges;
+    int same_types = pb->typed == t->ds->typed && (!pb->typed || (pb->num_node_types == t->ds->num_node_types &&
+                                                                  pb->num_edge_types == t->ds->num_edge_types));
+    for (int k = 0; same_types && pb->typed && k < pb->num_node_types; k++)
+        same_types = strcmp(pb->ntype_names[k], t->ds->node_types[k].name) == 0 &&
+                     pb->type_nodes[k] == t->ds->node_types[k].num_nodes;
+    if (pb->num_nodes != nodes || pb->num_edges != edges || !same_types)
         return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s: %s partitions a graph of %lld nodes and %lld edges, but the dataset %s has %lld "
-                       "nodes and %lld edges",
-                       t->cfg->file, field, pb->json_path, (long long)pb->num_nodes, (long long)pb->num_edges,
-                       t->ds->dir, (long long)t->g->num_nodes, (long long)t->g->num_edges);
+                       "%s: %s: %s partitions a%s graph of %lld nodes and %lld edges, but the dataset %s is a%s graph "
+                       "of %lld nodes and %lld edges%s",
+                       t->cfg->file, field, pb->json_path, pb->typed ? " typed" : "", (long long)pb->num_nodes,
+                       (long long)pb->num_edges, t->ds->dir, t->ds->typed ? " typed" : "", (long long)nodes,
+                       (long long)edges, same_types ? "" : " (or other node types)");
     if (partbook_check_world(pb->num_parts, t->d->size, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
     if (partbook_open_maps(pb, t->threads, err) != 0) return -1;
     const int mine = partbook_part_for_rank(pb->num_parts, t->d->rank, t->d->size);
+    /* typed: the anchors' node type (a pair: its edge type's src type) and its per-type map */
+    const int at = !t->ds->typed ? 0
+                   : t->task->kind == DS_TASK_LINK_PREDICTION ? t->ds->edge_types[t->task->type].src_type
+                                                             : t->task->type;
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const ds_split *sp = &t->task->splits[s];
         if (!sp->present) continue;
@@ -505,7 +541,10 @@ static int select_local_seeds(trainer *t, cgnn_err *err) {
         if (sp->labels) t->sel_labels[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
         if (sp->indexes) t->sel_indexes[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
         for (int64_t i = 0; i < sp->num_items; i++) {
-            if (partbook_owner(pb, pb->new_of_orig[sp->seeds[i * w]]) != mine) continue;
+            const int64_t anchor = sp->seeds[i * w];
+            const int owner = pb->typed ? partbook_type_owner(pb, at, pb->type_new_of_orig[at][anchor])
+                                        : partbook_owner(pb, pb->new_of_orig[anchor]);
+            if (owner != mine) continue;
             memcpy(t->sel_seeds[s] + k * w, sp->seeds + i * w, (size_t)w * sizeof(int64_t));
             if (sp->labels) t->sel_labels[s][k] = sp->labels[i];
             if (sp->indexes) t->sel_indexes[s][k] = sp->indexes[i];
@@ -554,7 +593,21 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
                        "%s: trainerConfig.trainerArgs.gnn_model_class_path: %s is a homogeneous model, but the dataset "
                        "%s has %d node types and %d edge types; use HeteroSAGE or RGCN",
                        file, model_kind_name(a->model), ds->dir, T, K);
-    if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) return -1;
+    if (t->parted) { /* the part's view: its per-edge-type indexes, the whole graph's sizes */
+        const partbook *pb = &t->pb;
+        int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];
+        int src[MINIBATCH_MAX_EDGE_TYPES], dst[MINIBATCH_MAX_EDGE_TYPES];
+        const csc_graph *views[MINIBATCH_MAX_EDGE_TYPES];
+        for (int e = 0; e < K; e++) {
+            num_edges[e] = pb->etype_map[(size_t)e * (size_t)(pb->num_parts + 1) + (size_t)pb->num_parts];
+            src[e] = pb->etype_src[e];
+            dst[e] = pb->etype_dst[e];
+            views[e] = &pb->type_local[e];
+        }
+        typed_graph_init_part(&t->tg, T, pb->type_nodes, K, src, dst, views, pb->etype_max_in_degree, num_edges);
+    } else if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) {
+        return -1;
+    }
     int64_t fan[MINIBATCH_MAX_EDGE_TYPES * MINIBATCH_MAX_LAYERS];
     if (config_resolve_fanouts(t->cfg, ds, fan, err) != 0) return -1;
     memset(&t->tsc, 0, sizeof t->tsc);
@@ -613,6 +666,15 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     }
     ty->output_type = lp ? t->lp_dst : t->task->type;
     ty->num_bases = a->num_bases;
+    if (t->parted) { /* this part's services, before the loaders (their batches reach every part) */
+        if (part_rpc_init_typed(&t->pr, t->rpc, t->d->rank, t->d->size, &t->tg, &t->tspart, t->tfeat, err) != 0)
+            return -1;
+        t->have_pr = 1;
+        dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
+        if (dist_rpc_start(t->rpc, err) != 0) return -1;
+        const char *stall = getenv("CGNN_TEST_RPC_STALL_S"); /* tests: this rank's server stops answering */
+        if (stall && (t->fault_rank < 0 || t->fault_rank == t->d->rank)) dist_rpc_test_stall(t->rpc, atof(stall));
+    }
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
         t->have_train = 1;
@@ -800,10 +862,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
         t->g = &t->own_g;
     }
-    if (t->typed && a->seed_assignment == SEED_ASSIGN_LOCAL)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.seed_assignment: local needs a partitioned graph, and typed "
-                       "graphs (%s) cannot be partitioned yet", t->cfg->file, t->ds->dir);
     if (seed_assignment(t, err) != 0) return -1;
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
