@@ -148,6 +148,7 @@ void hgt_attention_forward(float *agg, const hgt_rel *rels, int n_rels, const fl
         for (int64_t h = 0; h < H; h++) {
             const float *qi = q + i * ldq + h * D;
             float mx = -INFINITY;
+            int64_t deg = 0;
             for (int r = 0; r < n_rels; r++) {
                 const hgt_rel *rl = &rels[r];
                 for (int64_t k = rl->b->indptr[i]; k < rl->b->indptr[i + 1]; k++) {
@@ -155,9 +156,10 @@ void hgt_attention_forward(float *agg, const hgt_rel *rels, int n_rels, const fl
                     const float sc = dotf(qi, rl->kt + j * HD + h * D, D) * rl->p[h] * scale;
                     rl->alpha[k * H + h] = sc;
                     mx = fmaxf(mx, sc);
+                    deg++;
                 }
             }
-            if (mx == -INFINITY) continue; /* no in-edges (or every score -inf: NaN checks catch it) */
+            if (deg == 0) continue; /* no in-edges: agg stays 0 (a NaN score propagates below) */
             float sum = 0.0f;
             for (int r = 0; r < n_rels; r++)
                 for (int64_t k = rels[r].b->indptr[i]; k < rels[r].b->indptr[i + 1]; k++) {
