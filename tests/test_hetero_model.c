@@ -340,6 +340,11 @@ TEST(hgt_keys_and_shapes) {
     model_config cfg = {.kind = MODEL_HGT, .num_layers = L, .hidden_dim = 4, .out_dim = 3, .num_heads = 3, .types = &ty};
     ASSERT_EQ(model_init(&m, &cfg, &w.mb.cap, 1, &err), -1);
     ASSERT_STR_CONTAINS(err.msg, "divisible by num_heads");
+    /* more tensors than model.h's table holds: an input error, not an abort */
+    ty.num_node_types = MINIBATCH_MAX_NODE_TYPES, ty.num_edge_types = MINIBATCH_MAX_EDGE_TYPES;
+    cfg.num_heads = 2;
+    ASSERT_EQ(model_init(&m, &cfg, &w.mb.cap, 1, &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "tensors, more than the 512 cgnn supports");
     world_free(&w);
     /* a node type without incoming edge types is kept (GiGL's HGTConv), not refused */
     world_build_on(&w, 5, EDST_NO_IN);
