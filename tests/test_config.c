@@ -126,6 +126,21 @@ TEST(example_cora_gcn) {
     ASSERT_EQ(c.profiler_log_dir[0], '\0');
 }
 
+/* GiGL's HGT by its class path; num_heads divides hidden_dim */
+TEST(example_dblp_hgt) {
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, example("dblp_hgt.yaml"), &err), 0);
+    ASSERT_EQ(c.args.model, MODEL_HGT);
+    ASSERT_EQ(c.args.num_heads, 2);
+    ASSERT_EQ(c.args.hidden_dim, 64);
+    ASSERT_EQ(c.args.num_layers, 2);
+    ASSERT_EQ(c.args.fanouts[0], -1);
+    ASSERT_NEAR(c.args.dropout, 0.5, 0);
+    ASSERT_NEAR(c.args.optim.lr, 0.001, 0);
+    ASSERT_NEAR(c.args.optim.weight_decay, 0.0, 0);
+}
+
 TEST(example_cora_gat) {
     task_config c;
     cgnn_err err = {0};
@@ -624,6 +639,13 @@ TEST(err_other_values) {
                       NC_HEAD "trainerConfig:\n  trainerArgs:\n    gnn_model_class_path: GAT\n"
                               "    hidden_dim: '10'\n    num_heads: '3'\n",
                       "num_heads", "divisible", NULL);
+    EXPECT_TASK_ERROR("hgt.yaml",
+                      NC_HEAD "trainerConfig:\n  trainerArgs:\n    gnn_model_class_path: HGT\n"
+                              "    hidden_dim: '64'\n    num_heads: '3'\n",
+                      "num_heads", "HGT needs hidden_dim (64) divisible by num_heads (3)", NULL);
+    /* GiGL's HGT constructor names are not trainer arguments (GiGL's task spec reads hidden_dim) */
+    EXPECT_TASK_ERROR("hid.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hid_dim: '64'\n",
+                      "hid_dim", "did you mean 'hidden_dim'?", NULL);
     EXPECT_TASK_ERROR("empty.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hidden_dim:\n",
                       "hidden_dim", "empty", NULL);
     EXPECT_TASK_ERROR("map.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    hidden_dim: {a: 1}\n",
@@ -1115,6 +1137,7 @@ int main(void) {
     RUN(example_cora_graphsage);
     RUN(example_cora_gcn);
     RUN(example_cora_gat);
+    RUN(example_dblp_hgt);
     RUN(example_facebook_graphsage);
     RUN(example_resource);
     RUN(minimal_defaults);

@@ -40,12 +40,16 @@ typedef struct fd_stats {
 
 /* Central differences of f w.r.t. each x[k] (perturbed in float by ±step, the true step taken
  * from the rounded values) against the analytic g[k]. Error measure:
- *   |num - ana| / max(|num|, |ana|, 1e-2 · max_k |ana_k|, 1e-6)
+ *   |num - ana| / max(|num|, |ana|, 1e-2 · max_k |ana_k|, abs_floor)
+ * with abs_floor = 1e-6 (fd_check), or the caller's (fd_check_floor): the float32 loss's rounding,
+ * divided by the step, is the resolution of num; gradient elements below abs_floor are held to
+ * an absolute error of FD_TOL · abs_floor.
  * A ReLU / LeakyReLU kink within ±eps spoils the central difference: a coordinate that fails
  * at eps is retried at eps/3 and eps/9 (a wrong gradient fails at every step). With kinks != 0,
  * a coordinate that still fails and whose one-sided slopes disagree at the smallest step is
  * skipped and counted. */
-static inline fd_stats fd_check(float *x, const float *g, int64_t n, fd_loss f, void *ctx, float eps, int kinks) {
+static inline fd_stats fd_check_floor(float *x, const float *g, int64_t n, fd_loss f, void *ctx, float eps, int kinks,
+                                      double abs_floor) {
     fd_stats st = {0, 0, 0, 0};
     double scale = 0.0;
     for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs((double)g[k]));
@@ -63,7 +67,7 @@ static inline fd_stats fd_check(float *x, const float *g, int64_t n, fd_loss f, 
             const double Lm = f(ctx);
             x[k] = save;
             const double num = (Lp - Lm) / ((double)xp - (double)xm);
-            const double den = fmax(fmax(fabs(num), fabs(ana)), fmax(1e-2 * scale, 1e-6));
+            const double den = fmax(fmax(fabs(num), fabs(ana)), fmax(1e-2 * scale, abs_floor));
             best = fmin(best, fabs(num - ana) / den);
             gp = (Lp - L0) / ((double)xp - save), gm = (L0 - Lm) / ((double)save - xm);
             if (best <= FD_TOL) {
@@ -79,6 +83,10 @@ static inline fd_stats fd_check(float *x, const float *g, int64_t n, fd_loss f, 
         st.checked++;
     }
     return st;
+}
+
+static inline fd_stats fd_check(float *x, const float *g, int64_t n, fd_loss f, void *ctx, float eps, int kinks) {
+    return fd_check_floor(x, g, n, f, ctx, eps, kinks, 1e-6);
 }
 
 /* Σ out·w in double: the scalar loss of the op-level checks. */

@@ -172,7 +172,7 @@ TEST(grad_gat_mean) { check_gat(0); }
 typedef struct ew_ctx {
     float *out, *x, *wout;
     int64_t N, D;
-    int op; /* 0 relu, 1 dropout, 2 l2norm */
+    int op; /* 0 relu, 1 dropout, 2 l2norm, 3 gelu */
 } ew_ctx;
 
 static double ew_loss(void *p) {
@@ -180,6 +180,7 @@ static double ew_loss(void *p) {
     const int64_t n = c->N * c->D;
     if (c->op == 0) ops_relu_forward(c->out, c->x, n);
     else if (c->op == 1) ops_dropout_forward(c->out, c->x, n, NULL, 1, 0.4f, 77, 1);
+    else if (c->op == 3) ops_gelu_forward(c->out, c->x, n);
     else ops_l2norm_forward(c->out, c->x, c->N, c->D);
     return dot_loss(c->out, c->wout, n);
 }
@@ -188,19 +189,22 @@ static void check_elementwise(int op) {
     ew_ctx c = {.N = 4, .D = 5, .op = op};
     c.out = falloc(20), c.x = falloc(20), c.wout = falloc(20);
     fill_away_from_zero(c.x, 20, 0.1f, 1.0f, 30 + (uint64_t)op);
+    if (op == 3) fill_uniform(c.x, 20, -3.0f, 3.0f, 33); /* smooth: any point, both signs */
     fill_uniform(c.wout, 20, -1, 1, 40);
     float *dx = falloc(20);
     if (op == 0) ops_relu_backward(dx, c.wout, c.x, 20);
     else if (op == 1) ops_dropout_backward(dx, c.wout, 20, NULL, 1, 0.4f, 77, 1);
+    else if (op == 3) ops_gelu_backward(dx, c.wout, c.x, 20);
     else ops_l2norm_backward(dx, c.wout, c.x, 4, 5);
     fd_stats st = fd_check(c.x, dx, 20, ew_loss, &c, 1e-2f, 0);
     free(c.out), free(c.x), free(c.wout), free(dx);
-    ASSERT_FD(op == 0 ? "relu d/dinp" : op == 1 ? "dropout d/dinp" : "l2norm d/dinp", st);
+    ASSERT_FD(op == 0 ? "relu d/dinp" : op == 1 ? "dropout d/dinp" : op == 3 ? "gelu d/dinp" : "l2norm d/dinp", st);
 }
 
 TEST(grad_relu) { check_elementwise(0); }
 TEST(grad_dropout) { check_elementwise(1); }
 TEST(grad_l2norm) { check_elementwise(2); }
+TEST(grad_gelu) { check_elementwise(3); }
 
 typedef struct ce_ctx {
     float *logits, *dl;
@@ -508,6 +512,17 @@ TEST(ref_elementwise) {
     ASSERT_REF("relu forward", o1, o2, n);
     ops_relu_backward(d1, g, x, n), ops_relu_backward_ref(d2, g, x, n);
     ASSERT_REF("relu backward", d1, d2, n);
+    ops_gelu_forward(o1, x, n), ops_gelu_forward_ref(o2, x, n);
+    ASSERT_REF("gelu forward", o1, o2, n);
+    { /* torch.nn.functional.gelu values (exact erf form) */
+        const float xs[4] = {-2.0f, -0.5f, 0.0f, 1.5f}, want[4] = {-0.04550026f, -0.15426877f, 0.0f, 1.39978920f};
+        float got[4];
+        ops_gelu_forward_ref(got, xs, 4);
+        for (int k = 0; k < 4; k++) ASSERT(fabsf(got[k] - want[k]) <= 1e-6f);
+    }
+    memset(d1, 0, (size_t)n * sizeof(float)), memset(d2, 0, (size_t)n * sizeof(float));
+    ops_gelu_backward(d1, g, x, n), ops_gelu_backward_ref(d2, g, x, n);
+    ASSERT_REF("gelu backward", d1, d2, n);
     ops_dropout_forward(o1, x, n, NULL, 1, 0.35f, 99, 2), ops_dropout_forward_ref(o2, x, n, NULL, 1, 0.35f, 99, 2);
     ASSERT_REF("dropout forward", o1, o2, n);
     int64_t kept = 0;
@@ -744,8 +759,12 @@ TEST(kind_names) {
     ASSERT_EQ(model_kind_parse("SAGE", &k), 0); ASSERT_EQ(k, MODEL_GRAPHSAGE);
     ASSERT_EQ(model_kind_parse("torch_geometric.nn.models.GCN", &k), 0); ASSERT_EQ(k, MODEL_GCN);
     ASSERT_EQ(model_kind_parse("GAT", &k), 0); ASSERT_EQ(k, MODEL_GAT);
+    ASSERT_EQ(model_kind_parse("gigl.src.common.models.pyg.heterogeneous.HGT", &k), 0); ASSERT_EQ(k, MODEL_HGT);
+    ASSERT_EQ(model_kind_parse("HGT", &k), 0); ASSERT_EQ(k, MODEL_HGT);
+    ASSERT_EQ(model_kind_parse("HGTConv", &k), -1);
     ASSERT_EQ(model_kind_parse("GIN", &k), -1);
     ASSERT_EQ(model_kind_parse("", &k), -1);
+    ASSERT(!strcmp(model_kind_name(MODEL_HGT), "HGT"));
     ASSERT(!strcmp(model_kind_name(MODEL_GRAPHSAGE), "GraphSAGE"));
     ASSERT(!strcmp(model_kind_name(MODEL_GCN), "GCN"));
     ASSERT(!strcmp(model_kind_name(MODEL_GAT), "GAT"));
@@ -760,6 +779,7 @@ int main(void) {
     RUN(grad_relu);
     RUN(grad_dropout);
     RUN(grad_l2norm);
+    RUN(grad_gelu);
     RUN(grad_softmax_ce);
     RUN(grad_model_sage);
     RUN(grad_model_sage_dropout);

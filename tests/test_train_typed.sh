@@ -62,6 +62,47 @@ if train bases; then
   head -c 65536 "$TMP/bases/model.safetensors" | grep -aq '"convs.0.comp"' && ok || bad "RGCN num_bases: no convs.0.comp"
 else bad "RGCN num_bases failed: $(tail -2 "$TMP/bases.err")"; fi
 
+# ---- HGT: GiGL's gigl.src.common.models.pyg.heterogeneous.HGT (examples/dblp_hgt.yaml) ----
+hgtconfig() {
+  local out=$1
+  shift
+  sed -e "s#out/[a-z_]*/#$TMP/$out/#g" "$@" examples/dblp_hgt.yaml > "$TMP/$out.yaml"
+}
+hgtconfig hgt -e 's/num_epochs: "200"/num_epochs: "10"/' -e 's/optim_lr: "0.001"/optim_lr: "0.005"/'
+if VERBOSE=1 train hgt; then
+  mi=$(metric hgt micro_f1); ma=$(metric hgt macro_f1)
+  echo "dblp-mini HGT (10 epochs): test micro_f1 $mi macro_f1 $ma (need >= 0.85 each)"
+  if [[ $SANITIZED == 1 ]] || { atleast "$mi" 0.85 && atleast "$ma" 0.85; }; then ok; else bad "HGT below target"; fi
+  grep -q "HGT on dblp-mini" "$TMP/hgt.err" && ok || bad "HGT: the log does not name the model: $(grep -m1 'node classification' "$TMP/hgt.err")"
+  # GiGL HGT's state_dict (F = 64, H = 2 heads of D = 32, K = 6 edge types, 4 classes) + the venue table
+  /usr/bin/python3 - "$TMP/hgt/model.safetensors" <<'PY' && ok || bad "HGT checkpoint keys / shapes"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+want = {"lin_dict.author.weight": [64, 334], "lin_dict.venue.weight": [64, 64],
+        "convs.0.kqv_lin.lins.paper.weight": [192, 64], "convs.0.kqv_lin.lins.paper.bias": [192],
+        "convs.1.out_lin.lins.term.weight": [64, 64], "convs.0.k_rel.weight": [12, 32, 32],
+        "convs.1.v_rel.weight": [12, 32, 32], "convs.0.skip.venue": [1],
+        "convs.1.p_rel.venue__publishes__paper": [1, 2], "lin.weight": [4, 64], "lin.bias": [4],
+        "embedding_dict.venue.weight": [20, 64]}
+bad = [(k, h.get(k, {}).get("shape"), s) for k, s in want.items() if h.get(k, {}).get("shape") != s]
+n_keys = len([k for k in h if k != "__metadata__"])
+meta = h.get("__metadata__", {})
+print("HGT checkpoint: %d tensors, model %s, heads %s; wrong or missing: %s" % (n_keys, meta.get("cgnn_model"), meta.get("heads"), bad))
+# lin_dict 2T + per conv (5T + 2 + K) + lin 2 + the venue table, T = 4, K = 6
+sys.exit(0 if not bad and n_keys == 2 * 4 + 2 * (5 * 4 + 2 + 6) + 2 + 1 and meta.get("cgnn_model") == "HGT" else 1)
+PY
+else bad "HGT failed: $(tail -3 "$TMP/hgt.err")"; fi
+hgtconfig hgtw0 -e 's/num_epochs: "200"/num_epochs: "2"/' -e 's/num_neighbors: .*/num_neighbors: "[5, 3]"/' \
+  -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/'
+hgtconfig hgtw3 -e 's/num_epochs: "200"/num_epochs: "2"/' -e 's/num_neighbors: .*/num_neighbors: "[5, 3]"/' \
+  -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/'
+if train hgtw0 && train hgtw3; then
+  cmp -s "$TMP/hgtw0/model.safetensors" "$TMP/hgtw3/model.safetensors" && ok || bad "HGT: 0 and 3 sampler threads trained different models"
+else bad "HGT sampler-thread runs failed: $(tail -n 2 "$TMP/hgtw0.err" "$TMP/hgtw3.err")"; fi
+config hgtheads -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: HGT/' -e 's/    seed: "0"/    seed: "0"\n    num_heads: "3"/'
+train hgtheads; rc=$?
+[[ $rc -eq 2 ]] && grep -q "divisible by num_heads" "$TMP/hgtheads.err" && ok || bad "HGT with hidden 64, 3 heads: rc $rc $(tail -1 "$TMP/hgtheads.err")"
+
 # ---- determinism: 0 and 3 sampler threads ----
 config w0 -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/' -e 's/num_epochs: "40"/num_epochs: "3"/'
 config w3 -e 's/train_main_num_workers: "2"/train_main_num_workers: "3"/' -e 's/num_epochs: "40"/num_epochs: "3"/'
@@ -144,6 +185,23 @@ print("typed one SGD step: 1 rank x 144 vs 2 ranks x 72: max relative weight dif
 sys.exit(0 if worst < 1e-4 else 1)
 PY
   else bad "typed data-parallel step failed: $(tail -n 3 "$TMP/s1.err" "$TMP/s2.err")"; fi
+  # HGT: its output lin is reduced with the last layer's parameters
+  hgtconfig h1 "${step[@]}" -e 's/num_epochs: "200"/num_epochs: "1"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "144"/'
+  hgtconfig h2 "${step[@]}" -e 's/num_epochs: "200"/num_epochs: "1"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "72"/'
+  if train h1 && timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/h2.yaml" >"$TMP/h2.out" 2>"$TMP/h2.err"; then
+    /usr/bin/python3 - "$TMP/h1/model.safetensors" "$TMP/h2/model.safetensors" <<'PY' && ok || bad "HGT: one step on 2 ranks != one step on the union batch"
+import json, struct, sys
+def load(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
+    return {k: struct.unpack("<%df" % ((v["data_offsets"][1] - v["data_offsets"][0]) // 4), d[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in h.items() if k != "__metadata__"}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert sorted(a) == sorted(b) and "lin.weight" in a and "embedding_dict.venue.weight" in a
+worst = max(abs(x - y) / max(abs(x), 1e-2) for k in a for x, y in zip(a[k], b[k]))
+print("HGT one SGD step: 1 rank x 144 vs 2 ranks x 72: max relative weight difference %.2e" % worst)
+sys.exit(0 if worst < 1e-4 else 1)
+PY
+  else bad "HGT data-parallel step failed: $(tail -n 3 "$TMP/h1.err" "$TMP/h2.err")"; fi
 else
   echo "SKIP (counted as not passed): data-parallel typed step needs an MPI build and mpirun"
 fi

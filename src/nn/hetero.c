@@ -1,4 +1,5 @@
-/* hetero.c — HeteroSAGE and RGCN over typed batches; see model.h ("typed graphs").
+/* hetero.c — HeteroSAGE and RGCN over typed batches, and the typed models' entry points (HGT's
+ * own code is nn/hgt.c); see model.h ("typed graphs").
  *
  * Shapes (per node type t; L layers; layer l consumes the rows of hop L-l and produces those of
  * hop L-1-l, n_t[h] = mb->typed->num_nodes[t][h]):
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/hgt.h"
 #include "nn/ops.h"
 #include "util/rng.h"
 
@@ -54,7 +56,7 @@ struct hetero_scratch {
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static void add_tensor(model *m, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2) {
+void hetero_add_tensor(model *m, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2) {
     CGNN_CHECK(m->num_tensors < MODEL_MAX_TENSORS && strlen(name) < sizeof m->tensors[0].name);
     model_tensor *t = &m->tensors[m->num_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -70,7 +72,7 @@ static void add_tensor(model *m, const char *name, int ndim, int64_t d0, int64_t
 static float *P(const model *m, int t) { return m->params + m->tensors[t].offset; }
 static float *G(const model *m, int t) { return m->grads + m->tensors[t].offset; }
 
-static void init_uniform(model *m, int t, uint64_t seed, double bound) {
+void hetero_init_uniform(model *m, int t, uint64_t seed, double bound) {
     rng r;
     rng_init(&r, rng_key(seed, (uint64_t)t));
     float *p = P(m, t);
@@ -106,6 +108,20 @@ static int check_types(const model_config *cfg, const minibatch_capacity *cap, c
         return err_set(err, CGNN_ERR_INPUT, "typed model: output type %d out of range", ty->output_type);
     if (cfg->kind == MODEL_RGCN && (ty->num_bases < 0 || ty->num_bases > 4096))
         return err_set(err, CGNN_ERR_INPUT, "num_bases: %d is out of range [0, 4096]", ty->num_bases);
+    if (cfg->kind == MODEL_HGT && (cfg->num_heads < 1 || cfg->hidden_dim % cfg->num_heads != 0))
+        return err_set(err, CGNN_ERR_INPUT, "HGT needs hidden_dim (%lld) divisible by num_heads (%d)",
+                       (long long)cfg->hidden_dim, cfg->num_heads);
+    { /* the tensor count of the layout (model.h's fixed tensor table) */
+        const int T = ty->num_node_types, K = ty->num_edge_types, L = cfg->num_layers;
+        const int n = cfg->kind == MODEL_HETERO_SAGE ? 2 * T + 3 * K * L
+                      : cfg->kind == MODEL_RGCN      ? 2 * T + L * (ty->num_bases > 0 ? 4 : 3)
+                                                     : 2 * T + L * (5 * T + 2 + K) + 2;
+        if (n > MODEL_MAX_TENSORS)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "typed model %s: %d node types, %d edge types and %d layers make %d tensors, more than "
+                           "the %d cgnn supports",
+                           model_kind_name(cfg->kind), T, K, L, n, MODEL_MAX_TENSORS);
+    }
     for (int t = 0; t < ty->num_node_types; t++) {
         if (ty->in_dim[t] < 1 || ty->in_dim[t] > ((int64_t)1 << 24))
             return err_set(err, CGNN_ERR_INPUT, "node type %s: input width %lld out of range", ty->node_type[t],
@@ -125,13 +141,21 @@ int hetero_init(model *m, const model_config *cfg, const minibatch_capacity *cap
     if (check_types(cfg, cap, err) != 0) return -1;
     m->cfg = *cfg;
     m->types = malloc(sizeof *m->types);
-    m->hscratch = calloc(1, sizeof *m->hscratch);
-    if (!m->types || !m->hscratch) {
+    if (cfg->kind != MODEL_HGT) m->hscratch = calloc(1, sizeof *m->hscratch);
+    if (!m->types || (cfg->kind != MODEL_HGT && !m->hscratch)) {
         hetero_free(m);
         return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating the typed model");
     }
     *m->types = *cfg->types;
     m->cfg.types = m->types;
+    if (cfg->kind == MODEL_HGT) {
+        if (hgt_init(m, seed, err) == 0) return 0;
+        hetero_free(m);
+        free(m->params);
+        free(m->grads);
+        m->params = m->grads = NULL;
+        return -1;
+    }
     const model_types *ty = m->types;
     hetero_scratch *s = m->hscratch;
     const int T = ty->num_node_types, K = ty->num_edge_types, L = cfg->num_layers;
@@ -141,9 +165,9 @@ int hetero_init(model *m, const model_config *cfg, const minibatch_capacity *cap
     for (int t = 0; t < T; t++) {
         s->lin_tensor[t] = m->num_tensors;
         snprintf(name, sizeof name, "lin_dict.%s.weight", ty->node_type[t]);
-        add_tensor(m, name, 2, H, ty->in_dim[t], 0);
+        hetero_add_tensor(m, name, 2, H, ty->in_dim[t], 0);
         snprintf(name, sizeof name, "lin_dict.%s.bias", ty->node_type[t]);
-        add_tensor(m, name, 1, H, 0, 0);
+        hetero_add_tensor(m, name, 1, H, 0, 0);
     }
     for (int l = 0; l < L; l++) {
         const int64_t I = H, O = l == L - 1 ? cfg->out_dim : H;
@@ -155,25 +179,25 @@ int hetero_init(model *m, const model_config *cfg, const minibatch_capacity *cap
                 snprintf(et, sizeof et, "%s__%s__%s", ty->edge_type[e][0], ty->edge_type[e][1], ty->edge_type[e][2]);
                 s->conv_tensor[l][e] = m->num_tensors;
                 snprintf(name, sizeof name, "convs.%d.convs.%s.lin_l.weight", l, et);
-                add_tensor(m, name, 2, O, I, 0);
+                hetero_add_tensor(m, name, 2, O, I, 0);
                 snprintf(name, sizeof name, "convs.%d.convs.%s.lin_l.bias", l, et);
-                add_tensor(m, name, 1, O, 0, 0);
+                hetero_add_tensor(m, name, 1, O, 0, 0);
                 snprintf(name, sizeof name, "convs.%d.convs.%s.lin_r.weight", l, et);
-                add_tensor(m, name, 2, O, I, 0);
+                hetero_add_tensor(m, name, 2, O, I, 0);
             }
         } else {
             s->rgcn_tensor[l] = m->num_tensors;
             const int B = ty->num_bases;
             snprintf(name, sizeof name, "convs.%d.weight", l);
-            add_tensor(m, name, 3, B > 0 ? B : K, I, O);
+            hetero_add_tensor(m, name, 3, B > 0 ? B : K, I, O);
             if (B > 0) {
                 snprintf(name, sizeof name, "convs.%d.comp", l);
-                add_tensor(m, name, 2, K, B, 0);
+                hetero_add_tensor(m, name, 2, K, B, 0);
             }
             snprintf(name, sizeof name, "convs.%d.root", l);
-            add_tensor(m, name, 2, I, O, 0);
+            hetero_add_tensor(m, name, 2, I, O, 0);
             snprintf(name, sizeof name, "convs.%d.bias", l);
-            add_tensor(m, name, 1, O, 0, 0);
+            hetero_add_tensor(m, name, 1, O, 0, 0);
         }
     }
     for (int t = 0; t < T; t++) {
@@ -219,29 +243,30 @@ int hetero_init(model *m, const model_config *cfg, const minibatch_capacity *cap
     memset(m->params, 0, (size_t)m->num_params * sizeof(float));
     for (int t = 0; t < T; t++) {
         const double b = 1.0 / sqrt((double)ty->in_dim[t]);
-        init_uniform(m, s->lin_tensor[t], seed, b);
-        init_uniform(m, s->lin_tensor[t] + 1, seed, b);
+        hetero_init_uniform(m, s->lin_tensor[t], seed, b);
+        hetero_init_uniform(m, s->lin_tensor[t] + 1, seed, b);
     }
     for (int l = 0; l < L; l++) {
         const double b = 1.0 / sqrt((double)s->idim[l]);
         if (cfg->kind == MODEL_HETERO_SAGE) {
             for (int e = 0; e < K; e++) {
-                init_uniform(m, s->conv_tensor[l][e] + HS_LIN_L_W, seed, b);
-                init_uniform(m, s->conv_tensor[l][e] + HS_LIN_L_B, seed, b);
-                init_uniform(m, s->conv_tensor[l][e] + HS_LIN_R_W, seed, b);
+                hetero_init_uniform(m, s->conv_tensor[l][e] + HS_LIN_L_W, seed, b);
+                hetero_init_uniform(m, s->conv_tensor[l][e] + HS_LIN_L_B, seed, b);
+                hetero_init_uniform(m, s->conv_tensor[l][e] + HS_LIN_R_W, seed, b);
             }
         } else {
             const int t0 = s->rgcn_tensor[l], B = ty->num_bases;
             const double g = sqrt(6.0 / (double)(s->idim[l] + s->odim[l]));
-            init_uniform(m, t0, seed, g);
-            if (B > 0) init_uniform(m, t0 + 1, seed, sqrt(6.0 / (double)(K + B)));
-            init_uniform(m, t0 + (B > 0 ? 2 : 1), seed, g);
+            hetero_init_uniform(m, t0, seed, g);
+            if (B > 0) hetero_init_uniform(m, t0 + 1, seed, sqrt(6.0 / (double)(K + B)));
+            hetero_init_uniform(m, t0 + (B > 0 ? 2 : 1), seed, g);
         }
     }
     return 0;
 }
 
 void hetero_free(model *m) {
+    hgt_free(m);
     hetero_scratch *s = m->hscratch;
     if (s) {
         for (int t = 0; t < T_MAX; t++) {
@@ -299,6 +324,7 @@ static const sampler_block *blk(const minibatch *mb, int l, int e) {
 }
 
 const float *hetero_forward(model *m, const minibatch *mb, int training, uint64_t dropout_key) {
+    if (m->hgt) return hgt_forward(m, mb, training, dropout_key);
     const model_types *ty = m->types;
     hetero_scratch *s = m->hscratch;
     const minibatch_typed *tb = mb->typed;
@@ -369,6 +395,7 @@ const float *hetero_forward(model *m, const minibatch *mb, int training, uint64_
 }
 
 const float *model_typed_output(const model *m, int t) {
+    if (m->hgt) return hgt_output(m, t);
     const hetero_scratch *s = m->hscratch;
     CGNN_CHECK(s && t >= 0 && t < m->types->num_node_types);
     if (!s->has_output[t]) return NULL;
@@ -376,11 +403,16 @@ const float *model_typed_output(const model *m, int t) {
 }
 
 const float *model_typed_input_grad(const model *m, int t) {
+    if (m->hgt) return hgt_input_grad(m, t);
     CGNN_CHECK(m->hscratch && t >= 0 && t < m->types->num_node_types);
     return m->hscratch->dx[t];
 }
 
 void model_typed_backward(model *m, const minibatch *mb, const float *const *dout) {
+    if (m->hgt) {
+        hgt_backward(m, mb, dout);
+        return;
+    }
     const model_types *ty = m->types;
     hetero_scratch *s = m->hscratch;
     CGNN_CHECK(s && s->mb == mb);

@@ -59,7 +59,7 @@ struct model_scratch {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN"};
+static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT"};
 _Static_assert(sizeof KIND_NAMES / sizeof KIND_NAMES[0] == MODEL_KIND_COUNT, "KIND_NAMES");
 
 const char *model_kind_name(model_kind kind) {
@@ -75,6 +75,7 @@ int model_kind_parse(const char *name, model_kind *out) {
     else if (!strcasecmp(base, "GAT")) *out = MODEL_GAT;
     else if (!strcasecmp(base, "HeteroSAGE") || !strcasecmp(base, "HeteroGraphSAGE")) *out = MODEL_HETERO_SAGE;
     else if (!strcasecmp(base, "RGCN") || !strcasecmp(base, "RGCNConv")) *out = MODEL_RGCN;
+    else if (!strcasecmp(base, "HGT")) *out = MODEL_HGT; /* gigl.src.common.models.pyg.heterogeneous.HGT */
     else return -1;
     return 0;
 }
@@ -515,6 +516,7 @@ void model_layer_params(const model *m, int l, int64_t *begin, int64_t *end) {
     }
     CGNN_CHECK(e > 0);
     if (m->types && l == 0) b = 0; /* typed models: the input projections (first in memory) go with layer 0 */
+    if (m->types && l == m->cfg.num_layers - 1) e = m->num_params; /* ... and HGT's output lin (last) with the last */
     *begin = b;
     *end = e;
 }

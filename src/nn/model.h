@@ -45,19 +45,21 @@ typedef enum model_kind {
     MODEL_GAT,
     MODEL_HETERO_SAGE, /* typed graphs (nn/hetero.c) from here on */
     MODEL_RGCN,
+    MODEL_HGT,
     MODEL_KIND_COUNT
 } model_kind;
 
 /* 1 for the models of typed graphs (they run on typed batches, minibatch.h). */
 static inline int model_kind_is_typed(model_kind kind) { return kind >= MODEL_HETERO_SAGE; }
 
-/* PyG class name of kind ("GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN"). */
+/* PyG / GiGL class name of kind ("GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT"). */
 const char *model_kind_name(model_kind kind);
-/* Parses a PyG class name or path ("GraphSAGE", "torch_geometric.nn.GraphSAGE", "SAGE",
- * "GCN", "GAT", "HeteroSAGE", "RGCN"); returns 0 or -1. */
+/* Parses a PyG / GiGL class name or dotted path ("GraphSAGE", "torch_geometric.nn.GraphSAGE",
+ * "SAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT", "gigl.src.common.models.pyg.heterogeneous.HGT");
+ * returns 0 or -1. */
 int model_kind_parse(const char *name, model_kind *out);
 
-/* ---- typed graphs (HeteroSAGE, RGCN; nn/hetero.c) ------------------------------------------
+/* ---- typed graphs (HeteroSAGE, RGCN: nn/hetero.c; HGT: nn/hgt.c) ----------------------------
  * Every typed model has GiGL HGT's input stage: per node type t a Linear projection of its
  * input rows (features, or a learnable embedding for a featureless type) to hidden_dim, then
  * ReLU:   h0_t = relu(x_t W_t^T + b_t)      keys lin_dict.<t>.weight [H, F_t], lin_dict.<t>.bias [H]
@@ -72,6 +74,21 @@ int model_kind_parse(const char *name, model_kind *out);
  *       y_i = root^T h_i + bias + Σ_r W_r^T mean_{j∈N_r(i)} h_j
  *       keys convs.<l>.weight [R, I, O] (or [B, I, O] with num_bases B > 0, W_r = Σ_b comp[r, b] V_b,
  *       plus convs.<l>.comp [R, B]), convs.<l>.root [I, O], convs.<l>.bias [O]
+ *   HGT (GiGL gigl.src.common.models.pyg.heterogeneous.HGT over its HGTConv; F = hidden_dim,
+ *   H = num_heads, D = F / H; every conv F -> F, then one shared Linear F -> out_dim):
+ *       per conv, for every node type t:  [k | q | v]_t = kqv_lin[t](h_t)            (F each)
+ *       per edge type e = (s, r, d), head h:  k'_j = k_j,h · Wk[h*K + e],  v'_j = v_j,h · Wv[h*K + e]
+ *       s_ij,h = (q_i,h · k'_j) · p_rel[e][h] / sqrt(D), softmax over ALL in-edges of i (every edge
+ *       type into d, per head);  agg_i,h = Σ α_ij,h v'_j (0 without in-edges)
+ *       y_t = σ(skip_t) · out_lin[t](gelu(agg_t)) + (1 - σ(skip_t)) · h_t   (every type keeps its
+ *       rows, also a type with no incoming edge type: GiGL's change to PyG's HGTConv)
+ *       output = lin(h after the last conv) (+ optional L2 normalisation); no activation between
+ *       convs (HGTConv ends in its gated residual)
+ *       keys convs.<l>.kqv_lin.lins.<t>.weight [3F, F], .bias [3F]; convs.<l>.out_lin.lins.<t>.weight
+ *       [F, F], .bias [F]; convs.<l>.k_rel.weight, convs.<l>.v_rel.weight [H*K, D, D] (x·W layout);
+ *       convs.<l>.skip.<t> [1]; convs.<l>.p_rel.<s>__<r>__<d> [1, H]; lin.weight [out, F], lin.bias
+ *       (edge type index e = the dataset's graph.edges order, which GiGL's edge type list must follow)
+ *       GiGL's HGT has no dropout; cgnn applies `dropout` (when > 0) to every conv's output.
  * Dropout masks are keyed by (node type, per-type id, layer). */
 #define MODEL_TYPE_NAME_MAX 128
 typedef struct model_types {
@@ -92,7 +109,7 @@ typedef struct model_config {
     int64_t in_dim;           /* input feature channels */
     int64_t hidden_dim;       /* channels between layers */
     int64_t out_dim;          /* output channels (classes for node classification) */
-    int num_heads;            /* GAT heads (hidden_dim % num_heads == 0) */
+    int num_heads;            /* GAT, HGT heads (hidden_dim % num_heads == 0) */
     float dropout;            /* feature dropout after each hidden ReLU (training only) */
     int l2_normalize_output;  /* L2-normalise each output row */
     const model_types *types; /* typed models: the graph's types (copied by model_init); else NULL */
@@ -110,6 +127,7 @@ typedef struct model_tensor {
 
 typedef struct model_scratch model_scratch; /* activations; private to model.c */
 typedef struct hetero_scratch hetero_scratch; /* typed models' activations; private to hetero.c */
+typedef struct hgt_scratch hgt_scratch;       /* HGT's activations; private to hgt.c */
 
 typedef struct model {
     model_config cfg;
@@ -120,7 +138,8 @@ typedef struct model {
     float *grads;             /* (num_params) owned */
     model_scratch *scratch;   /* owned */
     model_types *types;       /* typed models: owned copy of cfg.types; NULL otherwise */
-    hetero_scratch *hscratch; /* typed models: owned */
+    hetero_scratch *hscratch; /* HeteroSAGE, RGCN: owned */
+    hgt_scratch *hgt;         /* HGT: owned */
     /* Optional hook: model_backward calls it right after layer l's parameter gradients are
      * final (l = L-1 down to 0), so data-parallel training can start reducing them while the
      * rest of the backward pass runs. */

@@ -573,6 +573,32 @@ void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int
         if (inp[k] > 0.0f) dinp[k] += dout[k];
 }
 
+/* ---- GELU (exact) ------------------------------------------------------------------------ */
+
+static inline float gelu(float x) { return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)); }
+/* d gelu / dx = Φ(x) + x φ(x), φ(x) = exp(-x²/2) / sqrt(2π) */
+static inline float gelu_grad(float x) {
+    return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)) + x * expf(-0.5f * x * x) * (float)(0.5 * M_2_SQRTPI * M_SQRT1_2);
+}
+
+void ops_gelu_forward(float *out, const float *inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN / 8)
+    for (int64_t k = 0; k < n; k++) out[k] = gelu(inp[k]);
+}
+
+void ops_gelu_forward_ref(float *out, const float *inp, int64_t n) {
+    for (int64_t k = 0; k < n; k++) out[k] = gelu(inp[k]);
+}
+
+void ops_gelu_backward(float *dinp, const float *dout, const float *inp, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > OPS_PAR_MIN / 8)
+    for (int64_t k = 0; k < n; k++) dinp[k] += dout[k] * gelu_grad(inp[k]);
+}
+
+void ops_gelu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n) {
+    for (int64_t k = 0; k < n; k++) dinp[k] += dout[k] * gelu_grad(inp[k]);
+}
+
 /* ---- dropout ---------------------------------------------------------------------------- */
 
 /* Element idx of a layer's stream is SplitMix64's draw number idx + 1 from the stream key:

@@ -1,6 +1,6 @@
 /* ops.h — the layer kernels of the GNN models (model.c): dense linear maps, the three
- * neighbourhood aggregations (SAGE mean, GCN normalised sum, GAT attention), ReLU, dropout,
- * row L2 normalisation.
+ * neighbourhood aggregations (SAGE mean, GCN normalised sum, GAT attention), ReLU, GELU,
+ * dropout, row L2 normalisation. (HGT's typed attention lives in nn/hgt.c.)
  *
  * Dimension legend: N = rows; I, O = input / output channels; D = channels of an aggregated
  * feature; N_src, N_dst, E = source nodes, destination nodes and edges of a block
@@ -155,6 +155,14 @@ void ops_relu_forward_ref(float *out, const float *inp, int64_t n);
 /* dinp (n) += dout · [inp > 0]; inp is the forward input. */
 void ops_relu_backward(float *dinp, const float *dout, const float *inp, int64_t n);
 void ops_relu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n);
+
+/* GELU, exact (erf) form, torch.nn.functional.gelu's default (HGTConv):
+ * out (n) = x · Φ(x) = 0.5 x (1 + erf(x / sqrt 2)); out may alias inp. */
+void ops_gelu_forward(float *out, const float *inp, int64_t n);
+void ops_gelu_forward_ref(float *out, const float *inp, int64_t n);
+/* dinp (n) += dout · (Φ(x) + x φ(x)), x = inp (the forward input). */
+void ops_gelu_backward(float *dinp, const float *dout, const float *inp, int64_t n);
+void ops_gelu_backward_ref(float *dinp, const float *dout, const float *inp, int64_t n);
 
 /* Whether dropout keeps element idx of layer `layer` under key (probability 1 - p): a
  * counter-based hash of (key, layer, idx), so the mask never depends on threads or order. */

@@ -1154,11 +1154,11 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         for (int i = 0; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = i < a->num_layers ? 10 : 0;
         a->num_fanouts = a->num_layers;
     }
-    if (a->model == MODEL_GAT && a->hidden_dim % a->num_heads != 0) {
+    if ((a->model == MODEL_GAT || a->model == MODEL_HGT) && a->hidden_dim % a->num_heads != 0) {
         n = g[TARG_NUM_HEADS] ? g[TARG_NUM_HEADS] : g[TARG_HIDDEN_DIM] ? g[TARG_HIDDEN_DIM]
                                                                        : g[TARG_GNN_MODEL_CLASS_PATH];
-        return node_err(doc, n, err, "GAT needs hidden_dim (%lld) divisible by num_heads (%d)",
-                        (long long)a->hidden_dim, a->num_heads);
+        return node_err(doc, n, err, "%s needs hidden_dim (%lld) divisible by num_heads (%d)",
+                        model_kind_name(a->model), (long long)a->hidden_dim, a->num_heads);
     }
 
     /* Loop. */

@@ -591,7 +591,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     if (!model_kind_is_typed(a->model))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.gnn_model_class_path: %s is a homogeneous model, but the dataset "
-                       "%s has %d node types and %d edge types; use HeteroSAGE or RGCN",
+                       "%s has %d node types and %d edge types; use HeteroSAGE, RGCN or HGT",
                        file, model_kind_name(a->model), ds->dir, T, K);
     if (t->parted) { /* the part's view: its per-edge-type indexes, the whole graph's sizes */
         const partbook *pb = &t->pb;
