@@ -56,7 +56,7 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
 
 /* ---- scalars ---- */
 
-#define TRAIN_STATE_STAGES 7
+#define TRAIN_STATE_STAGES 8 /* wait, sample, gather, forward, loss, backward, all-reduce, optimizer */
 
 typedef struct train_state_scalars {
     int64_t step;              /* optimiser steps taken */
