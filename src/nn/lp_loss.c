@@ -162,12 +162,17 @@ double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_te
             const float sl = dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t;
             mx = sl > mx ? sl : mx;
         }
-        double sum = exp((double)(s_pos - mx));
-        for (int64_t k = 0; k < K; k++) sum += exp((double)(s[k] - mx));
-        for (int64_t t = 0; t < nl; t++) sum += exp((double)(dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t - mx));
+        const float e_pos = expf(s_pos - mx);
+        double sum = (double)e_pos;
+        for (int64_t k = 0; k < K; k++) { /* one exp per entry, kept in place */
+            s[k] = expf(s[k] - mx);
+            sum += (double)s[k];
+        }
+        for (int64_t t = 0; t < nl; t++) sum += (double)expf(dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t - mx);
         row[3 * i] = mx, row[3 * i + 1] = sum, row[3 * i + 2] = (double)mx + log(sum) - (double)s_pos;
-        for (int64_t k = 0; k < K; k++) s[k] = (float)(exp((double)(s[k] - mx)) / sum * inv_p);
-        const float gpos = (float)((exp((double)(s_pos - mx)) / sum - 1.0) * inv_p);
+        const float scale = (float)(inv_p / sum);
+        for (int64_t k = 0; k < K; k++) s[k] *= scale;
+        const float gpos = (float)(((double)e_pos / sum - 1.0) * inv_p);
         axpy(dq + i * D, gw * gpos, c + i * D, D); /* rows owned by pair i */
         axpy(dc + i * D, gw * gpos, qi, D);
     }
@@ -182,7 +187,7 @@ double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_te
         for (int64_t t = 0; t < listed_len(b, i); t++) {
             const float *qi = q + i * D, *cl = c + listed_row(b, i, t) * D;
             const float sl = dotf(qi, cl, D) * inv_t;
-            const float g = (float)(exp((double)(sl - (float)row[3 * i])) / row[3 * i + 1] * inv_p);
+            const float g = (float)((double)expf(sl - (float)row[3 * i]) / row[3 * i + 1] * inv_p);
             axpy(dq + i * D, gw * g, cl, D);
             axpy(dc + listed_row(b, i, t) * D, gw * g, qi, D);
         }
@@ -424,27 +429,28 @@ static double uniformity(float *dx, const float *x, int64_t P, int64_t D, float 
     ops_gemm_stats *gs = loss_stats;
     // W (P, P) = x (P, D) · x^T: d²_ab = W_aa + W_bb − 2 W_ab
     ops_sgemm_counted(gs, 0, 1, P, P, D, 1.0f, x, D, x, D, 0.0f, W, P);
+    /* pass 1: W_ab (a != b) = d²_ab in place; row a writes only its off-diagonal entries and
+     * reads the diagonal (the squared norms), which stays intact until the pass is done */
 #pragma omp parallel for schedule(static) if (P * P > LP_PAR_MIN)
     for (int64_t a = 0; a < P; a++) {
-        float mx = -INFINITY;
+        float mn = INFINITY;
         for (int64_t bb = 0; bb < P; bb++) {
             if (bb == a) continue;
             const float d2 = fmaxf(W[a * P + a] + W[bb * P + bb] - 2.0f * W[a * P + bb], 0.0f);
-            mx = fmaxf(mx, -t * d2);
+            W[a * P + bb] = d2;
+            mn = fminf(mn, d2);
         }
-        rmax[a] = mx;
+        rmax[a] = -t * mn; /* the row's largest exponent */
     }
     float m = -INFINITY; /* the largest exponent, factored out */
     for (int64_t a = 0; a < P; a++) m = fmaxf(m, rmax[a]);
-    /* W_ab = exp(−t d²_ab − m) in place: row a writes only its off-diagonal entries and reads
-     * the diagonal (the squared norms), which stays intact until the loop is done */
+    /* pass 2: W_ab = exp(−t d²_ab − m), row sums */
 #pragma omp parallel for schedule(static) if (P * P > LP_PAR_MIN)
     for (int64_t a = 0; a < P; a++) {
         double rs = 0.0;
         for (int64_t bb = 0; bb < P; bb++) {
             if (bb == a) continue;
-            const float d2 = fmaxf(W[a * P + a] + W[bb * P + bb] - 2.0f * W[a * P + bb], 0.0f);
-            const float w = (float)exp((double)(-t * d2 - m));
+            const float w = expf(-t * W[a * P + bb] - m);
             W[a * P + bb] = w;
             rs += (double)w;
         }
