@@ -59,7 +59,7 @@ kill_train() {
 }
 
 # same_logs REF RUN — metrics.jsonl and the TensorBoard scalars of two runs: the same records in
-# the same order, timings aside (seeds_per_s, *_ms, wall_time), and no step logged twice.
+# the same order, timings aside (seeds_per_s, *_ms, *_gflops, wall_time), and no step logged twice.
 same_logs() {
   "$PY" - "$TMP/$1/tensorboard" "$TMP/$2/tensorboard" "$SRC/tests/read_tb_events.py" <<'PY'
 import glob, json, subprocess, sys
@@ -67,7 +67,7 @@ def jsonl(d):
     recs = []
     for line in open(d + "/metrics.jsonl"):
         r = json.loads(line)
-        recs.append({k: v for k, v in r.items() if k != "seeds_per_s" and not k.endswith("_ms")})
+        recs.append({k: v for k, v in r.items() if k != "seeds_per_s" and not k.endswith(("_ms", "_gflops"))})
     return recs
 def tb(d, reader):
     files = glob.glob(d + "/events.out.tfevents.*")

@@ -371,7 +371,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 49);
+    ASSERT_EQ(n, 52);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
@@ -451,6 +451,116 @@ TEST(embedding_and_lp_args) {
                           "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: acc\n");
     ASSERT_EQ(config_load_task(&c, p, &err), -1);
     ASSERT(strstr(err.msg, "loss, mrr, auc or ap"));
+}
+
+#define LP_HEAD                                                                                \
+    "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"                       \
+    "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n" \
+    "trainerConfig:\n  trainerArgs:\n"
+
+/* task_path: one task (GiGL), several with weights and arguments (a YAML mapping, or the same
+ * written as a string), and what is refused. */
+TEST(lp_task_path) {
+    task_config c;
+    cgnn_err err = {0};
+    /* default: Retrieval of weight 1 with softmax_temp and should_remove_accidental_hits */
+    if (config_load_task(&c, write_yaml("t.yaml", LP_HEAD "    softmax_temp: '0.2'\n"
+                                                          "    should_remove_accidental_hits: 'false'\n"), &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.num_lp_tasks, 1);
+    ASSERT_EQ(c.args.lp_tasks[0].kind, LP_TASK_RETRIEVAL);
+    ASSERT(c.args.lp_tasks[0].weight == 1.0 && c.args.lp_tasks[0].temperature == 0.2);
+    ASSERT_EQ(c.args.lp_tasks[0].remove_accidental_hits, 0);
+    /* one task by name or GiGL path */
+    if (config_load_task(&c, write_yaml("t.yaml", LP_HEAD "    task_path: gigl.src.common.models.layers.task.Margin\n"),
+                         &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT(c.args.num_lp_tasks == 1 && c.args.lp_tasks[0].kind == LP_TASK_MARGIN && c.args.lp_tasks[0].margin == 0.5);
+    /* a YAML mapping: weights and each task's own arguments, in config order */
+    if (config_load_task(&c, write_yaml("t.yaml", LP_HEAD "    softmax_temp: '0.1'\n    task_path:\n"
+                                                          "      Retrieval: 1.0\n"
+                                                          "      BPR: {weight: 0.5, num_negatives: 4}\n"
+                                                          "      DirectAU: {gamma: '0.5', alpha: 2, temperature: 3}\n"
+                                                          "      Softmax: {softmax_temperature: 0.2}\n"
+                                                          "      Margin: {margin: -0.25, weight: 2}\n"), &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    const lp_task *t = c.args.lp_tasks;
+    ASSERT_EQ(c.args.num_lp_tasks, 5);
+    ASSERT(t[0].kind == LP_TASK_RETRIEVAL && t[0].weight == 1.0 && t[0].temperature == 0.1);
+    ASSERT(t[1].kind == LP_TASK_BPR && t[1].weight == 0.5 && t[1].num_negatives == 4);
+    ASSERT(t[2].kind == LP_TASK_DIRECTAU && t[2].weight == 1.0 && t[2].gamma == 0.5 && t[2].alpha == 2.0 &&
+           t[2].temperature == 3.0);
+    ASSERT(t[3].kind == LP_TASK_SOFTMAX && t[3].softmax_temperature == 0.2);
+    ASSERT(t[4].kind == LP_TASK_MARGIN && t[4].weight == 2.0 && t[4].margin == -0.25);
+    /* the same as a string (GiGL's trainerArgs are strings): YAML flow form; a task without a
+     * value has weight 1; Retrieval's own argument names */
+    if (config_load_task(&c, write_yaml("t.yaml", LP_HEAD "    task_path: \"{gigl.src.common.models.layers.task."
+                                                          "Retrieval: {temperature: 0.3, remove_accidental_hits: "
+                                                          "false}, BPR}\"\n"), &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.num_lp_tasks, 2);
+    ASSERT(t[0].kind == LP_TASK_RETRIEVAL && t[0].temperature == 0.3 && t[0].remove_accidental_hits == 0);
+    ASSERT(t[1].kind == LP_TASK_BPR && t[1].weight == 1.0 && t[1].num_negatives == 1);
+    /* errors name the argument, the task and the problem */
+    EXPECT_TASK_ERROR("tp1.yaml", LP_HEAD "    task_path: GRACE\n", "task_path", "unsupported task 'GRACE'", NULL);
+    EXPECT_TASK_ERROR("tp2.yaml", LP_HEAD "    task_path: {BPR: {num_negative: 2}}\n", "task_path.BPR",
+                      "did you mean 'num_negatives'", NULL);
+    EXPECT_TASK_ERROR("tp3.yaml", LP_HEAD "    task_path: {Softmax: 1, gigl.src.common.models.layers.task.Softmax: 2}\n",
+                      "task_path", "listed twice", NULL);
+    EXPECT_TASK_ERROR("tp4.yaml", LP_HEAD "    task_path: {Retrieval: 0}\n", "task_path.Retrieval", "> 0", NULL);
+    EXPECT_TASK_ERROR("tp5.yaml", LP_HEAD "    task_path: \"{BPR: [}\"\n", "trainerConfig.trainerArgs.task_path",
+                      NULL, NULL);
+    EXPECT_TASK_ERROR("tp6.yaml", LP_HEAD "    task_path: \"{Margin: {margin: x}}\"\n",
+                      "trainerConfig.trainerArgs.task_path (line", "Margin.margin", "expected a number");
+    EXPECT_TASK_ERROR("tp7.yaml", LP_HEAD "    random_negative_sample_batch_size: '3'\n    task_path: {BPR: "
+                                          "{num_negatives: 4}}\n", "task_path", "num_negatives 4", "random negatives");
+    EXPECT_TASK_ERROR("tp8.yaml", LP_HEAD "    softmax_temp: '0.1'\n    task_path: {Retrieval: {temperature: 0.2}}\n",
+                      "task_path.Retrieval.temperature", "softmax_temp", NULL);
+    EXPECT_TASK_ERROR("tp9.yaml", LP_HEAD "    task_path: {DirectAU: {alpha: 0}}\n", "DirectAU.alpha", "> 0", NULL);
+    EXPECT_TASK_ERROR("tp10.yaml", LP_HEAD "    task_path: {}\n", "task_path", "no task", NULL);
+    EXPECT_TASK_ERROR("tp11.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    task_path: BPR\n", "task_path",
+                      "link prediction", NULL);
+    EXPECT_TASK_ERROR("tp12.yaml", LP_HEAD "    task_path: [BPR]\n", "task_path", "a list", NULL);
+}
+
+/* num_layers 0 (the learnable embeddings alone) and the embedding table's arguments. */
+TEST(mf_and_embedding_args) {
+    task_config c;
+    cgnn_err err = {0};
+    if (config_load_task(&c, write_yaml("m.yaml", LP_HEAD "    num_layers: '0'\n    node_embedding_dim: '32'\n"), &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.num_layers, 0);
+    ASSERT_EQ(c.args.num_fanouts, 0);
+    ASSERT_EQ(c.args.fanouts[0], 0);
+    ASSERT_EQ(c.args.l2_normalize_output, 0); /* raw dot products unless asked */
+    ASSERT(c.args.node_embedding_init_std == 1.0 && c.args.node_embedding_reg == 0.0 &&
+           c.args.embedding_weight_decay == 0.0); /* defaults: torch.nn.Embedding's N(0, 1), no regularisation */
+    if (config_load_task(&c, write_yaml("m.yaml", LP_HEAD "    num_layers: '0'\n    node_embedding_dim: '32'\n"
+                                                          "    out_channels: '32'\n"
+                                                          "    should_l2_normalize_embedding_layer_output: 'true'\n"
+                                                          "    node_embedding_init_std: '0.1'\n"
+                                                          "    node_embedding_reg: '1e-4'\n"
+                                                          "    embedding_optim_class_path: SGD\n"
+                                                          "    embedding_weight_decay: '0.01'\n"), &err) != 0)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.l2_normalize_output, 1);
+    ASSERT(c.args.node_embedding_init_std == 0.1 && c.args.node_embedding_reg == 1e-4 &&
+           c.args.embedding_weight_decay == 0.01);
+    EXPECT_TASK_ERROR("m1.yaml", LP_HEAD "    num_layers: '0'\n", "num_layers", "node_embedding_dim", NULL);
+    EXPECT_TASK_ERROR("m2.yaml", LP_HEAD "    num_layers: '0'\n    node_embedding_dim: '8'\n    num_neighbors: '[5]'\n",
+                      "num_neighbors", "num_layers is 0", NULL);
+    EXPECT_TASK_ERROR("m3.yaml", LP_HEAD "    num_layers: '0'\n    node_embedding_dim: '8'\n    out_channels: '4'\n",
+                      "out_channels", "node_embedding_dim (8)", NULL);
+    EXPECT_TASK_ERROR("m4.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_layers: '0'\n    node_embedding_dim: '8'\n",
+                      "num_layers", "link prediction", NULL);
+    EXPECT_TASK_ERROR("m5.yaml", LP_HEAD "    node_embedding_init_std: '0.1'\n", "node_embedding_init_std",
+                      "set node_embedding_dim", NULL);
+    EXPECT_TASK_ERROR("m6.yaml", LP_HEAD "    node_embedding_dim: '8'\n    node_embedding_init_std: '0'\n",
+                      "node_embedding_init_std", "> 0", NULL);
+    EXPECT_TASK_ERROR("m7.yaml", LP_HEAD "    node_embedding_dim: '8'\n    embedding_weight_decay: '-1'\n",
+                      "embedding_weight_decay", ">= 0", NULL);
+    EXPECT_TASK_ERROR("m8.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    node_embedding_dim: '8'\n"
+                                         "    node_embedding_reg: '0.1'\n", "node_embedding_reg", "link prediction", NULL);
 }
 
 TEST(profiler_args) {
@@ -620,7 +730,7 @@ TEST(err_step_lr_without_step_size) {
 
 TEST(err_other_values) {
     EXPECT_TASK_ERROR("layers.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    num_layers: '9'\n",
-                      "num_layers", "[1, 8]", NULL);
+                      "num_layers", "[0, 8]", NULL);
     EXPECT_TASK_ERROR("lr.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    optim_lr: '0'\n", "optim_lr",
                       "> 0", NULL);
     EXPECT_TASK_ERROR("model.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    gnn_model_class_path: MLP\n",
@@ -1146,6 +1256,8 @@ int main(void) {
     RUN(trainer_arg_keys);
     RUN(embedding_and_lp_args);
     RUN(seed_assignment_args);
+    RUN(lp_task_path);
+    RUN(mf_and_embedding_args);
     RUN(profiler_args);
     RUN(resolve_uri);
     RUN(err_malformed_yaml);

@@ -8,7 +8,9 @@
  *     order and scaled by 1/divisor, bad ids rejected before anything changes;
  *   - PyTorch 1.13 trajectories (tests/fixtures/embedding, from
  *     scripts/fixtures/make_embedding_fixtures.py: torch.nn.Embedding(sparse=True) with
- *     SparseAdam, Adagrad, SGD) replayed within RTOL;
+ *     SparseAdam, Adagrad, SGD, each also with the lazy weight decay) replayed within RTOL;
+ *   - LightGCN's batch regularisation (value and gradient) against torch, finite differences;
+ *     the init std scaling;
  *   - untouched rows' optimiser-state pages are never made resident (mincore);
  *   - checkpoints: "embedding.weight" round trip, shape / absence errors naming the key, the model
  *     loader skipping the key, and torch reading it (when /usr/bin/python3 has torch);
@@ -209,6 +211,7 @@ TEST(step_matches_ref_bitwise) {
     const int64_t dims[] = {1, 3, 4, 6, 64};
     const int nthreads[] = {1, 2};
     int bad = 0;
+    for (int wdi = 0; wdi < 2 && !bad; wdi++) /* without and with the lazy weight decay */
     for (int kind = 0; kind < EMB_OPTIM_COUNT && !bad; kind++)
         for (size_t di = 0; di < sizeof dims / sizeof dims[0] && !bad; di++)
             for (int ti = 0; ti < 2 && !bad; ti++) {
@@ -217,6 +220,8 @@ TEST(step_matches_ref_bitwise) {
                 embedding_table fast, ref;
                 CGNN_CHECK(init_default(&fast, R, D, 11, (embedding_optim)kind, 0.05) == 0);
                 CGNN_CHECK(init_default(&ref, R, D, 11, (embedding_optim)kind, 0.05) == 0);
+                CGNN_CHECK(embedding_set_weight_decay(&fast, wdi ? 0.3 : 0.0, NULL) == 0);
+                CGNN_CHECK(embedding_set_weight_decay(&ref, wdi ? 0.3 : 0.0, NULL) == 0);
                 int64_t *ids = (int64_t *)malloc((size_t)nmax * sizeof(int64_t));
                 float *mat = (float *)malloc((size_t)(nmax * stride) * sizeof(float));
                 float *g = (float *)malloc((size_t)(nmax * D) * sizeof(float));
@@ -230,8 +235,8 @@ TEST(step_matches_ref_bitwise) {
                     pack(g, mat, n, D, stride, col);
                     embedding_apply_ref(&ref, ids, g, n, lr);
                     if (!same_table(&fast, &ref)) {
-                        fprintf(stderr, "%s D=%lld threads=%d step %d: fast != ref\n",
-                                embedding_optim_name((embedding_optim)kind), (long long)D, nthreads[ti], s);
+                        fprintf(stderr, "%s D=%lld threads=%d wd %d step %d: fast != ref\n",
+                                embedding_optim_name((embedding_optim)kind), (long long)D, nthreads[ti], wdi, s);
                         bad = 1;
                     }
                 }
@@ -351,14 +356,18 @@ static int open_fixture(npy_array *a, const char *name) {
 typedef struct torch_case {
     const char *name; /* traj_<name>.npy; configurations as in make_embedding_fixtures.py */
     embedding_optim kind;
-    double lr, beta1, beta2, eps;
+    double lr, beta1, beta2, eps, weight_decay;
 } torch_case;
 
 static const torch_case TORCH_CASES[] = {
-    {"sparse_adam", EMB_OPTIM_SPARSE_ADAM, 0.01, 0.9, 0.999, 1e-8},
-    {"sparse_adam_b", EMB_OPTIM_SPARSE_ADAM, 0.05, 0.8, 0.99, 1e-6},
-    {"adagrad", EMB_OPTIM_ADAGRAD, 0.1, 0.9, 0.999, 1e-10},
-    {"sgd", EMB_OPTIM_SGD, 0.3, 0.9, 0.999, 0.0},
+    {"sparse_adam", EMB_OPTIM_SPARSE_ADAM, 0.01, 0.9, 0.999, 1e-8, 0.0},
+    {"sparse_adam_b", EMB_OPTIM_SPARSE_ADAM, 0.05, 0.8, 0.99, 1e-6, 0.0},
+    {"adagrad", EMB_OPTIM_ADAGRAD, 0.1, 0.9, 0.999, 1e-10, 0.0},
+    {"sgd", EMB_OPTIM_SGD, 0.3, 0.9, 0.999, 0.0, 0.0},
+    /* the lazy weight decay: torch's optimiser on g + wd · p of the step's rows */
+    {"sparse_adam_wd", EMB_OPTIM_SPARSE_ADAM, 0.01, 0.9, 0.999, 1e-8, 0.05},
+    {"adagrad_wd", EMB_OPTIM_ADAGRAD, 0.1, 0.9, 0.999, 1e-10, 0.2},
+    {"sgd_wd", EMB_OPTIM_SGD, 0.3, 0.9, 0.999, 0.0, 0.1},
 };
 
 TEST(trajectories_match_torch) {
@@ -396,6 +405,7 @@ TEST(trajectories_match_torch) {
             break;
         }
         memcpy(e.weight, w0.data, (size_t)(R * D) * sizeof(float));
+        CGNN_CHECK(embedding_set_weight_decay(&e, tc->weight_decay, &err) == 0);
         for (int64_t s = 0; s < S && !bad; s++) {
             /* the fixture's rows include duplicates: the step merges them as torch's coalesce */
             const int64_t b = p[s], n = p[s + 1] - p[s];
@@ -426,6 +436,74 @@ TEST(trajectories_match_torch) {
     npy_close(&grads);
     npy_close(&ptr);
     ASSERT(!bad);
+}
+
+/* LightGCN's batch regularisation against torch (lgcn_reg_*.npy): value and table gradient;
+ * then a finite-difference check of the gradient on a strided input matrix. */
+TEST(batch_l2_matches_torch) {
+    npy_array w0, slots, loss, grad;
+    ASSERT_EQ(open_fixture(&w0, "w0"), 0);
+    ASSERT_EQ(open_fixture(&slots, "lgcn_reg_slots"), 0);
+    ASSERT_EQ(open_fixture(&loss, "lgcn_reg_loss"), 0);
+    ASSERT_EQ(open_fixture(&grad, "lgcn_reg_grad"), 0);
+    const int64_t R = w0.shape[0], D = w0.shape[1], n = slots.count, B = n / 3;
+    const double reg = ((const double *)loss.data)[0], want = ((const double *)loss.data)[1];
+    int32_t *sl = malloc((size_t)n * sizeof(int32_t));
+    for (int64_t s = 0; s < n; s++) sl[s] = (int32_t)((const int64_t *)slots.data)[s];
+    float *g = calloc((size_t)(R * D), sizeof(float));
+    const double got = embedding_batch_l2(g, w0.data, sl, n, D, 0, D, reg / (double)B);
+    fprintf(stderr, "  LightGCN reg: %.10g (torch %.10g)\n", got, want);
+    ASSERT(fabs(got - want) <= 1e-12 + 1e-9 * fabs(want));
+    for (int64_t k = 0; k < R * D; k++) ASSERT(fabs(g[k] - ((const float *)grad.data)[k]) <= 1e-7 + 1e-6 * fabs(g[k]));
+    /* strided: columns [3, 3 + D) of rows of width D + 5; other columns untouched */
+    const int64_t W = D + 5;
+    float *x = malloc((size_t)(R * W) * sizeof(float)), *gx = calloc((size_t)(R * W), sizeof(float));
+    for (int64_t k = 0; k < R * W; k++) x[k] = urand(91, (uint64_t)k);
+    const double coef = 0.3;
+    embedding_batch_l2(gx, x, sl, n, W, 3, D, coef);
+    float *scratch = calloc((size_t)(R * W), sizeof(float));
+    double worst = 0.0;
+    for (int64_t k = 0; k < R * W; k++) {
+        const float x0 = x[k];
+        x[k] = x0 + 1e-3f;
+        const double lp = embedding_batch_l2(scratch, x, sl, n, W, 3, D, coef);
+        const double xp = x[k];
+        x[k] = x0 - 1e-3f;
+        const double lm = embedding_batch_l2(scratch, x, sl, n, W, 3, D, coef);
+        const double num = (lp - lm) / (xp - (double)x[k]);
+        x[k] = x0;
+        worst = fmax(worst, fabs(num - (double)gx[k]));
+        if (k % W < 3 || k % W >= 3 + D) ASSERT(gx[k] == 0.0f);
+    }
+    fprintf(stderr, "  finite differences: max abs error %.2g\n", worst);
+    ASSERT(worst < 1e-4);
+    free(sl), free(g), free(x), free(gx), free(scratch);
+    npy_close(&w0), npy_close(&slots), npy_close(&loss), npy_close(&grad);
+}
+
+/* node_embedding_init_std: rows scaled by std after their N(0, 1) draw; std 1 changes nothing. */
+TEST(scale_init) {
+    embedding_table a, b;
+    ASSERT_EQ(init_default(&a, 500, 7, 3, EMB_OPTIM_SGD, 0.1), 0);
+    ASSERT_EQ(init_default(&b, 500, 7, 3, EMB_OPTIM_SGD, 0.1), 0);
+    cgnn_err err = {0};
+    ASSERT_EQ(embedding_scale_init(&b, 1.0, &err), 0);
+    ASSERT(same_bits(a.weight, b.weight, 500 * 7 * sizeof(float)));
+    ASSERT_EQ(embedding_scale_init(&b, 0.1, &err), 0);
+    double ss = 0.0;
+    for (int64_t k = 0; k < 500 * 7; k++) {
+        ASSERT(b.weight[k] == (float)(0.1 * (double)a.weight[k]));
+        ss += (double)b.weight[k] * b.weight[k];
+    }
+    const double sd = sqrt(ss / (500 * 7));
+    fprintf(stderr, "  std 0.1: sample std %.4f\n", sd);
+    ASSERT(sd > 0.09 && sd < 0.11);
+    ASSERT_EQ(embedding_scale_init(&b, 0.0, &err), -1);
+    ASSERT(strstr(err.msg, "init std"));
+    ASSERT_EQ(embedding_set_weight_decay(&b, -1.0, &err), -1);
+    ASSERT(strstr(err.msg, "weight_decay"));
+    embedding_free(&a);
+    embedding_free(&b);
 }
 
 /* ---- memory: only touched rows' state pages become resident ------------------------------ */
@@ -682,6 +760,8 @@ int main(void) {
     RUN(merge_order_is_input_order);
     RUN(bad_ids_change_nothing);
     RUN(trajectories_match_torch);
+    RUN(batch_l2_matches_torch);
+    RUN(scale_init);
     RUN(untouched_state_stays_virtual);
     RUN(checkpoint_round_trip);
     RUN(step_speed);

@@ -329,6 +329,41 @@ static void check_model_grads(model_kind kind, float dropout, int l2) {
     ASSERT(same);
 }
 
+/* num_layers 0: the identity on the seeds' rows (learnable embeddings alone), optionally
+ * L2-normalised; no parameters; the input gradient by finite differences. */
+static void check_identity_model(int l2) {
+    minibatch mb;
+    const int64_t nodes[1] = {5};
+    make_batch(&mb, 0, nodes, 0, 4, 4, 300 + (uint64_t)l2);
+    model m;
+    ASSERT_EQ(model_make(&m, MODEL_GRAPHSAGE, 0, &mb, 16, 4, 0.0f, l2, 7), 0);
+    ASSERT_EQ(m.num_params, 0);
+    ASSERT_EQ(m.num_tensors, 0);
+    model_ctx c = {.m = &m, .mb = &mb, .dl = falloc(5 * 4), .training = 1};
+    const float *out = model_forward(&m, &mb, 1, KEY);
+    float *want = falloc(5 * 4);
+    if (l2) ops_l2norm_forward_ref(want, mb.features, 5, 4);
+    else memcpy(want, mb.features, 5 * 4 * sizeof(float));
+    int same_out = 1;
+    for (int k = 0; k < 20; k++) same_out &= fabsf(out[k] - want[k]) <= 1e-6f;
+    model_loss(&c);
+    float *dlogits = falloc(5 * 4), *dx = falloc(5 * 4);
+    memcpy(dlogits, c.dl, 20 * sizeof(float));
+    model_backward_input(&m, &mb, dlogits, dx);
+    int pass_through = 1; /* without the normalisation d(input) is d(output) */
+    for (int k = 0; k < 20 && !l2; k++) pass_through &= dx[k] == dlogits[k];
+    fd_stats sx = fd_check(mb.features, dx, 5 * 4, model_loss, &c, 1e-2f, 0);
+    model_backward(&m, &mb, dlogits); /* no parameters, no input gradient: nothing to do */
+    free(c.dl), free(dlogits), free(dx), free(want);
+    model_free(&m);
+    minibatch_free(&mb);
+    ASSERT(same_out && pass_through);
+    ASSERT_FD(l2 ? "identity l2: input" : "identity: input", sx);
+}
+
+TEST(grad_model_identity) { check_identity_model(0); }
+TEST(grad_model_identity_l2) { check_identity_model(1); }
+
 TEST(grad_model_sage) { check_model_grads(MODEL_GRAPHSAGE, 0.0f, 0); }
 TEST(grad_model_sage_dropout) { check_model_grads(MODEL_GRAPHSAGE, 0.3f, 0); }
 TEST(grad_model_sage_l2) { check_model_grads(MODEL_GRAPHSAGE, 0.0f, 1); }
@@ -781,6 +816,8 @@ int main(void) {
     RUN(grad_l2norm);
     RUN(grad_gelu);
     RUN(grad_softmax_ce);
+    RUN(grad_model_identity);
+    RUN(grad_model_identity_l2);
     RUN(grad_model_sage);
     RUN(grad_model_sage_dropout);
     RUN(grad_model_sage_l2);

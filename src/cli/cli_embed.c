@@ -145,7 +145,7 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     if (j->m.cfg.kind != tc->args.model && root)
         log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
                  model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
-    j->in.feat = feat;
+    j->in.feat = j->m.cfg.num_layers > 0 ? feat : NULL; /* 0 layers: the embeddings alone (MF) */
     j->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
     if (emb >= 0) {
         j->in.emb = j->ckpt.data[emb];
@@ -464,12 +464,13 @@ int cli_cmd_embed(int argc, char **argv) {
                                 j->m.cfg.hidden_dim, j->m.cfg.out_dim, chunk};
         if (dist_check_agreement(&d, names, vals, (int)(sizeof vals / sizeof vals[0]), &err) != 0) goto fail;
     }
-    int64_t in_dims[MINIBATCH_MAX_LAYERS], out_dims[MINIBATCH_MAX_LAYERS];
+    int64_t in_dims[MINIBATCH_MAX_LAYERS + 1], out_dims[MINIBATCH_MAX_LAYERS + 1];
+    in_dims[0] = out_dims[0] = j->m.cfg.in_dim; /* 0 layers: the input rows are the embeddings */
     for (int l = 0; l < j->m.cfg.num_layers; l++) model_layer_dims(&j->m, l, &in_dims[l], &out_dims[l]);
     log_info("%s, %d layers (%lld -> %lld -> %lld channels%s) on %s: %lld nodes, %lld edges; input: %lld feature + "
              "%lld embedding channels; blocks of %lld nodes; %d process%s x %d threads; activations %s%s",
              model_kind_name(j->m.cfg.kind), j->m.cfg.num_layers, (long long)in_dims[0],
-             (long long)j->m.cfg.hidden_dim, (long long)out_dims[j->m.cfg.num_layers - 1],
+             (long long)j->m.cfg.hidden_dim, (long long)out_dims[j->m.cfg.num_layers > 0 ? j->m.cfg.num_layers - 1 : 0],
              j->m.cfg.l2_normalize_output ? ", L2-normalised" : "", j->dsp->name[0] ? j->dsp->name : j->dsp->dir,
              (long long)whole_n, (long long)whole_e, (long long)(j->in.feat ? j->in.feat->dim : 0),
              (long long)j->in.emb_dim, (long long)chunk, d.size, d.size == 1 ? "" : "es", threads,
@@ -487,7 +488,7 @@ int cli_cmd_embed(int argc, char **argv) {
         goto fail;
     }
     char times[256] = "";
-    for (int l = 0, off = 0; l < j->m.cfg.num_layers && off < (int)sizeof times - 32; l++)
+    for (int l = 0, off = 0; l < (j->m.cfg.num_layers > 0 ? j->m.cfg.num_layers : 1) && off < (int)sizeof times - 32; l++)
         off += snprintf(times + off, sizeof times - (size_t)off, "%s%.2f s", l ? ", " : "", res.layer_seconds[l]);
     log_info("layers took %s (rank 0); %lld blocks, %lld edges aggregated", times, (long long)res.chunks,
              (long long)res.edges);

@@ -257,6 +257,45 @@ int embedding_init_keyed(embedding_table *e, int64_t num_rows, int64_t dim, uint
     return 0;
 }
 
+int embedding_scale_init(embedding_table *e, double std, cgnn_err *err) {
+    CGNN_CHECK(e && e->weight);
+    if (!(std > 0.0) || !isfinite(std))
+        return err_set(err, CGNN_ERR_INPUT, "embedding: init std %g must be > 0 and finite", std);
+    if (std == 1.0) return 0;
+    const int64_t n = e->num_rows * e->dim;
+    float *w = e->weight;
+#pragma omp parallel for schedule(static) if (n >= EMB_PAR_MIN)
+    for (int64_t k = 0; k < n; k++) w[k] = (float)(std * (double)w[k]);
+    return 0;
+}
+
+int embedding_set_weight_decay(embedding_table *e, double wd, cgnn_err *err) {
+    CGNN_CHECK(e);
+    if (!(wd >= 0.0) || !isfinite(wd))
+        return err_set(err, CGNN_ERR_INPUT, "embedding optimizer %s: weight_decay: invalid value %g (must be >= 0)",
+                       EMB_OPTIM_NAMES[e->kind], wd);
+    e->weight_decay = wd;
+    return 0;
+}
+
+double embedding_batch_l2(float *grads, const float *rows, const int32_t *slots, int64_t n, int64_t stride,
+                          int64_t col, int64_t D, double coef) {
+    CGNN_CHECK(n >= 0 && col >= 0 && stride >= col + D && (n == 0 || (grads && rows && slots)));
+    const float c = (float)coef;
+    double sq = 0.0;
+    for (int64_t s = 0; s < n; s++) {
+        const int64_t r = slots[s];
+        CGNN_CHECK(r >= 0);
+        const float *x = rows + r * stride + col;
+        float *g = grads + r * stride + col;
+        for (int64_t j = 0; j < D; j++) {
+            sq += (double)x[j] * (double)x[j];
+            g[j] += c * x[j];
+        }
+    }
+    return 0.5 * coef * sq;
+}
+
 void embedding_free(embedding_table *e) {
     if (!e) return;
     free(e->weight);
@@ -404,7 +443,8 @@ void embedding_apply_ref(embedding_table *e, const int64_t *ids, const float *gr
         CGNN_CHECK(ids[i] >= 0 && ids[i] < e->num_rows);
         for (int64_t j = 0; j < D; j++) {
             const int64_t x = ids[i] * D + j;
-            const float g = grads[i * D + j];
+            float g = grads[i * D + j];
+            if (e->weight_decay != 0.0) g = g + (float)e->weight_decay * e->weight[x]; /* torch's grad.add(p, alpha=wd) */
             if (e->kind == EMB_OPTIM_SPARSE_ADAM) {
                 /* torch: upd = (g - m)(1-b1); m += upd; numer = upd + m_old (= the new m) */
                 const float m_upd = (g - e->m[x]) * k.omb1;
@@ -479,6 +519,19 @@ static void merge_rows(embedding_scratch *s, const float *grads, int64_t gstride
     }
 }
 
+/* merged row u += wd · (the row's weight), torch's grad.add(param, alpha=weight_decay) with the
+ * scalar rounded to float; parallel over distinct ids. */
+static void decay_rows(const embedding_table *e, const int64_t *uniq, float *merged, int64_t U) {
+    const int64_t D = e->dim;
+    const float wd = (float)e->weight_decay;
+#pragma omp parallel for schedule(static) if (U * D >= EMB_PAR_MIN)
+    for (int64_t u = 0; u < U; u++) {
+        float *g = merged + u * D;
+        const float *p = e->weight + uniq[u] * D;
+        for (int64_t j = 0; j < D; j++) g[j] = g[j] + wd * p[j];
+    }
+}
+
 /* ---- one step ------------------------------------------------------------------------ */
 
 static int merge_and_apply(embedding_table *e, const int64_t *all_ids, const float *all_grads, int64_t N,
@@ -537,12 +590,13 @@ static int merge_and_apply(embedding_table *e, const int64_t *all_ids, const flo
     e->step++;
     const emb_k k = step_constants(e, lr, e->step);
     const float inv = (float)(1.0 / divisor);
-    if (U == N && inv == 1.0f) {
+    if (U == N && inv == 1.0f && e->weight_decay == 0.0) {
         /* 4. distinct already and nothing to scale: update straight from the gradients */
         apply_rows(e, all_ids, all_grads, N, gstride, gcol, &k);
     } else {
-        /* 3. + 4. */
+        /* 3. (+ the lazy weight decay of the merged rows) + 4. */
         merge_rows(s, all_grads, gstride, gcol, U, D, inv);
+        if (e->weight_decay != 0.0) decay_rows(e, s->uniq, s->merged, U);
         apply_rows(e, s->uniq, s->merged, U, D, 0, &k);
     }
     return 0;

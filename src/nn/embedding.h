@@ -22,6 +22,15 @@
  * torch coalesces a sparse gradient (sums duplicate rows) before the non-linear updates; so do
  * we: every step merges duplicate ids first, summing their rows in input order.
  *
+ * Weight decay (embedding_set_weight_decay, wd): torch 1.13 defines none for sparse gradients —
+ * SGD(weight_decay) fails on one ("add(sparse, dense) is not supported"), Adagrad refuses it
+ * ("weight_decay option is not compatible with sparse gradients") and SparseAdam has no such
+ * argument. Here each optimiser applies torch's dense formula, g <- g + wd · p (the
+ * `grad.add(param, alpha=weight_decay)` of torch's SGD, Adagrad and Adam), to the rows present in
+ * the step only, after the merge: the lazy form, as SparseAdam is the lazy Adam — an L2 penalty
+ * wd/2 ||p||² on the rows a step touches; rows no batch reaches do not decay. The fixtures replay
+ * torch's optimisers with exactly that gradient.
+ *
  * Data parallelism: every rank holds the whole table (a replica). embedding_sparse_step
  * all-gathers every rank's (ids, grads), merges them in rank order, scales by 1/divisor and
  * applies the same update on every rank — the replicas stay bitwise identical.
@@ -63,6 +72,7 @@ typedef struct embedding_table {
     double beta1, beta2, eps; /* SparseAdam betas; eps of SparseAdam / Adagrad */
     float *m, *v;             /* (R, D) SparseAdam exp_avg / exp_avg_sq; Adagrad state_sum in m
                                  (v NULL); both NULL for SGD. Owned, lazily backed (see above) */
+    double weight_decay;      /* lazy weight decay of the touched rows (0 = off; see above) */
     int64_t step;             /* optimiser steps taken on the table */
     size_t state_map_bytes;   /* bytes mapped for each of m and v */
     embedding_scratch *scratch; /* owned */
@@ -77,6 +87,25 @@ typedef struct embedding_table {
 int embedding_init(embedding_table *e, int64_t num_rows, int64_t dim, uint64_t seed, embedding_optim kind,
                    double lr, double beta1, double beta2, double eps, cgnn_err *err);
 void embedding_free(embedding_table *e); /* NULL-safe */
+
+/* Multiplies every row by std (> 0, finite): rows drawn N(0, 1) become N(0, std²) — torch's
+ * nn.init.normal_(weight, std=std), LightGCN's init with std = 0.1. Row r is (float)(std · z)
+ * for its N(0, 1) draw z (rounded to float first), so std = 1 changes nothing. Call before the
+ * first step. Returns 0, or -1 with *err (CGNN_ERR_INPUT naming the value). */
+int embedding_scale_init(embedding_table *e, double std, cgnn_err *err);
+/* Sets the lazy weight decay (wd >= 0, finite; see the top of this file). Returns 0 or -1 with
+ * *err. */
+int embedding_set_weight_decay(embedding_table *e, double wd, cgnn_err *err);
+
+/* LightGCN's regularisation of the embedding rows a batch reads (its `reg_loss`,
+ * reg · ½ (||users||² + ||positives||² + ||negatives||²) / batch, summed over the batch's
+ * (user, positive, negative) rows with repeats; kuandeng/LightGCN, gusye1234/LightGCN-PyTorch):
+ * for each of the n slots, row slots[s] of the gathered input matrix — its embedding at
+ * rows + slots[s] * stride + col, D wide — adds ½ coef ||row||² to the returned value and
+ * coef · row to the same place of grads (a row several slots use counts once per slot).
+ * coef = reg / batch size. Serial in slot order (deterministic). Returns the value. */
+double embedding_batch_l2(float *grads, const float *rows, const int32_t *slots, int64_t n, int64_t stride,
+                          int64_t col, int64_t D, double coef);
 
 /* Writes rows ids[0..n) of the table into out: row i lands at out[i*stride + col ..
  * i*stride + col + D), so the embeddings sit next to gathered features in one (n, F + D) input

@@ -8,6 +8,7 @@
  * then the ranks' slices are combined, and layer l-1's activations are released.
  */
 #include "nn/infer.h"
+#include "nn/ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,7 @@ int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_out
         return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ 'cgnn_model': '%s' is not one of GraphSAGE, GCN, GAT",
                        f->path, kind);
     int64_t layers, heads = 1;
-    if (meta_int(f, "num_layers", 1, MINIBATCH_MAX_LAYERS, &layers, err) != 0 ||
+    if (meta_int(f, "num_layers", 0, MINIBATCH_MAX_LAYERS, &layers, err) != 0 ||
         meta_int(f, "in_channels", 1, INT32_MAX, &mc.in_dim, err) != 0 ||
         meta_int(f, "hidden_channels", 1, INT32_MAX, &mc.hidden_dim, err) != 0 ||
         meta_int(f, "out_channels", 1, INT32_MAX, &mc.out_dim, err) != 0)
@@ -310,6 +311,20 @@ static void infer_sizes_compute(infer_sizes *z, const model *m, const int64_t *i
     z->cap.max_edges[0] = z->max_edges;
 }
 
+/* num_layers 0 (the embeddings alone): the buffers of one pass over this rank's chunks of
+ * [lo, hi), whose rows are the input rows themselves. */
+static int setup_identity(infer_run_state *st, const infer_input *in, int64_t C, int64_t lo, int64_t hi,
+                          int multi_rank_memory, int64_t W, const dist_ctx *d, cgnn_err *err) {
+    const int64_t F = in->feat ? in->feat->dim : 0, n = C < hi - lo ? C : (hi - lo > 0 ? hi - lo : 1);
+    st->seeds = malloc((size_t)n * sizeof(int64_t));
+    st->counts = malloc((size_t)d->size * sizeof(int64_t));
+    int ok = st->seeds && st->counts;
+    if (ok && F > 0 && in->emb) ok = (st->feat_tmp = malloc((size_t)(n * F) * sizeof(float))) != NULL;
+    if (ok && multi_rank_memory) ok = (st->slice = malloc((size_t)((hi - lo) * W + 1) * sizeof(float))) != NULL;
+    if (!ok) return err_set(err, CGNN_ERR_RUNTIME, "out of memory for inference buffers: use a smaller --batch");
+    return 0;
+}
+
 /* Sizes and allocates the buffers for this rank's chunks of [lo, hi). */
 static int setup(infer_run_state *st, const model *m, const csc_graph *g, const infer_input *in, int64_t C,
                  int64_t lo, int64_t hi, int multi_rank_memory, const dist_ctx *d, cgnn_err *err) {
@@ -357,20 +372,32 @@ int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer
     int rc = -1;
     int bad = infer_check_input(m, g, in, err) != 0;
     if (!bad && C < 1) bad = err_set(err, CGNN_ERR_INPUT, "chunk: %lld must be >= 1", (long long)C) != 0;
-    if (!bad) bad = setup(&st, m, g, in, C, lo, hi, gather_slices, d, err) != 0;
+    if (!bad)
+        bad = (L > 0 ? setup(&st, m, g, in, C, lo, hi, gather_slices, d, err)
+                     : setup_identity(&st, in, C, lo, hi, gather_slices, m->cfg.in_dim, d, err)) != 0;
     if (dist_phase_failed(d, bad, err)) goto done;
 
-    for (int l = 0; l < L; l++) {
+    /* L = 0 (the embeddings alone): one pass that writes every node's input row, L2-normalised
+     * when the model normalises its output */
+    for (int l = 0; l < (L > 0 ? L : 1); l++) {
         const double tl = timer_now();
-        int64_t I, O;
-        model_layer_dims(m, l, &I, &O);
+        int64_t I = m->cfg.in_dim, O = m->cfg.in_dim;
+        if (L > 0) model_layer_dims(m, l, &I, &O);
         if (infer_store_open_layer(&cur, d, dir, l, N, O, err) != 0) goto done;
         const int64_t total = (hi - lo + C - 1) / C;
         int64_t done = 0;
-        if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, 0, total);
+        if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L > 0 ? L : 1, 0, total);
         for (int64_t a = lo; a < hi; a += C, done++) {
             const int64_t n = a + C < hi ? C : hi - a;
             for (int64_t k = 0; k < n; k++) st.seeds[k] = a + k;
+            if (L == 0) {
+                float *out = gather_slices ? st.slice + (a - lo) * O : cur.data + a * O;
+                gather_input(out, st.feat_tmp, in, st.seeds, n);
+                if (m->cfg.l2_normalize_output) ops_l2norm_forward(out, out, n, O);
+                res->chunks++;
+                if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, 1, done + 1, total);
+                continue;
+            }
             CGNN_CHECK(sampler_sample(&st.s, &st.mb, st.seeds, n, 0, NULL) == 0);
             const sampler_block *b = &st.mb.blocks[0];
             const int64_t *ids = st.mb.input_nodes;
@@ -449,6 +476,9 @@ int infer_run_part(infer_result *res, const model *m, const infer_input *in, con
     if (!bad && opt->activations_dir && *opt->activations_dir)
         bad = err_set(err, CGNN_ERR_INPUT, "--activations_dir: activations of a partitioned graph stay in memory "
                       "(each rank holds its part's rows only)") != 0;
+    if (!bad && L == 0)
+        bad = err_set(err, CGNN_ERR_INPUT, "num_layers 0 (the embeddings alone) on a partitioned graph: the "
+                      "embeddings are embedding.weight of the checkpoint itself; embed on the whole dataset") != 0;
     /* sizes: the largest chunk of own rows (local rows 0 .. nl; sources among the whole N) */
     infer_sizes z;
     infer_sizes_compute(&z, m, ip->local->indptr, 0, bad ? 0 : nl, C, N);

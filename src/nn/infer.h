@@ -9,6 +9,9 @@
  * dropout, the optional row L2 normalisation after the last layer — what model_forward
  * computes with fanout -1 everywhere, without the exponential neighbourhood blow-up.
  * Input row of node v: [ features of v (row-normalised on request) | embedding of v ].
+ * A model of 0 layers (the learnable embeddings alone, matrix factorisation) is the identity: one
+ * pass writes every node's input row, L2-normalised when the model normalises (infer_run; a
+ * partitioned graph's infer_run_part refuses it).
  *
  * For layer l and each chunk [a, b) of destination nodes: a one-hop block (the neighbour
  * sampler with one layer and fanout -1: dst = the chunk, src = the chunk + all in-neighbours),

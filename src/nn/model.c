@@ -141,6 +141,13 @@ static float *carve(model_scratch *s, int64_t *off, int64_t n) {
 static int64_t layout_scratch(model_scratch *s, const model *m) {
     const int L = m->cfg.num_layers;
     int64_t off = 0, max_dy = 0, max_dx = 0, max_work = 0;
+    if (L == 0) { /* the identity: only the optional L2 normalisation and its backward */
+        const int64_t n = s->layers[0].max_dst * m->cfg.in_dim;
+        s->out = m->cfg.l2_normalize_output ? carve(s, &off, n) : NULL;
+        s->g_dy = m->cfg.l2_normalize_output ? carve(s, &off, n) : NULL;
+        s->g_dx = s->g_tmp = s->work = NULL;
+        return off;
+    }
     for (int l = 0; l < L; l++) {
         model_layer *ly = &s->layers[l];
         const int64_t Ns = ly->max_src, Nd = ly->max_dst, E = ly->max_edges;
@@ -227,9 +234,13 @@ static void init_params(model *m, uint64_t seed) {
 static int check_config(const model_config *c, const minibatch_capacity *cap, cgnn_err *err) {
     if ((unsigned)c->kind >= MODEL_KIND_COUNT)
         return err_set(err, CGNN_ERR_INPUT, "model kind: %d is not one of GraphSAGE, GCN, GAT", (int)c->kind);
-    if (c->num_layers < 1 || c->num_layers > MINIBATCH_MAX_LAYERS)
-        return err_set(err, CGNN_ERR_INPUT, "num_layers: %d is out of range [1, %d]", c->num_layers,
+    if (c->num_layers < 0 || c->num_layers > MINIBATCH_MAX_LAYERS)
+        return err_set(err, CGNN_ERR_INPUT, "num_layers: %d is out of range [0, %d]", c->num_layers,
                        MINIBATCH_MAX_LAYERS);
+    if (c->num_layers == 0 && c->out_dim != c->in_dim)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "num_layers 0: the model is the identity on its input rows, so out_dim (%lld) must equal in_dim "
+                       "(%lld)", (long long)c->out_dim, (long long)c->in_dim);
     if (c->num_layers != cap->num_layers)
         return err_set(err, CGNN_ERR_INPUT, "num_layers: %d does not match the sampler's %d layers (fanouts)",
                        c->num_layers, cap->num_layers);
@@ -300,8 +311,9 @@ int model_init(model *m, const model_config *cfg, const minibatch_capacity *cap,
         ly->first_tensor = m->num_tensors;
         add_layer_tensors(m, l, ly);
     }
-    m->params = malloc((size_t)m->num_params * sizeof(float));
-    m->grads = calloc((size_t)m->num_params, sizeof(float));
+    if (L == 0) s->layers[0].max_dst = cap->max_nodes[0]; /* the identity's rows: the seeds */
+    m->params = malloc((size_t)(m->num_params + 1) * sizeof(float)); /* + 1: no parameters at all (L = 0) */
+    m->grads = calloc((size_t)m->num_params + 1, sizeof(float));
     s->mem_floats = layout_scratch(s, m);
     void *mem = NULL;
     if (posix_memalign(&mem, 64, (size_t)(s->mem_floats + 16) * sizeof(float)) == 0) s->mem = mem;
@@ -361,6 +373,12 @@ const float *model_forward(model *m, const minibatch *mb, int training, uint64_t
     s->training = training;
     s->dropout_key = dropout_key;
     const float *h = mb->features; /* (N_src, I) input of layer l */
+    if (L == 0) { /* embeddings alone (matrix factorisation): the input rows of the seeds */
+        CGNN_CHECK(mb->num_input_nodes == mb->num_seeds && mb->num_seeds <= s->layers[0].max_dst);
+        if (!m->cfg.l2_normalize_output) return h;
+        ops_l2norm_forward(s->out, h, mb->num_seeds, m->cfg.in_dim);
+        return s->out;
+    }
     for (int l = 0; l < L; l++) {
         const sampler_block *b = &mb->blocks[l];
         model_layer *ly = &s->layers[l];
@@ -410,6 +428,18 @@ void model_backward_input(model *m, const minibatch *mb, const float *dout, floa
     const int L = m->cfg.num_layers;
     const float p = m->cfg.dropout;
     const int dropped = s->training && p > 0.0f;
+    if (L == 0) { /* the identity (after the optional L2 normalisation): dinput += dout */
+        if (!dinput) return;
+        const int64_t S = mb->num_seeds, D = m->cfg.in_dim;
+        const float *dy = dout;
+        if (m->cfg.l2_normalize_output) {
+            memset(s->g_dy, 0, (size_t)(S * D) * sizeof(float));
+            ops_l2norm_backward(s->g_dy, dout, mb->features, S, D);
+            dy = s->g_dy;
+        }
+        for (int64_t k = 0; k < S * D; k++) dinput[k] += dy[k];
+        return;
+    }
     const model_layer *last = &s->layers[L - 1];
     const float *dy = dout; /* ∂/∂y of layer l, (N_dst, O) */
     if (m->cfg.l2_normalize_output) {

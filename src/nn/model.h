@@ -7,6 +7,9 @@
  * A model is PyG's BasicGNN shape: convs[0..L-1], ReLU + dropout between layers, no
  * activation after the last one, optional row-wise L2 normalisation of the output.
  * Layer l runs on block l of the minibatch (blocks[0] consumes the input features).
+ * L = 0 is the identity on the seeds' input rows (then the learnable node embeddings: matrix
+ * factorisation, scored by dot products): no parameters, out_dim = in_dim, the output is the
+ * input rows (or their L2 normalisation), and the backward passes d(output) to d(input).
  *
  *   GraphSAGE (PyG SAGEConv, mean):  out_i = W_l · mean_{j∈N(i)} h_j + b_l + W_r · h_i
  *       keys convs.l.lin_l.weight [O, I], convs.l.lin_l.bias [O], convs.l.lin_r.weight [O, I]
@@ -105,7 +108,7 @@ typedef struct model_types {
 
 typedef struct model_config {
     model_kind kind;
-    int num_layers;           /* L >= 1, one per minibatch block */
+    int num_layers;           /* L, one per minibatch block; 0: the identity (see above) */
     int64_t in_dim;           /* input feature channels */
     int64_t hidden_dim;       /* channels between layers */
     int64_t out_dim;          /* output channels (classes for node classification) */

@@ -28,14 +28,12 @@ static ops_gemm_stats *gemm_stats; /* NULL: accounting off */
 
 void ops_gemm_stats_register(ops_gemm_stats *s) { gemm_stats = s; }
 
-/* Row-major cblas_sgemm with contiguous operands (alpha 1), counted when stats are on. */
-static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B,
-                  float beta, float *C) {
-    CGNN_CHECK(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX);
-    ops_gemm_stats *s = gemm_stats;
+void ops_sgemm_counted(ops_gemm_stats *s, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    CGNN_CHECK(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
     const double t0 = s ? timer_now() : 0.0;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)M,
-                (int)N, (int)K, 1.0f, A, (int)(trans_a ? M : K), B, (int)(trans_b ? K : N), beta, C, (int)N);
+                (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
     if (!s) return;
     const double dt = timer_now() - t0;
     s->seconds += dt;
@@ -43,6 +41,13 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, con
     s->num_calls++;
     if (s->calls && s->num_logged < s->max_calls)
         s->calls[s->num_logged++] = (ops_gemm_call){trans_a, trans_b, M, N, K, beta, dt};
+}
+
+/* Row-major cblas_sgemm with contiguous operands (alpha 1), counted when stats are on. */
+static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                  float beta, float *C) {
+    ops_sgemm_counted(gemm_stats, trans_a, trans_b, M, N, K, 1.0f, A, trans_a ? M : K, B, trans_b ? K : N, beta, C,
+                      N);
 }
 
 void ops_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,

@@ -5,12 +5,12 @@
  */
 #include "nn/retrieval.h"
 
-#include <cblas.h>
-#undef I /* OpenBLAS's cblas.h pulls in <complex.h> */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
+#include "nn/lp_loss.h"
+#include "nn/ops.h"
 #include "util/err.h"
 
 /* Below this many score entries, threads cost more than they save. */
@@ -48,8 +48,8 @@ double retrieval_loss(float *dq, float *dc, const float *q, const float *c, int6
     float *row_loss = work + Q * M;  /* Q doubles, stored with memcpy (any alignment) */
 
     // S (Q, M) = q (Q, D) · c (M, D)^T / temp
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Q, (int)M, (int)D, inv_t, q, (int)D, c,
-                (int)D, 0.0f, S, (int)M);
+    ops_gemm_stats *gs = lp_loss_gemm_stats(); /* the losses' GEMM accounting (NULL: off) */
+    ops_sgemm_counted(gs, 0, 1, Q, M, D, inv_t, q, D, c, D, 0.0f, S, M);
 
 #pragma omp parallel for schedule(static) if (Q * M > RETRIEVAL_PAR_MIN)
     for (int64_t i = 0; i < Q; i++) {
@@ -82,10 +82,8 @@ double retrieval_loss(float *dq, float *dc, const float *q, const float *c, int6
     }
 
     // dq (Q, D) = P' (Q, M) · c (M, D) / temp;  dc (M, D) = P'^T · q (Q, D) / temp
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Q, (int)D, (int)M, inv_t, S, (int)M, c,
-                (int)D, 0.0f, dq, (int)D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, (int)D, (int)Q, inv_t, S, (int)M, q,
-                (int)D, 0.0f, dc, (int)D);
+    ops_sgemm_counted(gs, 0, 0, Q, D, M, inv_t, S, M, c, D, 0.0f, dq, D);
+    ops_sgemm_counted(gs, 1, 0, M, D, Q, inv_t, S, M, q, D, 0.0f, dc, D);
     return loss / (double)Q;
 }
 

@@ -36,7 +36,8 @@
  * required when remove_accidental_hits (may be NULL otherwise). temp > 0 (1 = no temperature).
  * work: caller scratch of retrieval_work_floats(Q, M) floats, any alignment.
  * Q = 0 returns 0 with dc zeroed. Requires Q <= M.
- * Fast version: scores by one cblas_sgemm, row softmax in parallel over queries (OpenMP),
+ * Fast version: scores by one cblas_sgemm (counted when the losses' GEMM accounting is on,
+ * nn/lp_loss.h), row softmax in parallel over queries (OpenMP),
  * gradients by two sgemms; per-row losses are summed serially in row order, so the result is
  * deterministic for a fixed thread count (the softmax part for any thread count). */
 double retrieval_loss(float *dq, float *dc, const float *q, const float *c, int64_t Q, int64_t M,

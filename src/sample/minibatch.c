@@ -8,7 +8,7 @@ int minibatch_alloc(minibatch *mb, const minibatch_capacity *cap, cgnn_err *err)
     memset(mb, 0, sizeof *mb);
     mb->cap = *cap;
     const int L = cap->num_layers;
-    CGNN_CHECK(L >= 1 && L <= MINIBATCH_MAX_LAYERS);
+    CGNN_CHECK(L >= 0 && L <= MINIBATCH_MAX_LAYERS); /* 0: the seeds alone, no block */
     const int64_t max_all = cap->max_nodes[L];
     int ok = 1;
     mb->items = malloc((size_t)(cap->max_items + 1) * sizeof(int64_t));

@@ -60,8 +60,9 @@ void sampler_capacity_sized(int64_t num_nodes, int64_t num_edges, int64_t maxdeg
 }
 
 int sampler_config_check(const sampler_config *cfg, cgnn_err *err) {
-    if (cfg->num_layers < 1 || cfg->num_layers > MINIBATCH_MAX_LAYERS)
-        return err_set(err, CGNN_ERR_INPUT, "fanouts: need 1 to %d layers, got %d", MINIBATCH_MAX_LAYERS,
+    /* 0 layers: the batch is its seeds alone (a model of node embeddings only) */
+    if (cfg->num_layers < 0 || cfg->num_layers > MINIBATCH_MAX_LAYERS)
+        return err_set(err, CGNN_ERR_INPUT, "fanouts: need 0 to %d layers, got %d", MINIBATCH_MAX_LAYERS,
                        cfg->num_layers);
     for (int h = 0; h < cfg->num_layers; h++)
         if (cfg->fanouts[h] == 0 || cfg->fanouts[h] < -1)

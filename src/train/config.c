@@ -70,6 +70,9 @@ typedef enum targ {
     TARG_NODE_EMB_DIM,
     TARG_EMB_OPTIM,
     TARG_EMB_LR,
+    TARG_EMB_INIT_STD,
+    TARG_EMB_REG,
+    TARG_EMB_WEIGHT_DECAY,
     TARG_CHECKPOINT_EVERY,
     TARG_SEED_ASSIGNMENT,
     TARG_SEED_PARTITION,
@@ -123,6 +126,9 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "node_embedding_dim",
     "embedding_optim_class_path",
     "embedding_lr",
+    "node_embedding_init_std",
+    "node_embedding_reg",
+    "embedding_weight_decay",
     "checkpoint_every_n_batches",
     "seed_assignment",
     "seed_partition_uri",
@@ -701,6 +707,13 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->node_embedding_dim = 0;
     snprintf(a->embedding_optim, sizeof a->embedding_optim, "SparseAdam");
     a->embedding_lr = -1; /* = optim_lr */
+    a->node_embedding_init_std = 1.0;
+    a->node_embedding_reg = 0.0;
+    a->embedding_weight_decay = 0.0;
+    a->num_lp_tasks = 1; /* GiGL's default task_path: Retrieval, weight 1 */
+    lp_task_defaults(&a->lp_tasks[0], LP_TASK_RETRIEVAL);
+    a->lp_tasks[0].temperature = a->softmax_temp;
+    a->lp_tasks[0].remove_accidental_hits = a->should_remove_accidental_hits;
     a->seed_assignment = SEED_ASSIGN_AUTO;
     a->seed_partition[0] = '\0';
     a->rpc_timeout_s = 60;
@@ -1035,7 +1048,123 @@ static int sched_arg_applies(targ key, sched_kind kind) {
 /* Arguments that only a link-prediction task reads. */
 static int targ_lp_only(targ k) {
     return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
-           k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES;
+           k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES ||
+           k == TARG_EMB_REG;
+}
+
+/* ---- task_path ------------------------------------------------------------------ */
+
+/* Each task's constructor arguments (GiGL's names) besides weight. */
+static const char *const TASK_ARG_KEYS[LP_TASK_COUNT][5] = {
+    [LP_TASK_RETRIEVAL] = {"weight", "temperature", "remove_accidental_hits", NULL},
+    [LP_TASK_SOFTMAX] = {"weight", "softmax_temperature", NULL},
+    [LP_TASK_MARGIN] = {"weight", "margin", NULL},
+    [LP_TASK_DIRECTAU] = {"weight", "gamma", "alpha", "temperature", NULL},
+    [LP_TASK_BPR] = {"weight", "num_negatives", NULL},
+};
+
+/* The tasks of a task_path mapping (doc's node map): key = a task name or GiGL class path,
+ * value = its weight, null (weight 1) or a mapping of weight and the task's arguments. */
+static int task_map(const yamldoc *doc, const yamldoc_node *map, trainer_args *a, int temp_given, int rah_given,
+                    cgnn_err *err) {
+    char buf[80];
+    if (map->len == 0) return node_err(doc, map, err, "no task: name one (Retrieval, Softmax, Margin, DirectAU, BPR)");
+    if (map->len > LP_TASK_COUNT)
+        return node_err(doc, map, err, "%d tasks; there are %d kinds, each at most once", map->len, LP_TASK_COUNT);
+    a->num_lp_tasks = 0;
+    for (int i = 0; i < map->len; i++) {
+        const yamldoc_node *v = map->items[i];
+        lp_task_kind kind;
+        if (lp_task_parse(map->keys[i], &kind) != 0)
+            return node_err(doc, v, err, "unsupported task '%.60s' (Retrieval, Softmax, Margin, DirectAU or BPR; "
+                            "GiGL's gigl.src.common.models.layers.task.<name> also works)", map->keys[i]);
+        for (int t = 0; t < a->num_lp_tasks; t++)
+            if (a->lp_tasks[t].kind == kind)
+                return node_err(doc, v, err, "task %s is listed twice", lp_task_name(kind));
+        lp_task *t = &a->lp_tasks[a->num_lp_tasks++];
+        lp_task_defaults(t, kind);
+        if (kind == LP_TASK_RETRIEVAL) {
+            t->temperature = a->softmax_temp;
+            t->remove_accidental_hits = a->should_remove_accidental_hits;
+        }
+        if (is_null(v)) continue; /* weight 1 */
+        if (v->kind == YAMLDOC_SCALAR) {
+            if (arg_double(doc, v, 0, 1, INFINITY, 0, &t->weight, err) != 0) return -1;
+            continue;
+        }
+        if (v->kind != YAMLDOC_MAPPING)
+            return node_err(doc, v, err, "expected the task's weight or a mapping of its arguments, got %s",
+                            shown(v, buf, sizeof buf));
+        if (yamldoc_check_keys(doc, v, TASK_ARG_KEYS[kind], err) != 0) return -1;
+        for (int k = 0; k < v->len; k++) {
+            const char *key = v->keys[k];
+            const yamldoc_node *x = v->items[k];
+            if (x->kind != YAMLDOC_SCALAR || is_null(x)) return node_err(doc, x, err, "expected a value");
+            int64_t iv;
+            int rc = 0;
+            if (!strcmp(key, "weight")) rc = arg_double(doc, x, 0, 1, INFINITY, 0, &t->weight, err);
+            else if (!strcmp(key, "temperature") && kind == LP_TASK_RETRIEVAL) {
+                if (temp_given)
+                    return node_err(doc, x, err, "Retrieval's temperature is also given as softmax_temp; give one");
+                rc = arg_double(doc, x, 0, 1, INFINITY, 0, &t->temperature, err);
+            } else if (!strcmp(key, "remove_accidental_hits")) {
+                if (rah_given)
+                    return node_err(doc, x, err, "also given as should_remove_accidental_hits; give one");
+                rc = arg_bool(doc, x, &t->remove_accidental_hits, err);
+            } else if (!strcmp(key, "softmax_temperature"))
+                rc = arg_double(doc, x, 0, 1, INFINITY, 0, &t->softmax_temperature, err);
+            else if (!strcmp(key, "margin"))
+                rc = arg_double(doc, x, -INFINITY, 0, INFINITY, 0, &t->margin, err);
+            else if (!strcmp(key, "gamma"))
+                rc = arg_double(doc, x, 0, 0, INFINITY, 0, &t->gamma, err);
+            else if (!strcmp(key, "alpha"))
+                rc = arg_double(doc, x, 0, 1, INFINITY, 0, &t->alpha, err);
+            else if (!strcmp(key, "temperature"))
+                rc = arg_double(doc, x, 0, 1, INFINITY, 0, &t->temperature, err);
+            else if (!strcmp(key, "num_negatives")) {
+                rc = arg_int(doc, x, 1, INT32_MAX, &iv, err);
+                t->num_negatives = iv;
+            }
+            if (rc != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* task_path (docs/CONFIG.md, "Link prediction"): one task name (weight 1, as GiGL), or several
+ * tasks with weights and arguments as a YAML mapping, or the same mapping written as a string
+ * in YAML flow form ("{Retrieval: 1.0, BPR: {weight: 0.5, num_negatives: 4}}"). The Retrieval
+ * task takes softmax_temp and should_remove_accidental_hits (given: *_given). */
+static int arg_task_path(const yamldoc *doc, const yamldoc_node *n, trainer_args *a, int temp_given, int rah_given,
+                         cgnn_err *err) {
+    if (n->kind == YAMLDOC_MAPPING) return task_map(doc, n, a, temp_given, rah_given, err);
+    const char *s = n->scalar;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s != '{') { /* one task */
+        char buf[80];
+        lp_task_kind kind;
+        if (lp_task_parse(s, &kind) != 0)
+            return node_err(doc, n, err, "unsupported task %s (Retrieval, Softmax, Margin, DirectAU or BPR; GiGL's "
+                            "gigl.src.common.models.layers.task.<name> also works; several tasks: a mapping of task "
+                            "to weight)", shown(n, buf, sizeof buf));
+        a->num_lp_tasks = 1;
+        lp_task_defaults(&a->lp_tasks[0], kind);
+        a->lp_tasks[0].temperature = kind == LP_TASK_RETRIEVAL ? a->softmax_temp : a->lp_tasks[0].temperature;
+        a->lp_tasks[0].remove_accidental_hits = a->should_remove_accidental_hits;
+        return 0;
+    }
+    /* the string form: parsed as YAML; its messages name the trainer argument, then the entry */
+    yamldoc sub;
+    char where[CONFIG_PATH_MAX + 1024]; /* yamldoc keeps what fits of it */
+    snprintf(where, sizeof where, "%s: %s (line %d)", doc->file, n->path, n->line);
+    if (yamldoc_parse(&sub, s, strlen(s), where, err) != 0) return -1;
+    int rc = 0;
+    if (!sub.root || sub.root->kind != YAMLDOC_MAPPING)
+        rc = node_err(doc, n, err, "expected a task name or a mapping of tasks to weights");
+    else
+        rc = task_map(&sub, sub.root, a, temp_given, rah_given, err);
+    yamldoc_free(&sub);
+    return rc;
 }
 
 /* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task; GiGL's
@@ -1094,6 +1223,10 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
             g[k] = v;
             continue;
         }
+        if (v->kind == YAMLDOC_MAPPING && k == TARG_TASK_PATH && task == TASK_LINK_PREDICTION) {
+            g[k] = v; /* tasks with weights and arguments */
+            continue;
+        }
         if (v->kind != YAMLDOC_SCALAR)
             return node_err(doc, v, err, "expected a string value, got %s", shown(v, buf, sizeof buf));
         if (!v->scalar[0] || is_null(v)) return node_err(doc, v, err, "empty value");
@@ -1121,7 +1254,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         }
     }
     if ((n = g[TARG_NUM_LAYERS])) {
-        if (arg_int(doc, n, 1, CONFIG_MAX_LAYERS, &iv, err) != 0) return -1;
+        if (arg_int(doc, n, 0, CONFIG_MAX_LAYERS, &iv, err) != 0) return -1;
         a->num_layers = (int)iv;
     }
     if ((n = g[TARG_HIDDEN_DIM]) && arg_int(doc, n, 1, 1 << 20, &a->hidden_dim, err) != 0) return -1;
@@ -1148,6 +1281,9 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         }
     }
     /* num_neighbors after num_layers: their lengths must agree. */
+    if ((n = g[TARG_NUM_NEIGHBORS]) && a->num_layers == 0)
+        return node_err(doc, n, err, "num_layers is 0 (the learnable embeddings alone): there is no hop to sample; "
+                        "remove num_neighbors");
     if ((n = g[TARG_NUM_NEIGHBORS])) {
         if (arg_num_neighbors(doc, n, a, g[TARG_NUM_LAYERS] != NULL, err) != 0) return -1;
     } else {
@@ -1303,6 +1439,15 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     /* learnable node embeddings (either task) */
     if ((n = g[TARG_NODE_EMB_DIM]) && arg_int(doc, n, 0, 1 << 20, &a->node_embedding_dim, err) != 0) return -1;
     if ((n = g[TARG_EMB_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->embedding_lr, err) != 0) return -1;
+    if ((n = g[TARG_EMB_INIT_STD]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->node_embedding_init_std, err) != 0)
+        return -1;
+    if ((n = g[TARG_EMB_REG]) && arg_double(doc, n, 0, 0, INFINITY, 0, &a->node_embedding_reg, err) != 0) return -1;
+    if ((n = g[TARG_EMB_WEIGHT_DECAY]) &&
+        arg_double(doc, n, 0, 0, INFINITY, 0, &a->embedding_weight_decay, err) != 0)
+        return -1;
+    for (int k = TARG_EMB_INIT_STD; k <= TARG_EMB_WEIGHT_DECAY; k++)
+        if (g[k] && a->node_embedding_dim == 0)
+            return node_err(doc, g[k], err, "applies to the learnable node embeddings; set node_embedding_dim");
     if ((n = g[TARG_EMB_OPTIM])) {
         const char *v = n->scalar, *dot = strrchr(v, '.');
         const char *base = dot ? dot + 1 : v;
@@ -1328,10 +1473,34 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         a->seed_assignment = SEED_ASSIGN_LOCAL;
     }
     if ((n = g[TARG_RPC_TIMEOUT]) && arg_double(doc, n, 0, 1, 86400, 0, &a->rpc_timeout_s, err) != 0) return -1;
-    if ((n = g[TARG_TASK_PATH]) && strcmp(n->scalar, "Retrieval") != 0 &&
-        strcmp(n->scalar, "gigl.src.common.models.layers.task.Retrieval") != 0)
-        return node_err(doc, n, err, "unsupported task %s (only Retrieval, GiGL's "
-                        "gigl.src.common.models.layers.task.Retrieval)", shown(n, buf, sizeof buf));
+    /* the Retrieval task's arguments are these trainer arguments (GiGL passes them to it) */
+    a->lp_tasks[0].temperature = a->softmax_temp;
+    a->lp_tasks[0].remove_accidental_hits = a->should_remove_accidental_hits;
+    if ((n = g[TARG_TASK_PATH]) &&
+        arg_task_path(doc, n, a, g[TARG_SOFTMAX_TEMP] != NULL, g[TARG_REMOVE_ACCIDENTAL_HITS] != NULL, err) != 0)
+        return -1;
+    for (int t = 0; t < a->num_lp_tasks; t++)
+        if (a->lp_tasks[t].kind == LP_TASK_BPR && a->lp_tasks[t].num_negatives > a->random_negative_sample_batch_size)
+            return node_err(doc, g[TARG_TASK_PATH], err,
+                            "BPR num_negatives %lld is more than the %lld random negatives of a batch "
+                            "(random_negative_sample_batch_size)",
+                            (long long)a->lp_tasks[t].num_negatives, (long long)a->random_negative_sample_batch_size);
+    /* num_layers 0: the model is the learnable embedding table (matrix factorisation) */
+    if (a->num_layers == 0) {
+        n = g[TARG_NUM_LAYERS];
+        if (task != TASK_LINK_PREDICTION)
+            return node_err(doc, n, err, "num_layers 0 (the learnable embeddings alone, scored by dot products) is for "
+                            "link prediction; node classification needs at least one layer");
+        if (a->node_embedding_dim == 0)
+            return node_err(doc, n, err, "num_layers 0 means the model is the learnable embedding table alone "
+                            "(matrix factorisation): set node_embedding_dim");
+        if (a->out_channels > 0 && a->out_channels != a->node_embedding_dim)
+            return node_err(doc, g[TARG_OUT_CHANNELS], err, "num_layers is 0: the output is the embedding row, "
+                            "out_channels must be node_embedding_dim (%lld) or left out", (long long)a->node_embedding_dim);
+        a->num_fanouts = 0;
+        for (int i = 0; i < CONFIG_MAX_LAYERS; i++) a->fanouts[i] = 0;
+        if (!a->l2_normalize_set) a->l2_normalize_output = 0; /* raw dot products, as MF */
+    }
     return gigl_finish(doc, gx, gname, task, a, notes, err);
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nn/lp_loss.h"
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "util/err.h"
@@ -27,7 +28,7 @@
 
 typedef enum task_kind { TASK_NODE_CLASSIFICATION, TASK_LINK_PREDICTION, TASK_KIND_COUNT } task_kind;
 
-#define CONFIG_MAX_LAYERS 8          /* num_layers is 1 .. CONFIG_MAX_LAYERS */
+#define CONFIG_MAX_LAYERS 8          /* num_layers is 0 (LP: embeddings only) or 1 .. CONFIG_MAX_LAYERS */
 #define CONFIG_TYPE_NAME_MAX 128     /* a node type or relation name, with its NUL */
 #define CONFIG_MAX_TYPES 64          /* graphMetadata nodeTypes / edgeTypes kept (more: refused) */
 #define CONFIG_MAX_ETYPE_FANOUTS 64  /* edge types in a per-edge-type num_neighbors (more: refused) */
@@ -51,7 +52,9 @@ typedef struct config_etype_fanout {
 typedef struct trainer_args {
     /* model */
     model_kind model;                 /* gnn_model_class_path (GraphSAGE) */
-    int num_layers;                   /* 2 */
+    int num_layers;                   /* 2; 0 = link prediction with the learnable embeddings alone
+                                         (matrix factorisation: scores are dot products of table
+                                         rows; needs node_embedding_dim, no fanouts) */
     int64_t hidden_dim;               /* 256 */
     int64_t out_channels;             /* 0 = num_classes (NC) */
     /* num_neighbors takes one of two forms (docs/CONFIG.md, "Fanouts"):
@@ -97,12 +100,23 @@ typedef struct trainer_args {
     int64_t random_negative_sample_batch_size_for_evaluation;
     double softmax_temp;
     int should_remove_accidental_hits;
+    int num_lp_tasks;                 /* task_path: the tasks and their weights, in config order;
+                                         default one Retrieval (softmax_temp,
+                                         should_remove_accidental_hits) of weight 1 */
+    lp_task lp_tasks[LP_TASK_COUNT];
     int exclude_seed_edges;           /* LP: drop the batch's own positive edges from its sampled
                                          neighbourhoods (GraphBolt exclude_seed_edges; false) */
     /* learnable node embeddings (either task) */
     int64_t node_embedding_dim;       /* 0 = none; else a (num_nodes, dim) table concatenated after the features */
     char embedding_optim[16];         /* embedding_optim_class_path: SparseAdam (default) | Adagrad | SGD */
     double embedding_lr;              /* embedding_lr; < 0 = optim_lr */
+    double node_embedding_init_std;   /* rows drawn N(0, std²) (1: torch.nn.Embedding's N(0, 1);
+                                         LightGCN uses 0.1) */
+    double node_embedding_reg;        /* LP: LightGCN's reg: + reg · ½ Σ ||e||² / pairs over the
+                                         table rows of the batch's anchors, positives and
+                                         negatives (0 = off) */
+    double embedding_weight_decay;    /* the sparse optimiser's weight decay: torch's dense formula
+                                         g + wd · p on the rows a step touches (0 = off) */
     /* data parallel seeds: global = every rank slices the whole split (DGL's DistributedItemSampler;
      * the default on a replicated graph), local = rank r trains on the seeds part r % P owns
      * (GLT's train partitions; the default on a partitioned graph). A replicated run takes the

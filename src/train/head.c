@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/lp_loss.h"
 #include "nn/model.h"
 #include "nn/retrieval.h"
 #include "train/lp_eval.h"
@@ -29,7 +30,22 @@ int head_init(task_head *h, const task_config *cfg, int64_t out_dim, int64_t max
     h->dc = cgnn_malloc((size_t)(M * D + 1) * sizeof(float));
     h->query_ids = cgnn_malloc((size_t)(P + 1) * sizeof(int64_t));
     h->cand_ids = cgnn_malloc((size_t)(M + 1) * sizeof(int64_t));
-    h->work = cgnn_malloc((size_t)(retrieval_work_floats(P, M) + 1) * sizeof(float));
+    h->num_tasks = cfg->args.num_lp_tasks;
+    memcpy(h->tasks, cfg->args.lp_tasks, sizeof h->tasks);
+    if (h->num_tasks == 0) { /* arguments not from config_load_task: GiGL's default task */
+        h->num_tasks = 1;
+        lp_task_defaults(&h->tasks[0], LP_TASK_RETRIEVAL);
+        h->tasks[0].temperature = cfg->args.softmax_temp;
+        h->tasks[0].remove_accidental_hits = cfg->args.should_remove_accidental_hits;
+    }
+    /* H + K <= max_negatives: bounding each by it covers every split of the two */
+    h->work = cgnn_malloc(
+        (size_t)(lp_loss_tasks_work_floats(h->tasks, h->num_tasks, P, max_negatives, max_negatives, D) + 1) *
+        sizeof(float));
+    if (lp_loss_tasks_need_retrieval_scratch(h->tasks, h->num_tasks)) {
+        h->rdq = cgnn_malloc((size_t)(P * D + 1) * sizeof(float));
+        h->rdc = cgnn_malloc((size_t)(M * D + 1) * sizeof(float));
+    }
     return 0;
 }
 
@@ -42,6 +58,8 @@ void head_free(task_head *h) {
     free(h->query_ids);
     free(h->cand_ids);
     free(h->work);
+    free(h->rdq);
+    free(h->rdc);
     lp_score_buf_free(&h->scores);
     memset(h, 0, sizeof *h);
 }
@@ -69,8 +87,9 @@ static void add_curve_rows(task_head *h, const minibatch *mb, int64_t P, int64_t
     b->n = (r - b->rows) / 2;
 }
 
-/* Retrieval loss over the batch's pairs: rows of out gathered into q / c, gradients scattered
- * back (+=: a node can be an anchor and a candidate at once). */
+/* The task losses (task_path; by default GiGL's Retrieval) over the batch's pairs: rows of out
+ * gathered into q / c, gradients scattered back (+=: a node can be an anchor and a candidate at
+ * once). */
 static double lp_batch(task_head *h, const minibatch *mb, const float *out, float *dout, head_sums *s) {
     const int64_t P = mb->num_items, H = mb->num_listed, K = mb->num_negatives, M = P + H + K, D = h->out_dim;
     CGNN_CHECK(P <= h->max_pairs && H + K <= h->max_negatives);
@@ -84,8 +103,9 @@ static double lp_batch(task_head *h, const minibatch *mb, const float *out, floa
         memcpy(h->c + j * D, out + (int64_t)rows[P + j] * D, (size_t)D * sizeof(float));
         h->cand_ids[j] = mb->input_nodes[rows[P + j]];
     }
-    double loss = retrieval_loss(h->dq, h->dc, h->q, h->c, P, M, D, h->query_ids, h->cand_ids, h->temp,
-                                 h->remove_accidental_hits, h->work);
+    const lp_pairs pairs = {h->q, h->c, P, H, K, D, H > 0 ? mb->listed_off : NULL, H > 0 ? mb->listed_len : NULL};
+    double loss = lp_loss_tasks(h->dq, h->dc, h->tasks, h->num_tasks, &pairs, h->query_ids, h->cand_ids, h->work,
+                                h->rdq, h->rdc, h->task_loss);
     if (dout) {
         memset(dout, 0, (size_t)(mb->num_seeds * D) * sizeof(float));
         for (int64_t i = 0; i < P; i++) {

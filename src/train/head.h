@@ -8,9 +8,10 @@
  *                        predicted or labelled at least once: scikit-learn's f1_score(average=
  *                        'macro') on the labels present; reported for up to HEAD_F1_MAX_CLASSES
  *                        classes, NaN beyond).
- *   link prediction:     GiGL's RetrievalLoss (nn/retrieval.h) over the batch's pairs: queries =
- *                        anchors' embeddings, candidates = [positives | listed (hard) negatives |
- *                        random negatives]; metrics mrr and HitRate_at_{1,5,10,50,100} (each
+ *   link prediction:     the task_path losses (nn/lp_loss.h; by default GiGL's RetrievalLoss,
+ *                        nn/retrieval.h) over the batch's pairs: queries = anchors' embeddings,
+ *                        candidates = [positives | listed (hard) negatives | random negatives],
+ *                        several tasks summed with their weights; metrics mrr and HitRate_at_{1,5,10,50,100} (each
  *                        positive ranked against the batch's random negatives and its own listed
  *                        negatives, train/lp_eval.h) and loss; with a score buffer
  *                        (head_reserve_scores) also auc and ap, the MAGNN / HGB protocol: each
@@ -41,6 +42,7 @@
 #include <stdint.h>
 
 #include "dist/dist.h"
+#include "nn/lp_loss.h"
 #include "sample/minibatch.h"
 #include "train/config.h"
 #include "train/lp_eval.h"
@@ -69,7 +71,11 @@ typedef struct task_head {
     int64_t max_pairs, max_negatives;
     float *q, *c, *dq, *dc;   /* (P, D), (P + K, D), same */
     int64_t *query_ids, *cand_ids; /* (P), (P + K) global node ids */
-    float *work;              /* retrieval_work_floats(P, P + K) */
+    float *work;              /* the losses' scratch (lp_loss_tasks_work_floats) */
+    int num_tasks;            /* LP: task_path's tasks, weights and arguments */
+    lp_task tasks[LP_TASK_COUNT];
+    float *rdq, *rdc;         /* (P, D), (P + K, D): Retrieval's gradients when weighted with others */
+    double task_loss[LP_TASK_COUNT]; /* the last batch's loss of each task (unweighted) */
     int keep_scores;          /* LP: head_reserve_scores was called (on every rank alike: it makes
                                  head_scores_finish collective, even where this rank's cap is 0) */
     lp_score_buf scores;      /* the (score, label) rows of the evaluation under way */

@@ -124,12 +124,39 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
         fp_add(fp, "softmax_temp", "%.17g", a->softmax_temp);
         fp_add(fp, "should_remove_accidental_hits", "%d", a->should_remove_accidental_hits);
         fp_add(fp, "exclude_seed_edges", "%d", a->exclude_seed_edges);
+        fp_add(fp, "task_path", "%d tasks", a->num_lp_tasks);
+        for (int k = 0; k < a->num_lp_tasks; k++) { /* each task's weight and the arguments it reads */
+            const lp_task *lt = &a->lp_tasks[k];
+            char key[32];
+            snprintf(key, sizeof key, "task_path.%d", k);
+            switch (lt->kind) {
+            case LP_TASK_RETRIEVAL:
+                fp_add(fp, key, "Retrieval weight %.17g temperature %.17g remove_accidental_hits %d", lt->weight,
+                       lt->temperature, lt->remove_accidental_hits);
+                break;
+            case LP_TASK_SOFTMAX:
+                fp_add(fp, key, "Softmax weight %.17g softmax_temperature %.17g", lt->weight, lt->softmax_temperature);
+                break;
+            case LP_TASK_MARGIN: fp_add(fp, key, "Margin weight %.17g margin %.17g", lt->weight, lt->margin); break;
+            case LP_TASK_DIRECTAU:
+                fp_add(fp, key, "DirectAU weight %.17g gamma %.17g alpha %.17g temperature %.17g", lt->weight,
+                       lt->gamma, lt->alpha, lt->temperature);
+                break;
+            default:
+                fp_add(fp, key, "%s weight %.17g num_negatives %lld", lp_task_name(lt->kind), lt->weight,
+                       (long long)lt->num_negatives);
+                break;
+            }
+        }
+        fp_add(fp, "node_embedding_reg", "%.17g", a->node_embedding_reg);
     }
     /* learnable embeddings */
     fp_add(fp, "node_embedding_dim", "%lld", (long long)a->node_embedding_dim);
     if (a->node_embedding_dim > 0) {
         fp_add(fp, "embedding_optim_class_path", "%s", a->embedding_optim);
         fp_add(fp, "embedding_lr", "%.17g", a->embedding_lr > 0 ? a->embedding_lr : o->lr);
+        fp_add(fp, "node_embedding_init_std", "%.17g", a->node_embedding_init_std);
+        fp_add(fp, "embedding_weight_decay", "%.17g", a->embedding_weight_decay);
     }
 }
 

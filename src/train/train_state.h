@@ -67,7 +67,7 @@ void train_state_fingerprint_add_typed(train_state_fingerprint *fp, const task_c
 
 /* ---- scalars ---- */
 
-#define TRAIN_STATE_STAGES 7
+#define TRAIN_STATE_STAGES 8 /* wait, sample, gather, forward, loss, backward, all-reduce, optimizer */
 
 typedef struct train_state_scalars {
     int64_t step;              /* optimiser steps taken */

@@ -20,6 +20,7 @@
 #include "io/file.h"
 #include "io/outguard.h"
 #include "nn/embedding.h"
+#include "nn/lp_loss.h"
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "sample/loader.h"
@@ -110,7 +111,10 @@ typedef struct trainer {
      * main thread: no locks, no allocation). Producer-side sample/gather times come with each
      * batch (mb->sample_seconds, gather_seconds). */
     double t_wait, t_forward, t_backward, t_allreduce, t_optim, t_sample, t_gather;
+    double t_loss;            /* the task head: the loss and its gradient (LP: batch x candidates) */
     int64_t timed_steps;
+    ops_gemm_stats loss_gs;   /* the LP losses' GEMMs (nn/lp_loss.h), registered for the whole job */
+    double loss_gemm_s, loss_gemm_flops; /* ... of the training steps' losses (deltas of loss_gs) */
     trace_writer trace;       /* profilerConfig: Chrome trace (disabled unless shouldEnableProfiler) */
     int threads;              /* compute threads of this process */
     /* exact resume (train/train_state.h): checkpoint_every_n_batches > 0 */
@@ -436,6 +440,7 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
 }
 
 static void trainer_free(trainer *t) {
+    if (lp_loss_gemm_stats() == &t->loss_gs) lp_loss_gemm_stats_register(NULL);
     if (t->have_train) loader_free(&t->train);
     if (t->have_val) loader_free(&t->val);
     if (t->have_test) loader_free(&t->test);
@@ -642,6 +647,9 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
                                a->optim.beta2, a->optim.eps, err) != 0)
                 return -1;
             t->have_temb[k] = 1;
+            if (embedding_scale_init(&t->temb[k], a->node_embedding_init_std, err) != 0 ||
+                embedding_set_weight_decay(&t->temb[k], a->embedding_weight_decay, err) != 0)
+                return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
             t->best_temb[k] = cgnn_malloc((size_t)(t->temb[k].num_rows * emb_dim + 1) * sizeof(float));
             snprintf(t->temb_key[k], sizeof t->temb_key[k], "embedding_dict.%s.weight", ds->node_types[k].name);
             t->twidth[k] = emb_dim;
@@ -828,9 +836,24 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                                 : "there is nothing to validate on (remove validation_set)");
     }
     t->typed = dataset_is_typed(t->ds);
+    if (a->num_layers == 0 && (t->typed || t->parted))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.num_layers: 0 (the learnable embeddings alone) is for a homogeneous "
+                       "graph trained whole; %s is %s", t->cfg->file, t->parted ? t->pb.json_path : t->ds->dir,
+                       t->parted ? "a partitioned graph" : "a typed graph");
+    if (a->node_embedding_reg > 0 && t->typed)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.node_embedding_reg: not available on a typed graph (%s) yet",
+                       t->cfg->file, t->ds->dir);
     t->feat = t->typed ? NULL : dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < t->ds->num_features && !t->feat && !t->typed; i++)
         if (t->ds->features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds->features[i];
+    if (a->num_layers == 0 && t->feat) { /* matrix factorisation: the embeddings are the whole input */
+        if (is_root(t))
+            log_info("num_layers 0: the model is the embedding table alone; node feature '%s' is not used",
+                     t->feat->name);
+        t->feat = NULL;
+    }
     if (!t->feat && a->node_embedding_dim == 0 && !t->typed)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: no node features in feature_data; give the nodes learnable embeddings with "
@@ -839,7 +862,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     t->feat_dim = t->feat ? t->feat->dim : 0;
     int64_t out_dim = a->out_channels;
     if (lp) {
-        if (out_dim <= 0) out_dim = a->hidden_dim; /* the embedding size */
+        if (out_dim <= 0) out_dim = a->num_layers == 0 ? a->node_embedding_dim : a->hidden_dim; /* the embedding size */
     } else {
         if (out_dim <= 0) out_dim = t->task->num_classes;
         int64_t max_label = -1;
@@ -907,6 +930,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                   lr, a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
             return -1;
         t->have_emb = 1;
+        if (embedding_scale_init(&t->emb, a->node_embedding_init_std, err) != 0 ||
+            embedding_set_weight_decay(&t->emb, a->embedding_weight_decay, err) != 0)
+            return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
         t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
     }
     if (t->parted) { /* this part's services (the layer itself was created collectively) */
@@ -1131,13 +1157,24 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                 (long long)t->step);
         _Exit(3);
     }
-    double c0 = timer_now();
+    double c0 = timer_now(), cl = c0;
     model_zero_grad(&t->m);
     double loss = 0;
+    const int reg = mb && t->have_emb && a->node_embedding_reg > 0;
     if (mb) {
         prepare_batch(t, mb);
         const float *out = forward(t, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
+        cl = timer_now(); /* the loss from here (its GEMMs counted in loss_gs) */
+        const double gs0 = t->loss_gs.seconds, gf0 = t->loss_gs.flops;
         loss = head_batch(&t->head, mb, out, t->dlogits, NULL);
+        if (reg) { /* LightGCN's reg on the batch's embedding rows: its gradient starts d(input) */
+            memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
+            const int64_t P = mb->num_items, slots = 2 * P + mb->num_listed + mb->num_negatives;
+            if (P > 0)
+                loss += embedding_batch_l2(t->dinput, mb->features, mb->item_local, slots, mb->feat_dim, t->feat_dim,
+                                           t->emb.dim, a->node_embedding_reg / (double)P);
+        }
+        t->loss_gemm_s += t->loss_gs.seconds - gs0, t->loss_gemm_flops += t->loss_gs.flops - gf0;
         if (fault_here && t->step == t->fault_nan_step) loss = NAN; /* test hook: CGNN_TEST_NAN_AT_STEP */
     }
     double c1 = timer_now();
@@ -1156,7 +1193,7 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     }
     double c2 = timer_now();
     if (mb && t->have_emb) { /* the input gradient's embedding columns are the table rows' gradients */
-        memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
+        if (!reg) memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
         model_backward_input(&t->m, mb, t->dlogits, t->dinput);
     } else if (mb)
         backward(t, mb);
@@ -1195,13 +1232,15 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
             return -1;
     }
     double c5 = timer_now();
-    t->t_forward += c1 - c0;
+    t->t_forward += cl - c0;
+    t->t_loss += c1 - cl;
     t->t_allreduce += (c2 - c1) + (c4 - c3); /* status exchange + waiting for the gradient sums */
     t->t_backward += c3 - c2;
     t->t_optim += c5 - c4;
     if (trace_active(&t->trace)) {
         const int64_t b = mb ? mb->batch_index : -1, n = mb ? mb->num_items : 0;
-        trace_span(&t->trace, "forward", 0, c0, c1, b, n);
+        trace_span(&t->trace, "forward", 0, c0, cl, b, n);
+        trace_span(&t->trace, "loss", 0, cl, c1, b, n);
         trace_span(&t->trace, "allreduce", 0, c1, c2, b, 3);
         trace_span(&t->trace, "backward", 0, c2, c3, b, n);
         trace_span(&t->trace, "allreduce", 0, c3, c4, b, t->m.num_params);
@@ -1216,37 +1255,50 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
 
 /* The always-on stage timers as one array: wait, sample, gather, forward, backward, all-reduce,
  * optimizer (seconds, summed over this rank's steps). */
-#define NUM_STAGES 7
+#define NUM_STAGES 8
 _Static_assert(NUM_STAGES == TRAIN_STATE_STAGES, "the training state holds every stage timer");
-static const char *const STAGE_KEYS[NUM_STAGES] = {"wait_ms", "sample_ms", "gather_ms", "forward_ms",
+static const char *const STAGE_KEYS[NUM_STAGES] = {"wait_ms", "sample_ms", "gather_ms", "forward_ms", "loss_ms",
                                                    "backward_ms", "allreduce_ms", "optimizer_ms"};
 static void stage_times(const trainer *t, double out[NUM_STAGES]) {
-    out[0] = t->t_wait, out[1] = t->t_sample, out[2] = t->t_gather, out[3] = t->t_forward;
-    out[4] = t->t_backward, out[5] = t->t_allreduce, out[6] = t->t_optim;
+    out[0] = t->t_wait, out[1] = t->t_sample, out[2] = t->t_gather, out[3] = t->t_forward, out[4] = t->t_loss;
+    out[5] = t->t_backward, out[6] = t->t_allreduce, out[7] = t->t_optim;
+}
+
+/* GFLOP/s of the training losses' GEMMs since (seconds s0, FLOPs f0); NaN without any. */
+static double loss_gemm_gflops(const trainer *t, double s0, double f0) {
+    const double s = t->loss_gemm_s - s0, f = t->loss_gemm_flops - f0;
+    return s > 0 && f > 0 ? f / s / 1e9 : NAN;
 }
 
 /* End of an epoch: the mean time per step of every stage since `before` (rank 0's), logged and
- * written to metrics.jsonl as {"step", "epoch", "steps", "<stage>_ms"...}. Sample and gather run
- * on the sampler threads, overlapped with the others: they are not part of the step's sum. */
-static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_STAGES], int64_t steps_before) {
+ * written to metrics.jsonl as {"step", "epoch", "steps", "<stage>_ms"..., "loss_gemm_gflops"}
+ * (the rate of the loss's GEMMs over the epoch, since gemm_s0 / gemm_f0; null for a loss without
+ * GEMMs). Sample and gather run on the sampler threads, overlapped with the others: they are not
+ * part of the step's sum. */
+static void log_epoch_stages(trainer *t, int64_t epoch, const double before[NUM_STAGES], int64_t steps_before,
+                             double gemm_s0, double gemm_f0) {
     const int64_t n = t->timed_steps - steps_before;
     if (n <= 0 || !is_root(t)) return;
-    double now[NUM_STAGES], vals[NUM_STAGES + 3];
+    double now[NUM_STAGES], vals[NUM_STAGES + 4];
     stage_times(t, now);
-    const char *keys[NUM_STAGES + 3] = {"step", "epoch", "steps"};
-    const char *tags[NUM_STAGES + 3] = {NULL, NULL, NULL};
+    const char *keys[NUM_STAGES + 4] = {"step", "epoch", "steps"};
+    const char *tags[NUM_STAGES + 4] = {NULL, NULL, NULL};
     vals[0] = (double)t->step, vals[1] = (double)epoch, vals[2] = (double)n;
     for (int i = 0; i < NUM_STAGES; i++) {
         keys[3 + i] = STAGE_KEYS[i];
+        tags[3 + i] = NULL;
         vals[3 + i] = 1e3 * (now[i] - before[i]) / (double)n;
     }
-    log_record(t, keys, tags, vals, NUM_STAGES + 3, 3);
+    keys[3 + NUM_STAGES] = "loss_gemm_gflops", tags[3 + NUM_STAGES] = NULL;
+    vals[3 + NUM_STAGES] = loss_gemm_gflops(t, gemm_s0, gemm_f0);
+    log_record(t, keys, tags, vals, NUM_STAGES + 4, 3);
     /* one line per epoch of several steps (a one-step epoch's time is on its progress line, and
      * the whole run's per-step summary is printed at the end) */
     if (n >= 2)
-        log_info("epoch %lld: %lld steps, per step: waiting %.1f ms, forward %.1f, backward %.1f, all-reduce %.1f, "
-                 "optimizer %.1f (sampler threads: sample %.1f ms, gather %.1f ms per batch)",
-                 (long long)epoch + 1, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[4], vals[5]);
+        log_info("epoch %lld: %lld steps, per step: waiting %.1f ms, forward %.1f, loss %.1f, backward %.1f, "
+                 "all-reduce %.1f, optimizer %.1f (sampler threads: sample %.1f ms, gather %.1f ms per batch)",
+                 (long long)epoch + 1, (long long)n, vals[3], vals[6], vals[7], vals[8], vals[9], vals[10], vals[4],
+                 vals[5]);
 }
 
 /* ---- exact resume (train/train_state.h) ---- */
@@ -1357,6 +1409,7 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
             stage_times(t, stages_before);
             steps_before = t->timed_steps;
         }
+        const double gemm_s0 = t->loss_gemm_s, gemm_f0 = t->loss_gemm_flops; /* (a resumed epoch: since the resume) */
         const int64_t first = resume_here ? rs->next_batch : 0;
         loader_start_epoch_at(&t->train, (int)epoch, first,
                               t->local_seeds && a->drop_uneven_inputs ? t->train_batches_min : 0);
@@ -1428,18 +1481,23 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         }
         progress_end_epoch(&t->prog, loss_n ? loss_sum / (double)loss_n : NAN, t->last_vloss, t->last_vmetric,
                            head_main_metric(&t->head));
-        log_epoch_stages(t, epoch, stages_before, steps_before);
+        log_epoch_stages(t, epoch, stages_before, steps_before, gemm_s0, gemm_f0);
         if (dist_phase_failed(t->d, is_root(t) && logs_check(t, 0, err) != 0, err)) return -1;
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
     if (t->timed_steps > 0 && is_root(t)) {
         const double n = (double)t->timed_steps, ms = 1e3 / n;
-        const double total = t->t_wait + t->t_forward + t->t_backward + t->t_allreduce + t->t_optim;
-        log_info("per step (rank 0, %lld steps): waiting for batches %.1f ms, forward %.1f ms, backward %.1f ms, "
-                 "all-reduce wait %.1f ms (%.1f%%), optimizer %.1f ms",
-                 (long long)t->timed_steps, t->t_wait * ms, t->t_forward * ms, t->t_backward * ms, t->t_allreduce * ms,
-                 100.0 * t->t_allreduce / (total > 0 ? total : 1), t->t_optim * ms);
+        const double total = t->t_wait + t->t_forward + t->t_loss + t->t_backward + t->t_allreduce + t->t_optim;
+        log_info("per step (rank 0, %lld steps): waiting for batches %.1f ms, forward %.1f ms, loss %.1f ms, "
+                 "backward %.1f ms, all-reduce wait %.1f ms (%.1f%%), optimizer %.1f ms",
+                 (long long)t->timed_steps, t->t_wait * ms, t->t_forward * ms, t->t_loss * ms, t->t_backward * ms,
+                 t->t_allreduce * ms, 100.0 * t->t_allreduce / (total > 0 ? total : 1), t->t_optim * ms);
+        const double gf = loss_gemm_gflops(t, 0, 0);
+        if (isfinite(gf)) /* as bench reports the model's GEMMs: the loss's share and its rate */
+            log_info("loss GEMMs: %.2f GFLOP per step, %.1f ms per step (%.0f%% of the loss), %.2f GFLOP/s",
+                     t->loss_gemm_flops / n / 1e9, t->loss_gemm_s * ms,
+                     100.0 * t->loss_gemm_s / (t->t_loss > 0 ? t->t_loss : 1), gf);
     }
     if (res->stopped_early && is_root(t))
         log_info("early stopping after %lld steps (no improvement in %lld validations)", (long long)t->step,
@@ -1522,8 +1580,8 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
     t->have_best = (int)rs->have_best, t->best_score = rs->best_score, t->bad_checks = rs->bad_checks;
     res->has_val = (int)rs->has_val, res->best_val_loss = rs->best_val_loss, res->best_val_acc = rs->best_val_acc;
     t->t_wait = rs->stage_seconds[0], t->t_sample = rs->stage_seconds[1], t->t_gather = rs->stage_seconds[2];
-    t->t_forward = rs->stage_seconds[3], t->t_backward = rs->stage_seconds[4];
-    t->t_allreduce = rs->stage_seconds[5], t->t_optim = rs->stage_seconds[6];
+    t->t_forward = rs->stage_seconds[3], t->t_loss = rs->stage_seconds[4], t->t_backward = rs->stage_seconds[5];
+    t->t_allreduce = rs->stage_seconds[6], t->t_optim = rs->stage_seconds[7];
     t->timed_steps = rs->timed_steps;
     if (is_root(t)) {
         log_info("resuming from the training state %s: step %lld (epoch %lld, batch %lld; read in %.2f s)",
@@ -1627,6 +1685,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     t.parted = partbook_is_partition(cfg->dataset_path);
     if (t.parted && dist_phase_failed(t.d, dist_rpc_create(&t.rpc, t.d, err) != 0, err)) goto done;
     if (!root && !t.parted) dist_barrier(t.d);
+    lp_loss_gemm_stats_register(&t.loss_gs); /* the losses' GEMMs, for the loss's GEMM rate */
     bad = trainer_setup(&t, res, err) != 0;
     /* parted: every rank has loaded its part before rank 0 touches any output */
     if (t.parted && dist_phase_failed(t.d, bad, err)) goto done;
