@@ -79,6 +79,11 @@ static void tb_u64(tbuf *b, uint64_t v) {
     tb_put(b, c, 8);
 }
 
+/* CRC-32 of a record: zlib's directly for small ones (no thread team for a few bytes). */
+static uint32_t crc_of(const void *p, size_t n) {
+    return n <= ((size_t)4 << 20) ? (uint32_t)crc32(0L, (const Bytef *)p, (uInt)n) : crc_parallel(0, p, n);
+}
+
 static uint32_t le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -194,7 +199,7 @@ static int zip_write(durable_file *out, const ts_record *r, const uint32_t *crcs
 
 int torch_save_write_zip(durable_file *out, const ts_record *records, int n, int zip64, cgnn_err *err) {
     uint32_t *crcs = (uint32_t *)cgnn_calloc((size_t)n + 1, sizeof *crcs);
-    for (int i = 0; i < n; i++) crcs[i] = crc_parallel(0, records[i].data, (size_t)records[i].size);
+    for (int i = 0; i < n; i++) crcs[i] = crc_of(records[i].data, (size_t)records[i].size);
     int rc = zip_write(out, records, crcs, n, zip64, err);
     free(crcs);
     return rc;
@@ -427,7 +432,7 @@ int torch_save_write_to(durable_file *out, const ts_tensor *t, int n, const char
      * (the shape of torch's id; the values are ours, deterministic) */
     uint64_t h = 1469598103934665603ull, comb = 0;
     for (int q = 0; q < k; q++) {
-        crcs[q] = crc_parallel(0, r[q].data, (size_t)r[q].size);
+        crcs[q] = crc_of(r[q].data, (size_t)r[q].size);
         comb = crc32_combine64((uLong)comb, crcs[q], (z_off64_t)r[q].size);
         for (const char *c = r[q].name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     }
@@ -435,7 +440,7 @@ int torch_save_write_to(durable_file *out, const ts_tensor *t, int n, const char
     snprintf(sid, sizeof sid, "%020llu%020llu", (unsigned long long)h, (unsigned long long)comb);
     snprintf(names[k], cap, "%s/.data/serialization_id", arch);
     r[k] = (ts_record){names[k], sid, 40};
-    crcs[k] = crc_parallel(0, sid, 40);
+    crcs[k] = crc_of(sid, 40);
     k++;
     CGNN_CHECK(k == nrec);
     int rc = zip_write(out, r, crcs, nrec, opt ? opt->zip64 : 0, err);
@@ -487,6 +492,7 @@ typedef struct zrec {
     int64_t data;    /* first data byte */
     int64_t size;
     uint32_t crc;
+    uint32_t method;  /* 0: stored */
 } zrec;
 
 typedef struct zdir {
@@ -658,12 +664,9 @@ static int zdir_read(zdir *z, int fd, const char *path, int64_t size, cgnn_err *
             rc = ZFAIL("%s: zip record '%s' is encrypted", path, r->name);
             break;
         }
-        if (method != 0) {
-            rc = ZFAIL("%s: zip record '%s' is compressed (method %u); torch.save stores records uncompressed", path,
-                       r->name, method);
-            break;
-        }
-        if (disk != 0 || csize != usize || usize > (uint64_t)INT64_MAX || lho > (uint64_t)cd_off) {
+        r->method = method; /* checked below, after a TorchScript archive is recognised */
+        if (disk != 0 || usize > (uint64_t)INT64_MAX || lho > (uint64_t)cd_off ||
+            (method == 0 && csize != usize)) {
             rc = ZFAIL("%s: zip record '%s': sizes %llu / %llu or offset %llu are inconsistent", path, r->name,
                        (unsigned long long)csize, (unsigned long long)usize, (unsigned long long)lho);
             break;
@@ -676,6 +679,15 @@ static int zdir_read(zdir *z, int fd, const char *path, int64_t size, cgnn_err *
     free(cd);
     if (rc == 0 && at != cd_size)
         rc = ZFAIL("%s: %llu bytes after the last central directory entry", path, (unsigned long long)(cd_size - at));
+    for (int i = 0; i < z->n && rc == 0; i++) {
+        const size_t nl = strlen(z->r[i].name);
+        if (nl >= 14 && strcmp(z->r[i].name + nl - 14, "/constants.pkl") == 0)
+            rc = ZFAIL("%s: a TorchScript archive (torch.jit.save), not a torch.save state_dict", path);
+    }
+    for (int i = 0; i < z->n && rc == 0; i++)
+        if (z->r[i].method != 0)
+            rc = ZFAIL("%s: zip record '%s' is compressed (method %u); torch.save stores records uncompressed", path,
+                       z->r[i].name, z->r[i].method);
     /* local headers: the same name, stored, data inside the file before the directory */
     unsigned char lh[30];
     char *lname = rc == 0 ? (char *)cgnn_malloc(TS_MAX_NAME + 1) : NULL;
@@ -757,7 +769,7 @@ static unsigned char *read_record(int fd, const char *path, const zdir *z, int k
         return NULL;
     }
     b[r->size] = '\0';
-    if (crc_parallel(0, b, (size_t)r->size) != r->crc) {
+    if (crc_of(b, (size_t)r->size) != r->crc) {
         err_set(err, CGNN_ERR_INPUT, "%s: record '%s': CRC-32 mismatch (the file is corrupt)", path, r->name);
         free(b);
         return NULL;
@@ -1304,10 +1316,6 @@ int torch_save_read_header(ts_file *f, const char *path, cgnn_err *err) {
     pvm m = {0};
     int rc = zdir_read(&z, fd, path, f->file_size, err);
     if (rc) goto done;
-    if (zdir_find(&z, "constants.pkl") >= 0) {
-        rc = ZFAIL("%s: a TorchScript archive (torch.jit.save), not a torch.save state_dict", path);
-        goto done;
-    }
     int k = zdir_find(&z, "version");
     if (k < 0) k = zdir_find(&z, ".data/version");
     if (k < 0) {
@@ -1385,7 +1393,7 @@ int torch_save_read_tensor(const ts_file *f, int i, float *dst, cgnn_err *err) {
         rc = ZFAIL("%s: tensor '%s': the file changed since its header was read", f->path, f->names[i]);
     else if (bytes && read_at(fd, dst, bytes, f->data_offsets[i]) != 0)
         rc = ZFAIL("%s: tensor '%s': read failed: %s", f->path, f->names[i], strerror(errno));
-    else if (crc_parallel(0, dst, bytes) != f->crcs[i])
+    else if (crc_of(dst, bytes) != f->crcs[i])
         rc = ZFAIL("%s: tensor '%s': CRC-32 mismatch (the file is corrupt)", f->path, f->names[i]);
     close(fd);
     return rc;
