@@ -268,6 +268,11 @@ TEST(files_torch_wrote) {
     ASSERT_EQ(torch_save_read_header(&f, path, &err), 0);
     ASSERT(f.n == 1 && f.ndims[0] == 2 && f.shapes[0][0] == 2 && f.shapes[0][1] == 3);
     torch_save_free(&f);
+    snprintf(path, sizeof path, "%s/empty.pt", dir);
+    ASSERT_EQ(torch_save_read_header(&f, path, &err), 0);
+    ASSERT(f.n == 1 && f.ndims[0] == 3 && f.shapes[0][0] == 2 && f.shapes[0][1] == 0 && f.shapes[0][2] == 3);
+    ASSERT_EQ(torch_save_read_tensor(&f, 0, NULL, &err), 0);
+    torch_save_free(&f);
     static const char *const refused[][2] = {
         {"batchnorm.pt", "tensor 'num_batches_tracked' is a torch.LongStorage: only float32"},
         {"transposed.pt", "strides are not C order"},

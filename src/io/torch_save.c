@@ -39,7 +39,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "torch.save data is li
 #define TS_MAX_RECORDS (1 << 20)
 #define TS_MAX_CD ((int64_t)256 << 20)     /* central directory bytes */
 #define TS_MAX_NAME 1024                   /* record names and state_dict keys */
-#define TS_MAX_VALUES (1 << 22)            /* pickle objects built (bounds memory: ~200 MB) */
+#define TS_MAX_VALUES (1 << 21)            /* pickle objects (~20 per tensor; bounds memory: ~150 MB) */
 #define TS_MAX_META 4096                   /* metadata pairs */
 #define TS_FORMAT_VERSION "3\n"            /* torch's kProducedFileFormatVersion for torch.save */
 
@@ -310,9 +310,10 @@ static void pk_tensor_item(pk_writer *w, int i, void *ctx) {
     pk_str(w, key);
     if (s->cpu == UINT32_MAX) s->cpu = pk_str(w, "cpu");
     else pk_get(w, s->cpu);
-    int64_t numel = 1, stride[TORCH_SAVE_MAX_DIMS];
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        stride[d] = numel;
+    int64_t numel = 1, stride[TORCH_SAVE_MAX_DIMS], step = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) { /* torch's contiguous strides: products of max(size, 1) */
+        stride[d] = step;
+        step *= t->shape[d] > 1 ? t->shape[d] : 1;
         numel *= t->shape[d];
     }
     pk_int(w, numel);
@@ -1004,16 +1005,20 @@ static int op_reduce(pvm *m) {
         return pvm_fail(m, "tensor '%s': %d dimensions, at most %d are supported", key, shape->n, TORCH_SAVE_MAX_DIMS);
     if (rg->type != PV_BOOL || hooks->type != PV_DICT || hooks->n != 0)
         return pvm_fail(m, "tensor '%s': requires_grad is not a bool or backward hooks are not empty", key);
-    int64_t numel = 1, want = 1;
+    int64_t numel = 1;
     for (int d = shape->n - 1; d >= 0; d--) {
         const pv *s = &m->v[shape->items[d]], *t = &m->v[stride->items[d]];
         if (s->type != PV_INT || s->i < 0 || t->type != PV_INT)
             return pvm_fail(m, "tensor '%s': shape[%d] or stride[%d] is not a non-negative integer", key, d, d);
-        if (s->i > 1 && t->i != want) /* PyTorch's is_contiguous: strides of size-1 dims do not matter */
-            return pvm_fail(m, "tensor '%s': strides are not C order (a transposed view?)", key);
         if (ck_mul_i64(numel, s->i, &numel) != 0 || numel > INT64_MAX / 16)
             return pvm_fail(m, "tensor '%s': shape too large", key);
-        want = numel;
+    }
+    /* PyTorch's is_contiguous: C-order strides, except for dims of size 1; any for no elements */
+    for (int64_t d = shape->n - 1, want = 1; numel > 0 && d >= 0; d--) {
+        const int64_t size = m->v[shape->items[d]].i;
+        if (size > 1 && m->v[stride->items[d]].i != want)
+            return pvm_fail(m, "tensor '%s': strides are not C order (a transposed view?)", key);
+        want *= size;
     }
     if (numel != st->i)
         return pvm_fail(m, "tensor '%s': %lld elements in a storage of %lld (views are not supported)", key,
