@@ -55,7 +55,7 @@ static void check_kind(model_kind kind, int l2) {
 
     char *dir = test_tmpdir(), p[4200];
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    ASSERT_EQ(outputs_save_model(p, &m, m.params, &err), 0);
+    ASSERT_EQ(outputs_save_model(p, TASK_NODE_CLASSIFICATION, &m, m.params, &err), 0);
     for (int b = 0; b < 2; b++) {
         const sampler_block *blk = &mb->blocks[b];
         char name[64];

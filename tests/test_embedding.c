@@ -577,8 +577,8 @@ TEST(checkpoint_round_trip) {
     snprintf(plain, sizeof plain, "%s/plain.safetensors", dir);
     snprintf(npy, sizeof npy, "%s/emb.npy", dir);
     cgnn_err err = {0};
-    ASSERT_EQ(outputs_save_model_with_embedding(path, &m, m.params, e.weight, R, D, &err), 0);
-    ASSERT_EQ(outputs_save_model(plain, &m, m.params, &err), 0);
+    ASSERT_EQ(outputs_save_model_with_embedding(path, TASK_LINK_PREDICTION, &m, m.params, e.weight, R, D, &err), 0);
+    ASSERT_EQ(outputs_save_model(plain, TASK_LINK_PREDICTION, &m, m.params, &err), 0);
 
     /* the file: model keys in order, then embedding.weight [R, D], metadata */
     st_file f;
@@ -598,7 +598,7 @@ TEST(checkpoint_round_trip) {
     safetensors_free(&f);
 
     /* the model loader skips the table; the table loader reads it */
-    ASSERT_EQ(outputs_load_model(path, &back, &err), 0);
+    ASSERT_EQ(outputs_load_model(path, TASK_LINK_PREDICTION, &back, &err), 0);
     ASSERT(same_bits(m.params, back.params, (size_t)m.num_params * sizeof(float)));
     float *w = (float *)calloc((size_t)(R * D), sizeof(float));
     ASSERT_EQ(outputs_load_embedding(path, w, R, D, &err), 0);
@@ -624,7 +624,7 @@ TEST(checkpoint_round_trip) {
     t[m.num_tensors] = (st_tensor){.name = "embedding.weights", .ndim = 2, .shape = {R, D, 1, 1}, .data = e.weight};
     snprintf(npy, sizeof npy, "%s/extra.safetensors", dir);
     ASSERT_EQ(safetensors_write(npy, t, m.num_tensors + 1, NULL, 0, &err), 0);
-    ASSERT_EQ(outputs_load_model(npy, &back, &err), -1);
+    ASSERT_EQ(outputs_load_model(npy, TASK_LINK_PREDICTION, &back, &err), -1);
     ASSERT_STR_CONTAINS(err.msg, "tensors, the configured model has");
     /* a truncated file: the header-only reader refuses it too */
     {
@@ -639,7 +639,7 @@ TEST(checkpoint_round_trip) {
         free(bytes);
         ASSERT_EQ(outputs_load_embedding(npy, w, R, D, &err), -1);
         ASSERT_STR_CONTAINS(err.msg, "cut.safetensors");
-        ASSERT_EQ(outputs_load_model(npy, &back, &err), -1);
+        ASSERT_EQ(outputs_load_model(npy, TASK_LINK_PREDICTION, &back, &err), -1);
     }
 
     /* torch reads the key as an nn.Embedding state_dict */

@@ -111,6 +111,45 @@ task shape.yaml cora
 sed -i -e 's#trainedModelUri: out/shape/model.safetensors#trainedModelUri: ck/shape.safetensors#' -e 's#^trainerConfig:#  shouldSkipTraining: true\ntrainerConfig:#' shape.yaml
 expect 2 "safetensors: shape overflows" "ck/shape.safetensors" "too large" -- train shape.yaml
 
+# .pt checkpoints (PyTorch's zip format; GiGL's layout): a good one, then broken copies of it,
+# each refused naming the file, by shouldSkipTraining and by cgnn embed; a pickle that calls
+# os.system is refused and never runs
+task okpt.yaml cora; sed -i 's#out/okpt/model.safetensors#out/okpt/model.pt#' okpt.yaml
+expect 0 "a .pt checkpoint" -- train okpt.yaml
+mkdir -p ckpt
+"$PY" - out/okpt/model.pt ckpt <<'PY'
+import collections, os, pickle, struct, sys, zipfile
+src, d = sys.argv[1], sys.argv[2]
+b = open(src, "rb").read()
+open(os.path.join(d, "half.pt"), "wb").write(b[: len(b) // 2])
+z = zipfile.ZipFile(src)
+names = z.namelist()
+data = {n: z.read(n) for n in names}
+info = z.getinfo([n for n in names if n.endswith("/data/0")][0])
+nlen, xlen = struct.unpack("<HH", b[info.header_offset + 26: info.header_offset + 30])
+bb = bytearray(b)
+bb[info.header_offset + 30 + nlen + xlen + 5] ^= 0x10  # one bit of the first tensor
+open(os.path.join(d, "crc.pt"), "wb").write(bb)
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch PWNED",))
+evil = pickle.dumps(collections.OrderedDict(w=Evil()), protocol=2)
+for out, comp, repl in (("evil.pt", zipfile.ZIP_STORED, evil), ("deflated.pt", zipfile.ZIP_DEFLATED, None)):
+    with zipfile.ZipFile(os.path.join(d, out), "w", comp) as w:
+        for n in names:
+            w.writestr(n, repl if (repl and n.endswith("/data.pkl")) else data[n])
+PY
+for c in "half:zip end-of-central-directory" "crc:CRC-32 mismatch" "evil:global 'posix.system' is not allowed" \
+         "deflated:is compressed (method 8)"; do
+  n=${c%%:*}
+  sed -e "s#trainedModelUri: out/okpt/model.pt#trainedModelUri: ckpt/$n.pt#" -e 's#^trainerConfig:#  shouldSkipTraining: true\ntrainerConfig:#' \
+    -e "s#out/okpt/#out/pt_$n/#g" okpt.yaml > "pt_$n.yaml"
+  expect 2 ".pt checkpoint: $n (shouldSkipTraining)" "ckpt/$n.pt" "${c#*:}" -- train "pt_$n.yaml"
+  expect 2 ".pt checkpoint: $n (embed)" "trainedModelUri" "ckpt/$n.pt" "${c#*:}" -- \
+    "$CGNN" embed --task_config_uri="pt_$n.yaml" --out "out/pt_$n.npy"
+done
+[[ ! -e PWNED ]] && ok || bad "the pickle's os.system ran"
+
 # ---- 3. ranks that disagree (MPI builds) ----
 if command -v mpirun > /dev/null && "$CGNN" --version | grep -q "distributed: MPI"; then
   # OpenMPI's own allocations are not freed when a job ends in MPI_Abort (as every MPI test)

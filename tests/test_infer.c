@@ -484,7 +484,7 @@ TEST(model_from_checkpoint) {
     model m, back;
     make_model(&m, &g, MODEL_GAT, 3, 9, 8, 4, 0, 52);
     cgnn_err err = {0};
-    ASSERT_EQ(outputs_save_model(path, &m, m.params, &err), 0);
+    ASSERT_EQ(outputs_save_model(path, TASK_NODE_CLASSIFICATION, &m, m.params, &err), 0);
     st_file f;
     ASSERT_EQ(safetensors_read(&f, path, &err), 0);
     int emb = 7;

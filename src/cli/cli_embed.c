@@ -136,7 +136,7 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     const ds_feature *feat = dataset_find_feature(j->dsp, DS_DOMAIN_NODE, 0, "feat");
     for (int i = 0; i < j->dsp->num_features && !feat; i++)
         if (j->dsp->features[i].domain == DS_DOMAIN_NODE) feat = &j->dsp->features[i];
-    if (safetensors_read(&j->ckpt, ck, err) != 0)
+    if (outputs_read_checkpoint(&j->ckpt, ck, err) != 0) /* .safetensors, or a .pt in GiGL's layout */
         return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
     j->have_ckpt = 1;
     int emb = -1;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
+#include "train/gigl_ckpt.h"
 #include "util/cleanup.h"
 
 static int mkdir_p(char *dir, cgnn_err *err) {
@@ -100,8 +101,8 @@ int outputs_write_eval_metrics(const char *path, const char *const *names, const
 
 /* The model's tensors + the tables (node embedding tables), written straight from the caller's
  * buffers (safetensors_write streams them: no copy). */
-int outputs_save_model_tables(const char *path, const model *m, const float *params, const outputs_table *tables,
-                              int num_tables, cgnn_err *err) {
+int outputs_save_model_tables(const char *path, task_kind task, const model *m, const float *params,
+                              const outputs_table *tables, int num_tables, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     CGNN_CHECK(num_tables >= 0 && num_tables <= MINIBATCH_MAX_NODE_TYPES);
     st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES];
@@ -130,20 +131,38 @@ int outputs_save_model_tables(const char *path, const model *m, const float *par
     const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
                           "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
                           "node_embedding_dim", emb};
+    if (gigl_ckpt_is_torch(path)) { /* the tables go after the model, keys unchanged */
+        ts_tensor extra[MINIBATCH_MAX_NODE_TYPES];
+        for (int i = 0; i < num_tables; i++) {
+            const st_tensor *s = &t[m->num_tensors + i];
+            extra[i] = (ts_tensor){s->name, 2, {s->shape[0], s->shape[1], 0, 0}, s->data};
+        }
+        return gigl_ckpt_save(path, task, m, params, extra, num_tables, meta, num_tables ? 8 : 7, err);
+    }
     return safetensors_write(path, t, n, meta, num_tables ? 8 : 7, err);
 }
 
-int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err) {
-    return outputs_save_model_tables(path, m, params, NULL, 0, err);
+int outputs_save_model(const char *path, task_kind task, const model *m, const float *params, cgnn_err *err) {
+    return outputs_save_model_tables(path, task, m, params, NULL, 0, err);
 }
 
-int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
+int outputs_save_model_with_embedding(const char *path, task_kind task, const model *m, const float *params,
                                       const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err) {
     const outputs_table tb = {OUTPUTS_EMBEDDING_KEY, emb_weight, emb_rows, emb_dim};
-    return outputs_save_model_tables(path, m, params, &tb, emb_weight ? 1 : 0, err);
+    return outputs_save_model_tables(path, task, m, params, &tb, emb_weight ? 1 : 0, err);
 }
 
-int outputs_load_model(const char *path, model *m, cgnn_err *err) {
+int outputs_read_checkpoint(st_file *f, const char *path, cgnn_err *err) {
+    return gigl_ckpt_is_torch(path) ? gigl_ckpt_read(f, path, err) : safetensors_read(f, path, err);
+}
+
+int outputs_check_checkpoint(const char *path, task_kind task, const model_config *cfg, const char *field,
+                             cgnn_err *err) {
+    return gigl_ckpt_check(path, task, cfg, field, err);
+}
+
+int outputs_load_model(const char *path, task_kind task, model *m, cgnn_err *err) {
+    if (gigl_ckpt_is_torch(path)) return gigl_ckpt_load_model(path, task, m, err);
     /* Header only, then each model tensor straight into place: an embedding table in the same
      * file (possibly gigabytes) is never read. */
     st_file f;
@@ -184,6 +203,7 @@ int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows
 int outputs_load_table(const char *path, const char *key, float *emb_weight, int64_t emb_rows, int64_t emb_dim,
                        cgnn_err *err) {
     CGNN_CHECK(emb_weight && emb_rows >= 1 && emb_dim >= 1);
+    if (gigl_ckpt_is_torch(path)) return gigl_ckpt_load_table(path, key, emb_weight, emb_rows, emb_dim, err);
     st_file f;
     if (safetensors_read_header(&f, path, err) != 0) return -1;
     int rc = 0;

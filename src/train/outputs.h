@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "io/safetensors.h"
 #include "nn/model.h"
+#include "train/config.h"
 #include "util/err.h"
 
 /* mkdir -p of the directory part of path (for a file) — or of path itself if is_dir. */
@@ -30,12 +32,24 @@ int outputs_write_text(const char *path, const char *text, cgnn_err *err);
 int outputs_write_eval_metrics(const char *path, const char *const *names, const double *values, int n,
                                cgnn_err *err);
 
-/* The model's parameters as safetensors with PyG state_dict keys (+ metadata describing the
- * model so `shouldSkipTraining` can check it). */
-int outputs_save_model(const char *path, const model *m, const float *params, cgnn_err *err);
+/* Checkpoint formats, by the extension of path: ".pt" / ".pth" is PyTorch's own torch.save
+ * format holding the state_dict of GiGL's model class for the task (train/gigl_ckpt.h); any
+ * other is safetensors with PyG's keys. The task picks the layout of a .pt file only. */
+
+/* The model's parameters with PyG state_dict keys (+ metadata describing the model so
+ * `shouldSkipTraining` and `cgnn embed` can check it). */
+int outputs_save_model(const char *path, task_kind task, const model *m, const float *params, cgnn_err *err);
 /* Loads a checkpoint into m->params, checking every key and shape (error names the key). An
  * "embedding.weight" tensor in the file is allowed and skipped (never read). */
-int outputs_load_model(const char *path, model *m, cgnn_err *err);
+int outputs_load_model(const char *path, task_kind task, model *m, cgnn_err *err);
+/* Reads a whole checkpoint as safetensors_read does, a .pt file mapped back to PyG's keys and
+ * the same metadata (gigl_ckpt_read). The caller owns *f (safetensors_free). */
+int outputs_read_checkpoint(st_file *f, const char *path, cgnn_err *err);
+/* Before training: checks that the model of cfg can be written to path for task (a .pt file
+ * for node classification needs out_dim <= hidden_dim). Returns 0, or -1 with *err
+ * (CGNN_ERR_INPUT starting with field). */
+int outputs_check_checkpoint(const char *path, task_kind task, const model_config *cfg, const char *field,
+                             cgnn_err *err);
 
 /* The key of a learnable node embedding table (nn/embedding.h) in a checkpoint: the state_dict
  * key of a torch.nn.Embedding registered as `embedding` next to the GNN. */
@@ -43,7 +57,7 @@ int outputs_load_model(const char *path, model *m, cgnn_err *err);
 /* outputs_save_model plus the tensor "embedding.weight" [emb_rows, emb_dim] from emb_weight
  * (emb_rows * emb_dim floats, written from the caller's buffer without a copy) and the metadata
  * "node_embedding_dim"; emb_weight NULL writes what outputs_save_model writes. */
-int outputs_save_model_with_embedding(const char *path, const model *m, const float *params,
+int outputs_save_model_with_embedding(const char *path, task_kind task, const model *m, const float *params,
                                       const float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
 /* A node embedding table saved beside the model: key (e.g. "embedding.weight", or
  * "embedding_dict.<type>.weight" for a featureless node type of a typed graph), rows x dim floats. */
@@ -54,8 +68,8 @@ typedef struct outputs_table {
 } outputs_table;
 /* outputs_save_model plus num_tables tables (<= MINIBATCH_MAX_NODE_TYPES), written from the
  * callers' buffers. */
-int outputs_save_model_tables(const char *path, const model *m, const float *params, const outputs_table *tables,
-                              int num_tables, cgnn_err *err);
+int outputs_save_model_tables(const char *path, task_kind task, const model *m, const float *params,
+                              const outputs_table *tables, int num_tables, cgnn_err *err);
 /* outputs_load_embedding of the table `key`. */
 int outputs_load_table(const char *path, const char *key, float *emb_weight, int64_t emb_rows, int64_t emb_dim,
                        cgnn_err *err);

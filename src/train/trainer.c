@@ -369,16 +369,19 @@ static int save_checkpoint(trainer *t, const float *params, const float *emb_row
             if (t->have_temb[k])
                 tb[n++] = (outputs_table){t->temb_key[k], best ? t->best_temb[k] : t->temb[k].weight,
                                           t->temb[k].num_rows, t->temb[k].dim};
-        return is_root(t) ? outputs_save_model_tables(t->cfg->trained_model_uri, &t->m, params, tb, n, err) : 0;
+        return is_root(t) ? outputs_save_model_tables(t->cfg->trained_model_uri, t->cfg->task, &t->m, params, tb, n,
+                                                      err)
+                          : 0;
     }
-    if (!t->have_emb) return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, &t->m, params, err) : 0;
+    if (!t->have_emb)
+        return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, t->cfg->task, &t->m, params, err) : 0;
     float *full = t->parted ? part_gather_to_root(t->d, t->pb.num_parts, emb_rows, t->pb.n_local, t->emb.dim,
                                                  t->pb.orig_of_new, t->pb.num_nodes)
                            : NULL;
     int rc = 0;
     if (is_root(t))
-        rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, &t->m, params, full ? full : emb_rows,
-                                               whole_nodes(t), t->emb.dim, err);
+        rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, t->cfg->task, &t->m, params,
+                                               full ? full : emb_rows, whole_nodes(t), t->emb.dim, err);
     free(full);
     return rc;
 }
@@ -1033,6 +1036,7 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
     snprintf(f_prof, sizeof f_prof, "%s: profilerConfig.profilerLogDir", c->file);
     const char *model_out = c->should_skip_training ? "" : c->trained_model_uri;
     if (outguard_check_file(&t->guard, model_out, f_model, err) != 0) return -1;
+    if (outputs_check_checkpoint(model_out, c->task, &t->m.cfg, f_model, err) != 0) return -1;
     if (outguard_check_file(&t->guard, c->eval_metrics_uri, f_metrics, err) != 0) return -1;
     if (c->eval_metrics_uri[0] && (file_same(c->eval_metrics_uri, c->trained_model_uri) ||
                                    strcmp(c->eval_metrics_uri, c->trained_model_uri) == 0))
@@ -1712,7 +1716,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     if (!cfg->should_skip_training && cfg->args.checkpoint_every_n_batches > 0 && state_resume(&t, resume, out, err) != 0)
         goto done;
     if (root) bad = open_logs(&t, err) != 0;
-    if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, &t.m, err) != 0;
+    if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, cfg->task, &t.m, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb && !t.parted)
         bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb && t.parted) { /* this part's rows of the whole table */
