@@ -392,10 +392,10 @@ TEST(model_from_checkpoint) {
     snprintf(path2, sizeof path2, "%s/notable.safetensors", dir);
     snprintf(path3, sizeof path3, "%s/stray.safetensors", dir);
     outputs_table tb = {key, table, R, 8};
-    ASSERT(outputs_save_model_tables(path, &m, m.params, &tb, 1, &err) == 0);
-    ASSERT(outputs_save_model_tables(path2, &m, m.params, NULL, 0, &err) == 0);
+    ASSERT(outputs_save_model_tables(path, TASK_NODE_CLASSIFICATION, &m, m.params, &tb, 1, &err) == 0);
+    ASSERT(outputs_save_model_tables(path2, TASK_NODE_CLASSIFICATION, &m, m.params, NULL, 0, &err) == 0);
     outputs_table stray[2] = {tb, {"embedding_dict.author.weight", table, R, 8}};
-    ASSERT(outputs_save_model_tables(path3, &m, m.params, stray, 2, &err) == 0);
+    ASSERT(outputs_save_model_tables(path3, TASK_NODE_CLASSIFICATION, &m, m.params, stray, 2, &err) == 0);
 
     st_file f;
     ASSERT(safetensors_read(&f, path, &err) == 0);
@@ -428,7 +428,7 @@ TEST(model_from_checkpoint) {
     model_config hc = {.kind = MODEL_GRAPHSAGE, .num_layers = 1, .in_dim = 4, .hidden_dim = 4, .out_dim = 2};
     minibatch_capacity hcap = {.num_layers = 1, .max_items = 1, .max_nodes = {1, 1}, .max_edges = {1}, .feat_dim = 4};
     ASSERT(model_init(&h, &hc, &hcap, 1, &err) == 0);
-    ASSERT(outputs_save_model(path2, &h, h.params, &err) == 0);
+    ASSERT(outputs_save_model(path2, TASK_NODE_CLASSIFICATION, &h, h.params, &err) == 0);
     ASSERT(safetensors_read(&f, path2, &err) == 0);
     ASSERT(infer_typed_model_from_checkpoint(&m2, &in, &f, &ds, 0, &err) != 0);
     ASSERT_STR_CONTAINS(err.msg, "not a typed model");
