@@ -121,6 +121,10 @@ cp -r "$TMP/dblp2" "$TMP/dblp2m" && rm -rf "$TMP/dblp2m/part1" && cp -r "$TMP/db
 config mixed dblp_hetero_sage "$TMP/dblp2m" "${NC[@]}"
 run 2 mixed; expect mixed 2 "written by another run of cgnn partition" $?
 ls "$TMP/world" "$TMP/mixed" >/dev/null 2>&1 && bad "a refused run created its outputs" || ok
+# cgnn embed on a typed partition: refused by name (exit 2), nothing written
+timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --task_config_uri="$TMP/ev_par.yaml" --out="$TMP/emb_par" >"$TMP/emb_par.out" 2>"$TMP/emb_par.err"
+expect emb_par 2 "cgnn embed does not run on typed parts yet" $?
+[[ -e "$TMP/emb_par" ]] && bad "a refused embed created its output" || ok
 
 echo "test_train_typed_part: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

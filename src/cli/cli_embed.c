@@ -111,6 +111,12 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         char what[CONFIG_PATH_MAX + 64];
         snprintf(what, sizeof what, "%s: sharedConfig.preprocessedMetadataUri", tc->file);
         if (partbook_open_for_rank(&j->pb, tc->dataset_path, d->rank, d->size, 0, what, err) != 0) return -1;
+        if (j->pb.typed)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: sharedConfig.preprocessedMetadataUri: %s is a typed partition; cgnn embed does not "
+                           "run on typed parts yet: point it at the whole typed dataset (a model trained on the "
+                           "parts is bitwise the replicated run's, so its embeddings are the same)",
+                           tc->file, tc->dataset_path);
         const int P = j->pb.num_parts;
         j->dsp = &j->pb.ds;
         j->spart = (sampler_part){P, j->pb.part, j->pb.node_map, j->pb.orig_of_local, j->pb.num_nodes,
