@@ -9,6 +9,8 @@
 #     `mpirun -np 2` (in memory and with a shared activations dir);
 #   - --node_types chooses the files; a rerun into the same directory leaves no file of the
 #     previous run;
+#   - DBLP with HGT (2 heads, fanout -1): one file per type, the trainer's test accuracy and loss
+#     from the author rows, the same bits for another --batch;
 #   - Last.fm (data/lastfm-mini, RGCN with 2 bases, every type a learnable table, L2-normalised
 #     link-prediction output): unit rows equal to a numpy RGCN;
 #   - errors (exit 2, naming the problem): --out naming an .npy, an unknown --node_types entry,
@@ -181,6 +183,37 @@ assert worst < 1e-5, worst
 PY
 else
   bad "lastfm training failed: $(tail -3 "$TMP/lp.train.err")"
+fi
+
+# ---- DBLP, HGT (2 heads), fanout -1: the trainer's evaluation is the full forward ----
+sed -e "s#out/[a-z_]*/#$TMP/hgt/#g" -e 's/num_epochs: "200"/num_epochs: "2"/' -e 's/hidden_dim: "64"/hidden_dim: "16"/' \
+  examples/dblp_hgt.yaml > "$TMP/hgt.yaml"
+if "$CGNN" train --quiet --task_config_uri="$TMP/hgt.yaml" --resource_config_uri="$TMP/resource.yaml" \
+  >"$TMP/hgt.train.out" 2>"$TMP/hgt.train.err"; then
+  embed hgt && ok || bad "HGT embed failed: $(tail -3 "$TMP/hgt.embed.err")"
+  grep -q "^embeddings of author: 600 x 4 float32 -> $TMP/hgt/embeddings/author.npy" "$TMP/hgt.embed.out" \
+    && grep -q "^embeddings of venue: 20 x 4" "$TMP/hgt.embed.out" && ok || bad "HGT summary: $(cat "$TMP/hgt.embed.out")"
+  embed hgt --batch 97 --out "$TMP/hgt97" && same_dirs "$TMP/hgt/embeddings" "$TMP/hgt97" && ok \
+    || bad "HGT --batch 97 gives other bits: $(tail -2 "$TMP/hgt.embed.err")"
+  "$PY" - "$TMP/hgt/embeddings" "$TMP/hgt/eval_metrics.json" <<'PY' && ok || bad "HGT embeddings vs the trainer's test metrics"
+import json, sys
+import numpy as np
+emb_dir, metrics_path = sys.argv[1:3]
+D = "data/dblp-mini/"
+for t, n in (("author", 600), ("paper", 2881), ("term", 3239), ("venue", 20)):
+    e = np.load(f"{emb_dir}/{t}.npy")
+    assert e.shape == (n, 4) and e.dtype == np.float32 and np.isfinite(e).all(), (t, e.shape, e.dtype)
+a = np.load(f"{emb_dir}/author.npy").astype(np.float64)
+seeds = np.load(D + "nc-test-author-seeds.npy"); labels = np.load(D + "nc-test-author-labels.npy")
+acc = float((a[seeds].argmax(1) == labels).mean())
+z = a[seeds] - a[seeds].max(1, keepdims=True)
+loss = float((np.log(np.exp(z).sum(1)) - z[np.arange(len(seeds)), labels]).mean())
+m = {x["name"]: float(x["numberValue"]) for x in json.load(open(metrics_path))["metrics"]}
+print(f"HGT: test accuracy from the embeddings {acc:.6f}, trainer {m['acc']:.6f}; loss {loss:.6f}, trainer {m['loss']:.6f}")
+assert abs(acc - m["acc"]) < 1e-5 and abs(loss - m["loss"]) <= 1e-4 * max(1, abs(loss)), (acc, loss, m)
+PY
+else
+  bad "HGT training failed: $(tail -3 "$TMP/hgt.train.err")"
 fi
 
 # ---- errors: exit 2 naming the problem ----

@@ -7,6 +7,7 @@
  *   conv l:   for each edge type e = (s, r, t): agg (n, I) = mean of prev rows offset[s] + csc_e's
  *             in-neighbours of rows a.. (the index read in place), then the dense products;
  *             relu / L2 norm
+ *   HGT conv l: hgt_prepare (every source row's kt / vt), then per chunk hgt_conv_chunk
  * out is the stage's store at row offset[t] + a (or this rank's slice before an all-gather).
  * Parameters are found by their PyG keys (model_find_tensor), so this file depends on the
  * checkpoint layout only, not on hetero.c's internals.
@@ -75,7 +76,7 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
     if (model_kind_parse(kind, &mc.kind) != 0 || !model_kind_is_typed(mc.kind))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: __metadata__ 'cgnn_model': '%s' is not a typed model, but the dataset %s is typed (%d node "
-                       "types): embed it with the model cgnn train trained on it (HeteroSAGE or RGCN)",
+                       "types): embed it with the model cgnn train trained on it (HeteroSAGE, RGCN or HGT)",
                        f->path, kind, ds->dir, T);
     int64_t layers;
     if (meta_int(f, "num_layers", 1, L_MAX, &layers, err) != 0 ||
