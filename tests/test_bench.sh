@@ -2,7 +2,7 @@
 # test_bench.sh CGNN — `cgnn bench train` end to end on a tiny generated graph: it runs, its
 # JSON line has every field, fractions are in (0, 1.5] (the gather's > 0), throughputs > 0,
 # the two parameter copies saw the same losses and the GEMM count matches the model; on a typed
-# dataset (data/dblp-mini: HeteroSAGE and RGCN, the featureless venue type's learnable tables)
+# dataset (data/dblp-mini: HeteroSAGE, RGCN and HGT, the featureless venue type's learnable tables)
 # the same fields, and the GEMM counts the typed batches' shapes give; bad flags, a missing
 # dataset and a model of the other kind are clean errors. `cgnn bench sample` on the generated
 # graph and on a typed dataset (data/dblp-mini): it runs and prints edges/s and ns per sampled
@@ -91,6 +91,14 @@ grep -q "^typed graph: 4 node types, 6 edge types .* venue learnable (20, 32); 4
 "$CGNN" bench train --dataset "$TMP/dblp-mini" --model RGCN --fanouts 4,3 --batch 32 --hidden 16 --steps 3 \
   --warmup 1 --threads 2 --workers 1 >"$TMP/out" 2>&1 && ok || { bad "bench train typed RGCN: exit $?"; cat "$TMP/out"; }
 check_json "typed RGCN" 33 inf
+# HGT, 2 heads: the input stage 9; layer 0: kqv_lin of the 4 source types (x 3) = 12, the 4 edge
+# types with edges into author and paper x 2 heads x (2 forward + 4 backward) = 48, out_lin of
+# author and paper (x 3) = 6; layer 1: kqv_lin of author and paper 6, written_by 2 x 6 = 12,
+# out_lin of author 3; lin on the author seeds 3 -> 99.
+"$CGNN" bench train --dataset "$TMP/dblp-mini" --model HGT --heads 2 --fanouts 4,3 --batch 32 --hidden 16 --steps 3 \
+  --warmup 1 --threads 2 --workers 1 >"$TMP/out" 2>&1 && ok || { bad "bench train typed HGT: exit $?"; cat "$TMP/out"; }
+check_json "typed HGT" 99 inf
+grep -q "\"model\":\"HGT\"" "$TMP/out" && ok || bad "typed HGT: the model is not HGT"
 expect2_early() { "$@" >"$TMP/err" 2>&1; }
 expect2_early "$CGNN" bench train --dataset "$TMP/dblp-mini" --model GAT; rc=$?
 [[ $rc -eq 2 ]] && grep -q "GAT is a homogeneous model, but the dataset .* is typed" "$TMP/err" && ok \

@@ -9,6 +9,8 @@
 #     `mpirun -np 2` (in memory and with a shared activations dir);
 #   - --node_types chooses the files; a rerun into the same directory leaves no file of the
 #     previous run;
+#   - DBLP with HGT (2 heads, fanout -1): one file per type, the trainer's test accuracy and loss
+#     from the author rows, the same bits for another --batch and under `mpirun -np 2`;
 #   - Last.fm (data/lastfm-mini, RGCN with 2 bases, every type a learnable table, L2-normalised
 #     link-prediction output): unit rows equal to a numpy RGCN;
 #   - errors (exit 2, naming the problem): --out naming an .npy, an unknown --node_types entry,
@@ -41,6 +43,25 @@ same_dirs() {
   for t in ${3:-$TYPES}; do cmp -s "$1/$t.npy" "$2/$t.npy" || return 1; done
 }
 
+# metrics_match MODEL EMB_DIR METRICS — the author rows of EMB_DIR give the trainer's test accuracy
+# (exactly) and loss (to 1e-4) in METRICS (its evaluation with fanout -1 is the same forward)
+metrics_match() {
+  "$PY" - "$@" <<'PY' && ok || bad "$1: the embeddings do not give the trainer's test metrics"
+import json, sys
+import numpy as np
+name, emb_dir, metrics_path = sys.argv[1:4]
+D = "data/dblp-mini/"
+a = np.load(f"{emb_dir}/author.npy").astype(np.float64)
+seeds = np.load(D + "nc-test-author-seeds.npy"); labels = np.load(D + "nc-test-author-labels.npy")
+acc = float((a[seeds].argmax(1) == labels).mean())
+z = a[seeds] - a[seeds].max(1, keepdims=True)
+loss = float((np.log(np.exp(z).sum(1)) - z[np.arange(len(seeds)), labels]).mean())
+m = {x["name"]: float(x["numberValue"]) for x in json.load(open(metrics_path))["metrics"]}
+print(f"{name}: test accuracy from the embeddings {acc:.6f}, trainer {m['acc']:.6f}; loss {loss:.6f}, trainer {m['loss']:.6f}")
+assert abs(acc - m["acc"]) < 1e-5 and abs(loss - m["loss"]) <= 1e-4 * max(1, abs(loss)), (acc, loss, m)
+PY
+}
+
 # ---- DBLP, HeteroSAGE, every neighbour in training and evaluation ----
 sed -e "s#out/[a-z_]*/#$TMP/run/#g" -e 's/num_epochs: "40"/num_epochs: "6"/' -e 's/num_neighbors: .*/num_neighbors: "[-1, -1]"/' \
   examples/dblp_hetero_sage.yaml > "$TMP/run.yaml"
@@ -58,10 +79,10 @@ grep -q "^embeddings of author: 600 x 4 float32 -> $E/author.npy" "$TMP/run.embe
   "$TMP/run.embed.out" && ok || bad "summary: $(cat "$TMP/run.embed.out")"
 grep -q "layer 3/3" "$TMP/run.embed.err" && ok || bad "no progress on stderr: $(cat "$TMP/run.embed.err")"
 
-"$PY" - "$E" "$TMP/run/model.safetensors" "$TMP/run/eval_metrics.json" <<'PY' && ok || bad "DBLP embeddings check failed"
+"$PY" - "$E" "$TMP/run/model.safetensors" <<'PY' && ok || bad "DBLP embeddings check failed"
 import json, struct, sys
 import numpy as np
-emb_dir, model_path, metrics_path = sys.argv[1:4]
+emb_dir, model_path = sys.argv[1:3]
 b = open(model_path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
 P = {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], "<f4").reshape(v["shape"]).astype(np.float64)
      for k, v in h.items() if k != "__metadata__"}
@@ -92,16 +113,8 @@ for t in types:
     worst = max(worst, np.abs(e - hcur[t]).max() / (1 + np.abs(hcur[t]).max()))
 print(f"numpy full-graph HeteroSAGE, every node type: max difference {worst:.2e}")
 assert worst < 1e-5, worst
-# the trainer's test metrics (its evaluation with fanout -1 is the same forward)
-a = np.load(f"{emb_dir}/author.npy").astype(np.float64)
-seeds = np.load(D + "nc-test-author-seeds.npy"); labels = np.load(D + "nc-test-author-labels.npy")
-acc = float((a[seeds].argmax(1) == labels).mean())
-z = a[seeds] - a[seeds].max(1, keepdims=True)
-loss = float((np.log(np.exp(z).sum(1)) - z[np.arange(len(seeds)), labels]).mean())
-m = {x["name"]: float(x["numberValue"]) for x in json.load(open(metrics_path))["metrics"]}
-print(f"test accuracy from the embeddings {acc:.6f}, trainer {m['acc']:.6f}; loss {loss:.6f}, trainer {m['loss']:.6f}")
-assert abs(acc - m["acc"]) < 1e-5 and abs(loss - m["loss"]) <= 1e-4 * max(1, abs(loss)), (acc, loss, m)
 PY
+metrics_match HeteroSAGE "$E" "$TMP/run/eval_metrics.json"
 
 # chunking and out-of-core activations: the same bits; no layer files left behind
 embed run --batch 97 --out "$TMP/b97" && same_dirs "$E" "$TMP/b97" && ok || bad "--batch 97 gives other bits: $(tail -2 "$TMP/run.embed.err")"
@@ -181,6 +194,34 @@ assert worst < 1e-5, worst
 PY
 else
   bad "lastfm training failed: $(tail -3 "$TMP/lp.train.err")"
+fi
+
+# ---- DBLP, HGT (2 heads), fanout -1: the trainer's evaluation is the full forward ----
+sed -e "s#out/[a-z_]*/#$TMP/hgt/#g" -e 's/num_epochs: "200"/num_epochs: "2"/' -e 's/hidden_dim: "64"/hidden_dim: "16"/' \
+  examples/dblp_hgt.yaml > "$TMP/hgt.yaml"
+if "$CGNN" train --quiet --task_config_uri="$TMP/hgt.yaml" --resource_config_uri="$TMP/resource.yaml" \
+  >"$TMP/hgt.train.out" 2>"$TMP/hgt.train.err"; then
+  embed hgt && ok || bad "HGT embed failed: $(tail -3 "$TMP/hgt.embed.err")"
+  grep -q "^embeddings of author: 600 x 4 float32 -> $TMP/hgt/embeddings/author.npy" "$TMP/hgt.embed.out" \
+    && grep -q "^embeddings of venue: 20 x 4" "$TMP/hgt.embed.out" && ok || bad "HGT summary: $(cat "$TMP/hgt.embed.out")"
+  embed hgt --batch 97 --out "$TMP/hgt97" && same_dirs "$TMP/hgt/embeddings" "$TMP/hgt97" && ok \
+    || bad "HGT --batch 97 gives other bits: $(tail -2 "$TMP/hgt.embed.err")"
+  "$PY" - "$TMP/hgt/embeddings" <<'PY' && ok || bad "HGT embeddings: shapes"
+import sys
+import numpy as np
+emb_dir = sys.argv[1]
+for t, n in (("author", 600), ("paper", 2881), ("term", 3239), ("venue", 20)):
+    e = np.load(f"{emb_dir}/{t}.npy")
+    assert e.shape == (n, 4) and e.dtype == np.float32 and np.isfinite(e).all(), (t, e.shape, e.dtype)
+PY
+  metrics_match HGT "$TMP/hgt/embeddings" "$TMP/hgt/eval_metrics.json"
+  if [[ -n ${MPIRUN+x} ]]; then # 2 ranks: every rank computes all keys / values, a slice of the attention
+    timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/hgt.yaml" --batch 50 --out "$TMP/hgt_mpi" \
+      >"$TMP/hgt_mpi.out" 2>&1 && same_dirs "$TMP/hgt/embeddings" "$TMP/hgt_mpi" && ok \
+      || bad "HGT mpirun -np 2: other bits: $(tail -5 "$TMP/hgt_mpi.out")"
+  fi
+else
+  bad "HGT training failed: $(tail -3 "$TMP/hgt.train.err")"
 fi
 
 # ---- errors: exit 2 naming the problem ----

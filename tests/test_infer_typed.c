@@ -1,6 +1,7 @@
 /* test_infer_typed.c — layer-wise full-neighbourhood inference on typed graphs
  * (nn/infer_typed.h, `cgnn embed` on a typed dataset):
- *   - HeteroSAGE and RGCN (with and without bases, with an L2-normalised output) equal
+ *   - HeteroSAGE, RGCN (with and without bases) and HGT (2 heads), with and without an
+ *     L2-normalised output, equal
  *     model_forward on a typed batch sampled with fanout -1 on every edge type and hop, for every
  *     node of every type (featured types, row-normalised features, a featureless type's table,
  *     isolated nodes, duplicate edges), and for a few seeds alone;
@@ -161,7 +162,7 @@ static void make_model(model *m, const world *w, model_kind kind, int L, int bas
     typed_sampler_config cfg = full_fanouts(L);
     typed_sampler_capacity(&w->g, &cfg, NUM, WIDTH, &ty.cap);
     model_config mc = {.kind = kind, .num_layers = L, .hidden_dim = 8, .out_dim = 5, .l2_normalize_output = l2,
-                       .types = &ty};
+                       .num_heads = kind == MODEL_HGT ? 2 : 0, .types = &ty};
     minibatch_capacity cap = {.num_layers = L, .max_items = NUM[0] + NUM[1] + NUM[2]};
     cgnn_err err = {0};
     CGNN_CHECK(model_init(m, &mc, &cap, seed, &err) == 0);
@@ -319,6 +320,13 @@ TEST(rgcn_equals_model_forward) {
     ASSERT_EQ(bad, 0);
 }
 
+TEST(hgt_equals_model_forward) {
+    int bad = 0;
+    check_kind(MODEL_HGT, 2, 0, 0, 1, &bad);
+    check_kind(MODEL_HGT, 3, 0, 1, 0, &bad);
+    ASSERT_EQ(bad, 0);
+}
+
 /* Wrong inputs: a table of the wrong width is refused naming the type. */
 TEST(input_checks) {
     world w;
@@ -423,6 +431,23 @@ TEST(model_from_checkpoint) {
     ASSERT_STR_CONTAINS(err.msg, "embedding_dict.author.weight");
     safetensors_free(&f);
 
+    /* an HGT checkpoint: its heads from the metadata, every tensor by key */
+    model g;
+    model_config gc = {.kind = MODEL_HGT, .num_layers = 2, .hidden_dim = 16, .out_dim = 4, .num_heads = 4,
+                       .types = ty};
+    ty->num_bases = 0;
+    ASSERT(model_init(&g, &gc, &cap, 6, &err) == 0);
+    ASSERT(outputs_save_model_tables(path, TASK_NODE_CLASSIFICATION, &g, g.params, &tb, 1, &err) == 0);
+    ASSERT(safetensors_read(&f, path, &err) == 0);
+    ASSERT(infer_typed_model_from_checkpoint(&m2, &in, &f, &ds, 0, &err) == 0);
+    ASSERT_EQ(m2.cfg.kind, MODEL_HGT);
+    ASSERT_EQ(m2.cfg.num_heads, 4);
+    ASSERT_EQ(m2.num_params, g.num_params);
+    ASSERT(memcmp(m2.params, g.params, (size_t)g.num_params * sizeof(float)) == 0);
+    model_free(&m2);
+    safetensors_free(&f);
+    model_free(&g);
+
     /* a homogeneous checkpoint on the typed dataset */
     model h;
     model_config hc = {.kind = MODEL_GRAPHSAGE, .num_layers = 1, .in_dim = 4, .hidden_dim = 4, .out_dim = 2};
@@ -448,6 +473,7 @@ int main(void) {
     omp_set_num_threads(2);
     RUN(hetero_sage_equals_model_forward);
     RUN(rgcn_equals_model_forward);
+    RUN(hgt_equals_model_forward);
     RUN(input_checks);
     RUN(model_from_checkpoint);
     return test_summary();

@@ -61,13 +61,42 @@
 #define BENCH_COPY_REPS 5
 #define BENCH_MIN_COPY_BYTES ((size_t)64 << 20)
 
-/* bench_train_gemm_flops of a typed model (HeteroSAGE, RGCN; nn/hetero.c) on a typed batch; -1
- * for a typed kind whose GEMMs it does not know. */
+/* bench_train_gemm_flops of HGT (nn/hgt.c) on a typed batch (F = hidden, nh heads of D = F / nh):
+ * per layer kqv_lin on every source row of each type and out_lin on its destination rows
+ * (forward, dW, dX each), per edge type with sampled edges 2 per-head products on its source rows
+ * forward and 4 backward (D x D each); lin on the seed rows (forward, dW, dX); the input stage as
+ * the other typed models. */
+static double hgt_gemm_flops(const model_config *cfg, const minibatch *mb) {
+    const model_types *ty = cfg->types;
+    const minibatch_typed *tb = mb->typed;
+    const int L = cfg->num_layers, T = ty->num_node_types, K = ty->num_edge_types;
+    const double F = (double)cfg->hidden_dim, nh = (double)cfg->num_heads, D = F / nh;
+    double flops = 0.0;
+    for (int t = 0; t < T; t++) {
+        const double n = (double)tb->num_nodes[t][L];
+        if (n > 0) flops += 2.0 * n * (double)ty->in_dim[t] * F * (ty->input_grad[t] ? 3.0 : 2.0);
+    }
+    for (int l = 0; l < L; l++) {
+        for (int t = 0; t < T; t++)
+            flops += 3.0 * 2.0 * (double)tb->num_nodes[t][L - l] * F * 3.0 * F +
+                     3.0 * 2.0 * (double)tb->num_nodes[t][L - 1 - l] * F * F;
+        for (int e = 0; e < K; e++) {
+            const sampler_block *b = &tb->blocks[l * K + e];
+            if (b->num_edges > 0) flops += 6.0 * nh * 2.0 * (double)b->num_src * D * D;
+        }
+    }
+    flops += 3.0 * 2.0 * (double)tb->num_nodes[ty->output_type][0] * F * (double)cfg->out_dim;
+    return flops;
+}
+
+/* bench_train_gemm_flops of a typed model (HeteroSAGE, RGCN; nn/hetero.c; HGT above) on a typed
+ * batch; -1 for a typed kind whose GEMMs it does not know. */
 static double typed_gemm_flops(const model_config *cfg, const minibatch *mb) {
     const model_types *ty = cfg->types;
     const minibatch_typed *tb = mb->typed;
     const int L = cfg->num_layers, T = ty->num_node_types, K = ty->num_edge_types;
     const double H = (double)cfg->hidden_dim;
+    if (cfg->kind == MODEL_HGT) return hgt_gemm_flops(cfg, mb);
     if (cfg->kind != MODEL_HETERO_SAGE && cfg->kind != MODEL_RGCN) return -1;
     double flops = 0.0;
     for (int t = 0; t < T; t++) { /* input stage: forward + weight gradient (+ input gradient: tables) */
@@ -343,6 +372,7 @@ static int setup_typed(bench_ctx *c, const ds_task *task, int64_t out_dim, cgnn_
     mc.hidden_dim = o->hidden;
     mc.out_dim = out_dim;
     mc.dropout = (float)o->dropout;
+    mc.num_heads = o->heads; /* HGT */
     mc.types = ty;
     minibatch_capacity cap;
     memset(&cap, 0, sizeof cap);
@@ -376,10 +406,10 @@ static int bench_setup(bench_ctx *c, cgnn_err *err) {
     if (c->typed != model_kind_is_typed(c->kind))
         return err_set(err, CGNN_ERR_INPUT, "--model: %s is a %s model, but the dataset %s is %s%s",
                        model_kind_name(c->kind), model_kind_is_typed(c->kind) ? "typed" : "homogeneous", c->ds.dir,
-                       c->typed ? "typed" : "not typed", c->typed ? ": use --model HeteroSAGE or RGCN" : "");
-    if (c->typed && c->kind != MODEL_HETERO_SAGE && c->kind != MODEL_RGCN)
-        return err_set(err, CGNN_ERR_INPUT, "--model: bench train has no GEMM accounting for %s (HeteroSAGE and RGCN on "
-                       "typed datasets)", model_kind_name(c->kind));
+                       c->typed ? "typed" : "not typed", c->typed ? ": use --model HeteroSAGE, RGCN or HGT" : "");
+    if (c->typed && c->kind != MODEL_HETERO_SAGE && c->kind != MODEL_RGCN && c->kind != MODEL_HGT)
+        return err_set(err, CGNN_ERR_INPUT, "--model: bench train has no GEMM accounting for %s (HeteroSAGE, RGCN and "
+                       "HGT on typed datasets)", model_kind_name(c->kind));
     const ds_task *task = NULL;
     for (int t = 0; t < c->ds.num_tasks && !task; t++)
         if (c->ds.tasks[t].kind == DS_TASK_NODE_CLASSIFICATION) task = &c->ds.tasks[t];
@@ -665,10 +695,12 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     t_setup = timer_now() - t_setup;
     const int typed = c.typed;
     /* GEMMs per step at most: 2 linears x 3 per layer; typed: 3 per node type's input projection,
-     * per layer 6 per edge type (HeteroSAGE) or 3 per edge type + 3 per node type + 3 (RGCN) */
-    ro.max_cps = typed ? 3 * c.tg.num_node_types +
-                             o->num_layers * (6 * c.tg.num_edge_types + 3 * c.tg.num_node_types + 3)
-                       : 6 * o->num_layers;
+     * per layer 6 per edge type (HeteroSAGE) or 3 per edge type + 3 per node type + 3 (RGCN);
+     * HGT: per layer 6 per node type + 6 per (edge type, head), then 3 per node type for lin */
+    const int Tn = c.tg.num_node_types, Kn = c.tg.num_edge_types;
+    ro.max_cps = !typed                    ? 6 * o->num_layers
+                 : c.kind == MODEL_HGT ? 6 * Tn + o->num_layers * (6 * Tn + 6 * c.m.cfg.num_heads * Kn)
+                                       : 3 * Tn + o->num_layers * (6 * Kn + 3 * Tn + 3);
     ro.pipe = cgnn_calloc((size_t)S, sizeof(step_rec));
     ro.alone = cgnn_calloc((size_t)S, sizeof(step_rec));
     ro.calls = cgnn_calloc((size_t)S * ro.max_cps, sizeof(ops_gemm_call));

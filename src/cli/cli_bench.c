@@ -78,13 +78,13 @@ static int bench_sample_main(int argc, char **argv) {
 static cli_flag TRAIN_FLAGS[] = {
     {"dataset", "DIR", "dataset with a node-classification task (default /tmp/products, from "
                        "`cgnn generate --preset products --out /tmp/products`)", NULL},
-    {"model", "NAME", "GraphSAGE, GCN or GAT (default GraphSAGE); a typed dataset: HeteroSAGE or RGCN (default "
-                      "HeteroSAGE)", NULL},
+    {"model", "NAME", "GraphSAGE, GCN or GAT (default GraphSAGE); a typed dataset: HeteroSAGE, RGCN or HGT "
+                      "(default HeteroSAGE)", NULL},
     {"fanouts", "LIST", "fanouts per layer, seed side first (default 15,10,5)", NULL},
     {"layers", "N", "layers (default: one per fanout; must match --fanouts)", NULL},
     {"batch", "N", "seeds per batch (default 1024)", NULL},
     {"hidden", "N", "hidden channels (default 256)", NULL},
-    {"heads", "N", "GAT attention heads (default 2)", NULL},
+    {"heads", "N", "GAT and HGT attention heads (default 2)", NULL},
     {"dropout", "P", "dropout between layers (default 0.5)", NULL},
     {"threads", "N", "compute threads, OpenMP + OpenBLAS (default: all cores)", NULL},
     {"workers", "N", "sampler threads of the pipelined run (default 2)", NULL},
@@ -130,7 +130,7 @@ static int bench_train_main(int argc, char **argv) {
     const char *name = cli_flag_str(&TRAIN_CMD, "model");
     o.model_is_default = name == NULL;
     if (name && model_kind_parse(name, &o.model) != 0) {
-        err_set(&err, CGNN_ERR_INPUT, "--model: expected GraphSAGE, GCN or GAT (typed datasets: HeteroSAGE or RGCN), got "
+        err_set(&err, CGNN_ERR_INPUT, "--model: expected GraphSAGE, GCN or GAT (typed datasets: HeteroSAGE, RGCN or HGT), got "
                 "'%s'", name);
         return cli_fail(&err);
     }

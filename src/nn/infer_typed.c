@@ -7,6 +7,7 @@
  *   conv l:   for each edge type e = (s, r, t): agg (n, I) = mean of prev rows offset[s] + csc_e's
  *             in-neighbours of rows a.. (the index read in place), then the dense products;
  *             relu / L2 norm
+ *   HGT conv l: hgt_prepare (every source row's kt / vt), then per chunk hgt_conv_chunk
  * out is the stage's store at row offset[t] + a (or this rank's slice before an all-gather).
  * Parameters are found by their PyG keys (model_find_tensor), so this file depends on the
  * checkpoint layout only, not on hetero.c's internals.
@@ -14,6 +15,7 @@
 #include "nn/infer_typed.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "nn/hgt.h"
 #include "nn/ops.h"
 #include "sample/gather.h"
 #include "util/timer.h"
@@ -73,11 +76,8 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
     if (model_kind_parse(kind, &mc.kind) != 0 || !model_kind_is_typed(mc.kind))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: __metadata__ 'cgnn_model': '%s' is not a typed model, but the dataset %s is typed (%d node "
-                       "types): embed it with the model cgnn train trained on it (HeteroSAGE or RGCN)",
+                       "types): embed it with the model cgnn train trained on it (HeteroSAGE, RGCN or HGT)",
                        f->path, kind, ds->dir, T);
-    if (mc.kind != MODEL_HETERO_SAGE && mc.kind != MODEL_RGCN) /* a typed kind without layer-wise inference here */
-        return err_set(err, CGNN_ERR_INPUT, "%s: cgnn embed has no layer-wise inference for %s models (HeteroSAGE and "
-                       "RGCN only)", f->path, model_kind_name(mc.kind));
     int64_t layers;
     if (meta_int(f, "num_layers", 1, L_MAX, &layers, err) != 0 ||
         meta_int(f, "hidden_channels", 1, 1 << 20, &mc.hidden_dim, err) != 0 ||
@@ -85,6 +85,14 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
         return -1;
     mc.num_layers = (int)layers;
     mc.l2_normalize_output = l2_normalize_output;
+    if (mc.kind == MODEL_HGT) {
+        int64_t heads;
+        if (meta_int(f, "heads", 1, mc.hidden_dim, &heads, err) != 0) return -1;
+        if (mc.hidden_dim % heads != 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ 'heads': %lld does not divide hidden_channels %lld",
+                           f->path, (long long)heads, (long long)mc.hidden_dim);
+        mc.num_heads = (int)heads;
+    }
     model_types *ty = cgnn_calloc(1, sizeof *ty);
     ty->num_node_types = T;
     ty->num_edge_types = K;
@@ -205,9 +213,15 @@ typedef struct typed_params {
     float *rg_w[L_MAX];                                     /* (K, O, I) W_e^T (bases applied) */
     float *rg_root[L_MAX];                                  /* (O, I) root^T */
     const float *rg_bias[L_MAX];
+    /* HGT: convs.l.kqv_lin.lins.<t>, out_lin.lins.<t> (weight, bias), k_rel / v_rel.weight
+     * (H*K, D, D), skip.<t> [1], p_rel.<e> [1, H]; lin (weight, bias) after the last conv */
+    const float *hgt_kqv_w[L_MAX][T_MAX], *hgt_kqv_b[L_MAX][T_MAX], *hgt_out_w[L_MAX][T_MAX], *hgt_out_b[L_MAX][T_MAX];
+    const float *hgt_krel[L_MAX], *hgt_vrel[L_MAX], *hgt_skip[L_MAX][T_MAX], *hgt_prel[L_MAX][K_MAX];
+    const float *hgt_lin_w, *hgt_lin_b;
 } typed_params;
 
-/* I, O of conv l of a typed model: hidden -> hidden, the last one hidden -> out (hetero.c). */
+/* I, O of conv l of a typed model: hidden -> hidden, the last one hidden -> out (hetero.c); for
+ * HGT the stage's width: its last conv is hidden -> hidden, then the shared lin hidden -> out. */
 static void layer_dims(const model *m, int l, int64_t *in, int64_t *out) {
     *in = m->cfg.hidden_dim;
     *out = l == m->cfg.num_layers - 1 ? m->cfg.out_dim : m->cfg.hidden_dim;
@@ -236,9 +250,38 @@ static void params_find(typed_params *p, const model *m) {
         snprintf(key, sizeof key, "lin_dict.%s.bias", ty->node_type[t]);
         p->lin_b[t] = param(m, key);
     }
+    if (m->cfg.kind == MODEL_HGT) {
+        p->hgt_lin_w = param(m, "lin.weight");
+        p->hgt_lin_b = param(m, "lin.bias");
+    }
     for (int l = 0; l < L; l++) {
         int64_t I, O;
         layer_dims(m, l, &I, &O);
+        if (m->cfg.kind == MODEL_HGT) {
+            for (int t = 0; t < T; t++) {
+                const char *tn = ty->node_type[t];
+                snprintf(key, sizeof key, "convs.%d.kqv_lin.lins.%s.weight", l, tn);
+                p->hgt_kqv_w[l][t] = param(m, key);
+                snprintf(key, sizeof key, "convs.%d.kqv_lin.lins.%s.bias", l, tn);
+                p->hgt_kqv_b[l][t] = param(m, key);
+                snprintf(key, sizeof key, "convs.%d.out_lin.lins.%s.weight", l, tn);
+                p->hgt_out_w[l][t] = param(m, key);
+                snprintf(key, sizeof key, "convs.%d.out_lin.lins.%s.bias", l, tn);
+                p->hgt_out_b[l][t] = param(m, key);
+                snprintf(key, sizeof key, "convs.%d.skip.%s", l, tn);
+                p->hgt_skip[l][t] = param(m, key);
+            }
+            snprintf(key, sizeof key, "convs.%d.k_rel.weight", l);
+            p->hgt_krel[l] = param(m, key);
+            snprintf(key, sizeof key, "convs.%d.v_rel.weight", l);
+            p->hgt_vrel[l] = param(m, key);
+            for (int e = 0; e < K; e++) {
+                snprintf(key, sizeof key, "convs.%d.p_rel.%s__%s__%s", l, ty->edge_type[e][0], ty->edge_type[e][1],
+                         ty->edge_type[e][2]);
+                p->hgt_prel[l][e] = param(m, key);
+            }
+            continue;
+        }
         if (m->cfg.kind == MODEL_HETERO_SAGE) {
             for (int e = 0; e < K; e++) {
                 const char *s = ty->edge_type[e][0], *r = ty->edge_type[e][1], *d = ty->edge_type[e][2];
@@ -293,8 +336,8 @@ static void params_free(typed_params *p) {
 /* The input checks: node counts, input widths, row counts of features and tables. */
 static int check_input(const model *m, const typed_graph *g, const infer_typed_input *in, cgnn_err *err) {
     const model_types *ty = m->types;
-    if (!ty || (m->cfg.kind != MODEL_HETERO_SAGE && m->cfg.kind != MODEL_RGCN))
-        return err_set(err, CGNN_ERR_INPUT, "typed inference needs a HeteroSAGE or RGCN model, not %s",
+    if (!ty || (m->cfg.kind != MODEL_HETERO_SAGE && m->cfg.kind != MODEL_RGCN && m->cfg.kind != MODEL_HGT))
+        return err_set(err, CGNN_ERR_INPUT, "typed inference needs a HeteroSAGE, RGCN or HGT model, not %s",
                        model_kind_name(m->cfg.kind));
     if (ty->num_node_types != g->num_node_types || ty->num_edge_types != g->num_edge_types)
         return err_set(err, CGNN_ERR_INPUT, "the model has %d node and %d edge types, the graph %d and %d",
@@ -331,6 +374,13 @@ typedef struct typed_run_state {
     float *work;                    /* ops_linear_rows_work of the widest product */
     float *slice;                   /* (Σ slice rows, max(H, O)) in-memory multi-rank */
     int64_t *counts;                /* (world size) */
+    /* HGT, per stage: every source row's relation-transformed keys and values (all ranks compute
+     * all rows), and per chunk the rebased index rows, attention weights and products */
+    float *kt[K_MAX], *vt[K_MAX];   /* (N_src_e, H) */
+    float *alpha[K_MAX];            /* (most edges of a chunk of edge type e, heads) */
+    int64_t *indptr[K_MAX];         /* (C + 1) the chunk's index rows rebased to 0 */
+    float *kqv;                     /* (C, 3H) */
+    float *hagg, *hg, *ha;          /* (C, H) attention output, its GELU, out_lin of that */
 } typed_run_state;
 
 static void state_free(typed_run_state *st) {
@@ -341,6 +391,16 @@ static void state_free(typed_run_state *st) {
     free(st->work);
     free(st->slice);
     free(st->counts);
+    for (int e = 0; e < K_MAX; e++) {
+        free(st->kt[e]);
+        free(st->vt[e]);
+        free(st->alpha[e]);
+        free(st->indptr[e]);
+    }
+    free(st->kqv);
+    free(st->hagg);
+    free(st->hg);
+    free(st->ha);
 }
 
 /* One chunk of stage 0: rows [a, a + n) of type t into out (n, H). */
@@ -394,6 +454,95 @@ static int64_t conv_chunk(typed_run_state *st, const model *m, const typed_graph
     return edges;
 }
 
+/* ---- HGT ---------------------------------------------------------------------------------
+ * Conv l (nh heads of D = H / nh channels; e = (s, r, d) an edge type):
+ *   [k | q | v]_i = kqv_lin[type of i](h_i)                                     (3H)
+ *   kt_e[j], vt_e[j] = head by head k_j · k_rel[head * K + e], v_j · v_rel[...]  (every source row
+ *                      j of e, computed once per stage by every rank into st->kt / st->vt)
+ *   agg_i            = hgt_attention_forward over all in-edges of i of every edge type into d
+ *   o_i = σ(skip_d) out_lin[d](gelu(agg_i)) + (1 - σ(skip_d)) h_i  (no in-edges: agg_i = 0)
+ * then after the last conv y_i = lin(o_i) (and the optional L2 normalisation). */
+
+/* out (N, H) rows, head by head x_j,head (D, row stride ldx) · W[head * K + e] (D, D); row by row,
+ * so a row's values do not depend on N. */
+static void hgt_rel_rows(float *out, const float *x, int64_t ldx, const float *W, int e, int K, int64_t N,
+                         int64_t nh, int64_t D) {
+    const int64_t H = nh * D;
+#pragma omp parallel for schedule(static) if (N * H * D > 65536)
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t h = 0; h < nh; h++) {
+            const float *xj = x + j * ldx + h * D, *w = W + (h * K + e) * D * D;
+            float *o = out + j * H + h * D;
+            for (int64_t c = 0; c < D; c++) o[c] = 0.0f;
+            for (int64_t k = 0; k < D; k++) {
+                const float xv = xj[k];
+                for (int64_t c = 0; c < D; c++) o[c] += xv * w[k * D + c];
+            }
+        }
+}
+
+/* Before conv l's chunks: kt_e, vt_e of every source row of every edge type, from prev (N, H),
+ * in chunks of C rows through st->kqv. */
+static void hgt_prepare(typed_run_state *st, const model *m, const typed_graph *g, int l, int64_t C,
+                        const float *prev) {
+    const model_types *ty = m->types;
+    const int K = ty->num_edge_types;
+    const int64_t H = m->cfg.hidden_dim, nh = m->cfg.num_heads, D = H / nh;
+    for (int s = 0; s < ty->num_node_types; s++) {
+        int used = 0;
+        for (int e = 0; e < K; e++) used |= ty->etype_src[e] == s;
+        if (!used) continue;
+        for (int64_t a = 0; a < g->num_nodes[s]; a += C) {
+            const int64_t n = a + C < g->num_nodes[s] ? C : g->num_nodes[s] - a;
+            ops_linear_rows_forward(st->kqv, prev + (g->offset[s] + a) * H, st->p.hgt_kqv_w[l][s],
+                                    st->p.hgt_kqv_b[l][s], n, H, 3 * H, 0, st->work);
+            for (int e = 0; e < K; e++) {
+                if (ty->etype_src[e] != s) continue;
+                hgt_rel_rows(st->kt[e] + a * H, st->kqv, 3 * H, st->p.hgt_krel[l], e, K, n, nh, D);
+                hgt_rel_rows(st->vt[e] + a * H, st->kqv + 2 * H, 3 * H, st->p.hgt_vrel[l], e, K, n, nh, D);
+            }
+        }
+    }
+}
+
+/* One chunk of HGT's conv l: rows [a, a + n) of type t into out (n, H), or (n, O) through lin
+ * after the last conv. Returns the edges aggregated. */
+static int64_t hgt_conv_chunk(typed_run_state *st, const model *m, const typed_graph *g, int l, int t, int64_t a,
+                              int64_t n, const float *prev, float *out) {
+    const model_types *ty = m->types;
+    const int L = m->cfg.num_layers;
+    const int64_t H = m->cfg.hidden_dim, nh = m->cfg.num_heads, D = H / nh, O = m->cfg.out_dim;
+    const float *h_dst = prev + (g->offset[t] + a) * H;
+    ops_linear_rows_forward(st->kqv, h_dst, st->p.hgt_kqv_w[l][t], st->p.hgt_kqv_b[l][t], n, H, 3 * H, 0, st->work);
+    hgt_rel rels[K_MAX];
+    sampler_block blocks[K_MAX];
+    int nr = 0;
+    int64_t edges = 0;
+    for (int e = 0; e < ty->num_edge_types; e++) {
+        if (ty->etype_dst[e] != t) continue;
+        const csc_graph *c = g->csc[e];
+        const int64_t base = c->indptr[a];
+        for (int64_t k = 0; k <= n; k++) st->indptr[e][k] = c->indptr[a + k] - base;
+        blocks[nr] = (sampler_block){n, g->num_nodes[ty->etype_src[e]], st->indptr[e][n], st->indptr[e],
+                                     (int32_t *)c->indices + base, NULL, NULL, NULL};
+        rels[nr] = (hgt_rel){.b = &blocks[nr], .kt = st->kt[e], .vt = st->vt[e], .p = st->p.hgt_prel[l][e],
+                             .alpha = st->alpha[e], .work = NULL};
+        edges += blocks[nr].num_edges;
+        nr++;
+    }
+    hgt_attention_forward(st->hagg, rels, nr, st->kqv + H, 3 * H, n, nh, D);
+    ops_gelu_forward(st->hg, st->hagg, n * H);
+    ops_linear_rows_forward(st->ha, st->hg, st->p.hgt_out_w[l][t], st->p.hgt_out_b[l][t], n, H, H, 0, st->work);
+    const float sg = 1.0f / (1.0f + expf(-st->p.hgt_skip[l][t][0]));
+    float *o = l < L - 1 ? out : st->hg; /* the last conv's rows go through lin; hg is consumed */
+    for (int64_t k = 0; k < n * H; k++) o[k] = sg * st->ha[k] + (1.0f - sg) * h_dst[k];
+    if (l == L - 1) {
+        ops_linear_rows_forward(out, o, st->p.hgt_lin_w, st->p.hgt_lin_b, n, H, O, 0, st->work);
+        if (m->cfg.l2_normalize_output) ops_l2norm_forward(out, out, n, O);
+    }
+    return edges;
+}
+
 int infer_typed_run(infer_result *res, const model *m, const typed_graph *g, const infer_typed_input *in,
                     const infer_options *opt, cgnn_err *err) {
     static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
@@ -431,10 +580,35 @@ int infer_typed_run(infer_result *res, const model *m, const typed_graph *g, con
         st.ids = malloc((size_t)rows * sizeof(int64_t));
         st.x = malloc((size_t)(rows * max_f) * sizeof(float));
         st.agg = malloc((size_t)(rows * H) * sizeof(float));
-        st.work = malloc((size_t)(work + 16) * sizeof(float));
         st.counts = malloc((size_t)d->size * sizeof(int64_t));
         if (gather_slices) st.slice = malloc((size_t)(st.slice_off[T] * wide + 1) * sizeof(float));
-        if (!st.ids || !st.x || !st.agg || !st.work || !st.counts || (gather_slices && !st.slice))
+        int ok = 1;
+        if (m->cfg.kind == MODEL_HGT) { /* the attention's buffers (one stage's, reused) */
+            if (ops_linear_rows_work(H, 3 * H) > work) work = ops_linear_rows_work(H, 3 * H);
+            const model_types *ty = m->types;
+            for (int e = 0; e < ty->num_edge_types && ok; e++) {
+                const int s = ty->etype_src[e], t = ty->etype_dst[e];
+                const csc_graph *cg = g->csc[e];
+                int64_t most = 0; /* the most edges of one of this rank's chunks of type t */
+                for (int64_t a = st.lo[t]; a < st.hi[t]; a += C) {
+                    const int64_t b = a + C < st.hi[t] ? a + C : st.hi[t];
+                    if (cg->indptr[b] - cg->indptr[a] > most) most = cg->indptr[b] - cg->indptr[a];
+                }
+                st.kt[e] = malloc((size_t)(g->num_nodes[s] * H + 1) * sizeof(float));
+                st.vt[e] = malloc((size_t)(g->num_nodes[s] * H + 1) * sizeof(float));
+                st.alpha[e] = malloc((size_t)(most * m->cfg.num_heads + 1) * sizeof(float));
+                st.indptr[e] = malloc((size_t)(rows + 1) * sizeof(int64_t));
+                ok = st.kt[e] && st.vt[e] && st.alpha[e] && st.indptr[e];
+            }
+            const int64_t prep = C < g->offset[T] ? C : g->offset[T]; /* hgt_prepare's chunks: whole types */
+            st.kqv = malloc((size_t)((prep > rows ? prep : rows) * 3 * H) * sizeof(float));
+            st.hagg = malloc((size_t)(rows * H) * sizeof(float));
+            st.hg = malloc((size_t)(rows * H) * sizeof(float));
+            st.ha = malloc((size_t)(rows * H) * sizeof(float));
+            ok = ok && st.kqv && st.hagg && st.hg && st.ha;
+        }
+        st.work = malloc((size_t)(work + 16) * sizeof(float));
+        if (!ok || !st.ids || !st.x || !st.agg || !st.work || !st.counts || (gather_slices && !st.slice))
             bad = err_set(err, CGNN_ERR_RUNTIME, "out of memory for inference buffers (chunks of %lld rows): use a "
                           "smaller --batch", (long long)rows) != 0;
     }
@@ -448,6 +622,7 @@ int infer_typed_run(infer_result *res, const model *m, const typed_graph *g, con
         if (infer_store_open_layer(&cur, d, dir, s, N, O, err) != 0) goto done;
         int64_t total = 0, done = 0;
         for (int t = 0; t < T; t++) total += (st.hi[t] - st.lo[t] + C - 1) / C;
+        if (s > 0 && m->cfg.kind == MODEL_HGT) hgt_prepare(&st, m, g, s - 1, C, prev.data);
         if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, s, L + 1, 0, total);
         for (int t = 0; t < T; t++)
             for (int64_t a = st.lo[t]; a < st.hi[t]; a += C, done++) {
@@ -455,6 +630,7 @@ int infer_typed_run(infer_result *res, const model *m, const typed_graph *g, con
                 float *out = gather_slices ? st.slice + (st.slice_off[t] + a - st.lo[t]) * O
                                            : cur.data + (g->offset[t] + a) * O;
                 if (s == 0) input_chunk(&st, m, in, t, a, n, out);
+                else if (m->cfg.kind == MODEL_HGT) res->edges += hgt_conv_chunk(&st, m, g, s - 1, t, a, n, prev.data, out);
                 else res->edges += conv_chunk(&st, m, g, s - 1, t, a, n, prev.data, out);
                 res->chunks++;
                 if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, s, L + 1, done + 1, total);

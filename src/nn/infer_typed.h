@@ -1,5 +1,5 @@
 /* infer_typed.h — layer-wise full-neighbourhood inference on a typed (heterogeneous) graph: the
- * embedding of every node of every node type with a trained HeteroSAGE or RGCN model (nn/hetero.c;
+ * embedding of every node of every node type with a trained HeteroSAGE, RGCN or HGT model (nn/hetero.c, nn/hgt.c;
  * `cgnn embed` on a typed dataset). The typed counterpart of nn/infer.h, with the same promises.
  *
  * Dimension legend: T node types, K edge types, N_t nodes of type t, N = Σ N_t (the homogenised id
@@ -13,8 +13,15 @@
  *     HeteroSAGE  y_i = Σ_{e=(s,r,d)} [ W_l^e · mean_{j∈N_e(i)} h_j + b^e + W_r^e · h_i ]
  *     RGCN        y_i = root^T h_i + bias + Σ_{e=(s,r,d)} W_e^T mean_{j∈N_e(i)} h_j
  *                 (W_e = Σ_b comp[e, b] V_b with bases, materialised once)
+ *     HGT         GiGL's HGTConv (nn/hgt.c): kqv_lin per type; every source row's keys and values
+ *                 through k_rel / v_rel per (head, edge type), computed once per stage by every
+ *                 rank ((N_src_e, H) floats per edge type e, in memory even with activations in
+ *                 files); one attention softmax per head over all in-edges of i of every edge type
+ *                 (hgt_attention_forward), exact GELU, out_lin, sigmoid-gated skip
+ *                 (no in-edges: σ·out_lin(0) + (1−σ)·h_i); no ReLU between convs; the shared `lin`
+ *                 H -> O after the last conv
  *   N_e(i) = ALL of i's in-neighbours through edge type e (exact, no sampling; none: the mean is
- *   0), edge types in dataset order; then ReLU for hidden layers, or the optional row L2
+ *   0), edge types in dataset order; then (HeteroSAGE, RGCN) ReLU for hidden layers, or the optional row L2
  *   normalisation after the last; never dropout — what model_forward computes on a typed batch
  *   sampled with fanout -1 on every edge type and hop.
  * Activations: one (N, H or O) store per stage (nn/infer.h: in memory, or DIR/layer_<stage>.f32),
@@ -49,7 +56,8 @@ typedef struct infer_typed_input {
 } infer_typed_input;
 
 /* Builds the typed model *m from a checkpoint written by `cgnn train` on the typed dataset ds:
- * the metadata (cgnn_model HeteroSAGE or RGCN, num_layers, hidden_channels, out_channels) and the
+ * the metadata (cgnn_model HeteroSAGE, RGCN or HGT, num_layers, hidden_channels, out_channels; HGT:
+ * heads) and the
  * dataset's node and edge types define the architecture; each type's input width is its
  * lin_dict.<t>.weight's [H, F_t]; RGCN's num_bases is convs.0.comp's [K, B] when present.
  * Type t's input is its node feature (the one named "feat", else the first of its type, as the
@@ -62,7 +70,7 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
                                       int l2_normalize_output, cgnn_err *err);
 
 /* Computes the final-layer output of every node of every type of g with the typed model m (from
- * infer_typed_model_from_checkpoint, or any HeteroSAGE / RGCN model over g's types). Checks the
+ * infer_typed_model_from_checkpoint, or any HeteroSAGE / RGCN / HGT model over g's types). Checks the
  * inputs against the model (input widths, row counts; CGNN_ERR_INPUT naming the type).
  * Collective under opt->dist. Returns 0 with *res filled: res->num_nodes = N, res->dim = O,
  * res->embeddings (N, O) in homogenised order (type t's rows from g->offset[t]), complete on every

@@ -56,6 +56,12 @@ void ops_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const f
     sgemm(trans_a, trans_b, M, N, K, A, B, beta, C);
 }
 
+void ops_gemm_ld(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (M == 0 || N == 0) return;
+    ops_sgemm_counted(gemm_stats, trans_a, trans_b, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
 /* Writes bias (O) into every row of out (N, O), or adds it when accumulate. */
 static void bias_rows(float *out, const float *bias, int64_t N, int64_t O, int accumulate) {
 #pragma omp parallel for schedule(static) if (N * O > OPS_PAR_MIN)

@@ -81,6 +81,10 @@ void ops_gemm_stats_register(ops_gemm_stats *s);
  * M or N = 0: nothing. */
 void ops_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,
               float *C);
+/* ops_gemm with explicit leading dimensions (strided sub-matrices: HGT's per-head products),
+ * counted by the registered stats likewise. M or N = 0: nothing. */
+void ops_gemm_ld(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* One row-major cblas_sgemm, C (M, N) = alpha op(A) op(B) + beta C with explicit leading
  * dimensions, that adds its wall time and 2·M·N·K FLOPs to *s (and logs its shape while
  * s->calls has room); s NULL: a plain cblas_sgemm. For modules that keep their own accounting
