@@ -56,7 +56,7 @@ struct batch_server {
 
 /* Reads and checks the request header; sets *cfg, the arrays and counts. */
 static int parse_request(const batch_server *s, const void *req, size_t len, sampler_config *cfg, uint64_t *key,
-                         int *normalize, int64_t *fcols, const int64_t **seeds, int64_t *n_seeds,
+                         int64_t *fcols, const int64_t **seeds, int64_t *n_seeds,
                          const int64_t **pairs, int64_t *n_pairs, cgnn_err *err) {
     const int64_t *h = req;
     if (len < BATCH_REQ_HEADER * sizeof(int64_t) || len % sizeof(int64_t))
@@ -64,26 +64,25 @@ static int parse_request(const batch_server *s, const void *req, size_t len, sam
     if (h[0] != BATCH_VERSION)
         return err_set(err, CGNN_ERR_INPUT, "batch request version %lld, this storage rank speaks %d", (long long)h[0],
                        BATCH_VERSION);
-    const int64_t L = h[2], ns = h[6], np = h[7];
-    if (L < 1 || L > MINIBATCH_MAX_LAYERS || ns < 0 || np < 0 || h[5] < 0 || (h[5] > 0 && !s->feature))
+    const int64_t L = h[2], ns = h[5], np = h[6];
+    if (L < 1 || L > MINIBATCH_MAX_LAYERS || ns < 0 || np < 0 || h[4] < 0 || (h[4] > 0 && !s->feature))
         return err_set(err, CGNN_ERR_INPUT, "batch request: %lld layers, %lld seeds, %lld pairs, %lld feature columns%s",
-                       (long long)L, (long long)ns, (long long)np, (long long)h[5],
+                       (long long)L, (long long)ns, (long long)np, (long long)h[4],
                        s->feature ? "" : " (this graph has no features)");
     const uint64_t words = (uint64_t)(len / sizeof(int64_t));
     if ((uint64_t)BATCH_REQ_HEADER + (uint64_t)L + (uint64_t)ns + 2 * (uint64_t)np != words)
         return err_set(err, CGNN_ERR_INPUT, "batch request of %zu bytes does not hold its %lld seeds and %lld pairs", len,
                        (long long)ns, (long long)np);
-    if (s->feature && h[5] > 0 && h[5] != s->feature->dim)
+    if (s->feature && h[4] > 0 && h[4] != s->feature->dim)
         return err_set(err, CGNN_ERR_INPUT, "batch request for %lld feature columns, the features have %lld",
-                       (long long)h[5], (long long)s->feature->dim);
+                       (long long)h[4], (long long)s->feature->dim);
     memset(cfg, 0, sizeof *cfg);
     cfg->num_layers = (int)L;
     for (int l = 0; l < L; l++) cfg->fanouts[l] = h[BATCH_REQ_HEADER + l];
     cfg->replace = h[3] != 0;
     if (sampler_config_check(cfg, err) != 0) return err_prefix(err, "batch request: ");
     *key = (uint64_t)h[1];
-    *normalize = h[4] != 0;
-    *fcols = h[5];
+    *fcols = h[4];
     *seeds = h + BATCH_REQ_HEADER + L;
     *n_seeds = ns;
     *pairs = *seeds + ns;
@@ -138,10 +137,9 @@ static int build_batch(batch_worker *w, const void *req, size_t len, cgnn_err *e
     batch_server *s = w->s;
     sampler_config cfg;
     uint64_t key = 0;
-    int normalize = 0;
     int64_t F = 0, n_seeds = 0, n_pairs = 0;
     const int64_t *seeds = NULL, *pairs = NULL;
-    if (parse_request(s, req, len, &cfg, &key, &normalize, &F, &seeds, &n_seeds, &pairs, &n_pairs, err) != 0) return -1;
+    if (parse_request(s, req, len, &cfg, &key, &F, &seeds, &n_seeds, &pairs, &n_pairs, err) != 0) return -1;
     if (fit_worker(w, &cfg, n_seeds, err) != 0) return -1;
     const double t0 = timer_now();
     minibatch *mb = &w->mb;
@@ -154,14 +152,17 @@ static int build_batch(batch_worker *w, const void *req, size_t len, cgnn_err *e
     size_t bytes = (size_t)(BATCH_REP_HEADER + 3 * L) * sizeof(int64_t) + (size_t)nin * sizeof(int64_t);
     for (int l = 0; l < L; l++)
         bytes += (size_t)(mb->blocks[l].num_dst + 1) * sizeof(int64_t) + PAD8((size_t)mb->blocks[l].num_edges * 4);
-    bytes += PAD8((size_t)n_seeds * 4) + PAD8((size_t)nin * (size_t)F * sizeof(float));
+    const size_t row_bytes = F > 0 ? (size_t)F * npy_dtype_size(s->feature->array.dtype) : 0;
+    bytes += PAD8((size_t)n_seeds * 4) + PAD8((size_t)nin * row_bytes);
     dist_rpc_buf *r = &w->reply;
     r->len = 0;
     char *p = dist_rpc_buf_grow(r, bytes, err);
     if (!p) return -1;
     memset(p, 0, bytes);
     int64_t *h = (int64_t *)p;
-    h[0] = L, h[1] = mb->num_seeds, h[2] = nin, h[3] = n_seeds, h[4] = F, h[5] = mb->num_sampled_edges;
+    h[0] = L, h[1] = mb->num_seeds, h[2] = nin, h[3] = n_seeds, h[4] = F;
+    h[5] = F > 0 ? (int64_t)s->feature->array.dtype : -1;
+    h[6] = mb->num_sampled_edges;
     for (int l = 0; l < L; l++) {
         h[BATCH_REP_HEADER + 3 * l] = mb->blocks[l].num_dst;
         h[BATCH_REP_HEADER + 3 * l + 1] = mb->blocks[l].num_src;
@@ -180,14 +181,12 @@ static int build_batch(batch_worker *w, const void *req, size_t len, cgnn_err *e
     }
     memcpy(p, mb->item_local, (size_t)n_seeds * 4);
     p += PAD8((size_t)n_seeds * 4);
-    if (F > 0) { /* converted and normalised exactly as the loader does it locally */
-        float *x = (float *)p;
-        if (gather_rows_part(x, F, s->feature, s->feat_part, &w->gather, mb->input_nodes, nin, 1, err) != 0) return -1;
-        if (normalize) gather_normalize_rows(x, nin, F);
-    }
+    /* rows in the feature's own dtype (a uint8 feature moves 1 byte an element); the compute
+     * rank converts (and normalises) them exactly as a local gather does */
+    if (F > 0 && gather_rows_part_raw(p, s->feature, s->feat_part, &w->gather, mb->input_nodes, nin, err) != 0) return -1;
     const double t2 = timer_now();
-    h[6] = (int64_t)((t1 - t0) * 1e9);
-    h[7] = (int64_t)((t2 - t1) * 1e9);
+    h[7] = (int64_t)((t1 - t0) * 1e9);
+    h[8] = (int64_t)((t2 - t1) * 1e9);
     pthread_mutex_lock(&s->mu);
     s->stats.sample_seconds += t1 - t0;
     s->stats.gather_seconds += t2 - t1;
@@ -413,9 +412,11 @@ static int unpack_reply(const dist_rpc_buf *r, const loader_remote_batch *rq, mi
     if (r->len < hdr || h[0] != L || h[3] != rq->n_seeds || h[4] != rq->feat_dim)
         return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch request with a malformed batch (%zu bytes)", who,
                        r->len);
-    const int64_t ns = h[1], nin = h[2], F = h[4];
+    const int64_t ns = h[1], nin = h[2], F = h[4], dt = h[5];
     const minibatch_capacity *cap = &mb->cap;
-    int ok = L == mb->num_layers && nin >= ns && ns >= 0 && nin <= cap->max_nodes[L] && F <= mb->feat_dim;
+    int ok = L == mb->num_layers && nin >= ns && ns >= 0 && nin <= cap->max_nodes[L] && F <= mb->feat_dim &&
+             (F == 0 || (dt >= 0 && dt < NPY_DTYPE_COUNT));
+    const size_t row_bytes = F > 0 && ok ? (size_t)F * npy_dtype_size((npy_dtype)dt) : 0;
     size_t need = hdr;
     for (int l = 0; ok && l < L; l++) {
         const int64_t nd = h[BATCH_REP_HEADER + 3 * l], nsrc = h[BATCH_REP_HEADER + 3 * l + 1],
@@ -426,7 +427,7 @@ static int unpack_reply(const dist_rpc_buf *r, const loader_remote_batch *rq, mi
              (l < L - 1 || nd == ns);
         if (ok) need += (size_t)(nd + 1) * sizeof(int64_t) + PAD8((size_t)ne * 4);
     }
-    if (ok) need += (size_t)nin * sizeof(int64_t) + PAD8((size_t)rq->n_seeds * 4) + PAD8((size_t)(nin * F) * sizeof(float));
+    if (ok) need += (size_t)nin * sizeof(int64_t) + PAD8((size_t)rq->n_seeds * 4) + PAD8((size_t)nin * row_bytes);
     if (!ok || r->len != need)
         return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch that does not fit this batch's capacity or size "
                        "(%lld input nodes, %zu bytes)", who, (long long)nin, r->len);
@@ -458,14 +459,15 @@ static int unpack_reply(const dist_rpc_buf *r, const loader_remote_batch *rq, mi
     for (int64_t i = 0; i < rq->n_seeds; i++)
         if (mb->item_local[i] < 0 || mb->item_local[i] >= ns)
             return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch whose seed rows are out of range", who);
-    const float *x = (const float *)p;
-    for (int64_t i = 0; i < nin && F > 0; i++)
-        memcpy(mb->features + i * mb->feat_dim, x + i * F, (size_t)F * sizeof(float));
+    if (F > 0) { /* converted and normalised as the loader's local gathers do */
+        gather_convert_rows(mb->features, mb->feat_dim, p, (npy_dtype)dt, F, nin);
+        if (rq->normalize_rows) gather_normalize_rows_strided(mb->features, nin, F, mb->feat_dim);
+    }
     mb->num_seeds = ns;
     mb->num_input_nodes = nin;
-    mb->num_sampled_edges = h[5];
-    mb->sample_seconds = (double)h[6] * 1e-9;
-    mb->gather_seconds = (double)h[7] * 1e-9;
+    mb->num_sampled_edges = h[6];
+    mb->sample_seconds = (double)h[7] * 1e-9;
+    mb->gather_seconds = (double)h[8] * 1e-9;
     return 0;
 }
 
@@ -484,7 +486,7 @@ int batch_client_build(void *ctx, const loader_remote_batch *rq, minibatch *mb, 
              dist_rpc_host(c->rpc, c->peers[k]));
     if (h) {
         h[0] = BATCH_VERSION, h[1] = (int64_t)rq->key, h[2] = L, h[3] = rq->sampler->replace;
-        h[4] = rq->normalize_rows, h[5] = rq->feat_dim, h[6] = rq->n_seeds, h[7] = rq->n_pairs;
+        h[4] = rq->feat_dim, h[5] = rq->n_seeds, h[6] = rq->n_pairs, h[7] = 0;
         for (int l = 0; l < L; l++) h[BATCH_REQ_HEADER + l] = rq->sampler->fanouts[l];
         memcpy(h + BATCH_REQ_HEADER + L, rq->seeds, (size_t)rq->n_seeds * sizeof(int64_t));
         if (rq->n_pairs > 0)

@@ -1,14 +1,15 @@
 /* batch_rpc.h — server-client mode's fourth service: BATCH, a whole mini-batch built by a
  * storage rank for a compute rank (train/graph_store.h has the job's layout).
  *
- * A compute rank sends a batch's seed list and everything else the batch depends on (the
- * sampling key, fanouts, replacement, the pairs whose edges are excluded, row normalisation,
- * the feature width); a storage rank samples it on its parts exactly as sampler_part does (own
- * frontier nodes from its index, the others' through PICK to the storage rank owning them),
- * gathers the input nodes' features (own rows locally, the others' through FEAT, through the
- * hotness cache when there is one) and answers with the whole batch: blocks, input nodes, the
- * seeds' rows and float32 features. The compute rank adds what it knows itself (items, labels,
- * LP negatives' layout) and builds the blocks' transposes. A batch is a pure function of its
+ * A compute rank sends a batch's seed list and everything else the sampling depends on (the
+ * sampling key, fanouts, replacement, the pairs whose edges are excluded, the feature width); a
+ * storage rank samples it on its parts exactly as sampler_part does (own frontier nodes from its
+ * index, the others' through PICK to the storage rank owning them), gathers the input nodes'
+ * feature rows (own rows locally, the others' through FEAT, through the feature cache when there
+ * is one) and answers with the whole batch: blocks, input nodes, the seeds' rows and the feature
+ * rows in the file's dtype (a uint8 feature moves a byte per element). The compute rank converts
+ * the rows to float32 (and normalises them) exactly as a local gather does, adds what it knows
+ * itself (items, labels, the LP negatives' layout) and builds the blocks' transposes. A batch is a pure function of its
  * request: which storage rank builds it never changes a bit.
  *
  * Storage side (batch_server): the handler runs on dist_rpc's service thread and only queues the
@@ -22,13 +23,14 @@
  * against the batch's capacity and copied into the loader's slot.
  *
  * Wire format (little-endian int64 unless said; what every rank of one job runs):
- *   request  header[BATCH_REQ_HEADER] = {version, key, L, replace, normalize, feature columns F,
- *            n_seeds, n_pairs}, fanouts[L], seeds[n_seeds], pairs[2 n_pairs]
- *   reply    header[BATCH_REP_HEADER] = {L, num_seeds, num_input_nodes, n_seeds, F,
- *            num_sampled_edges, sample ns, gather ns}, per block {num_dst, num_src, num_edges},
- *            input_nodes[num_input_nodes], per block indptr[num_dst + 1], per block int32
- *            indices[num_edges], int32 item_local[n_seeds], float32 features[num_input_nodes x F]
- *            (every int32 / float32 array padded to 8 bytes)
+ *   request  header[BATCH_REQ_HEADER] = {version, key, L, replace, feature columns F, n_seeds,
+ *            n_pairs, 0}, fanouts[L], seeds[n_seeds], pairs[2 n_pairs]
+ *   reply    header[BATCH_REP_HEADER] = {L, num_seeds, num_input_nodes, n_seeds, F, feature dtype
+ *            (npy_dtype, -1 without features), num_sampled_edges, sample ns, gather ns}, per block
+ *            {num_dst, num_src, num_edges}, input_nodes[num_input_nodes], per block
+ *            indptr[num_dst + 1], per block int32 indices[num_edges], int32 item_local[n_seeds],
+ *            feature rows[num_input_nodes x F] in their dtype (int32 arrays and the rows padded to
+ *            8 bytes)
  * Both sides check what they receive (sizes, ranges, capacities), so a bad message is an error
  * naming the rank, never a read out of bounds.
  */
@@ -47,7 +49,7 @@
 
 enum { BATCH_RPC_BATCH = 5 }; /* the handler id, beside part_rpc's PICK / FEAT / EMB / ACT */
 #define BATCH_REQ_HEADER 8
-#define BATCH_REP_HEADER 8
+#define BATCH_REP_HEADER 9
 
 /* ---- storage side ---------------------------------------------------------------------- */
 

@@ -1139,11 +1139,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
-             "%d process%s x (%d compute threads, %d sampler threads)",
+             "%d process%s x (%d compute threads, %d %s)",
              lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds->name, (long long)whole_nodes(t), (long long)whole_edges(t),
              (long long)mc.in_dim, (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
              (long long)t->gtask->splits[DS_SPLIT_VALID].num_items, (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
-             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, workers);
+             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, t->client ? (int)a->prefetch_size : workers,
+             t->client ? "batches prefetched from the storage ranks" : "sampler threads");
     return 0;
 }
 
