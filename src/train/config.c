@@ -716,7 +716,7 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->seed_partition[0] = '\0';
     a->rpc_timeout_s = 60;
     a->prefetch_size = 4;
-    a->cache_policy = CACHE_POLICY_AUTO;
+    a->cache_policy = CACHE_POLICY_NONE;
     a->cache_ratio = 0;
     a->cache_memory_budget = 0;
     a->cache_presample_batches = 20;
@@ -772,8 +772,7 @@ static int parse_cache_args(const yamldoc *doc, const yamldoc_node *const *g, tr
                             "cache_memory_budget (bytes)", n->scalar);
     }
     /* a size without a policy: the hotness cache (GLT's) */
-    if (a->cache_policy == CACHE_POLICY_AUTO)
-        a->cache_policy = a->cache_ratio > 0 || a->cache_memory_budget > 0 ? CACHE_POLICY_HOTNESS : CACHE_POLICY_NONE;
+    if (!g[TARG_CACHE_POLICY] && (a->cache_ratio > 0 || a->cache_memory_budget > 0)) a->cache_policy = CACHE_POLICY_HOTNESS;
     return 0;
 }
 

@@ -117,7 +117,7 @@ typedef struct trainer_args {
      * cache_policy none | hotness (pre-sampled access counts, GLT) | degree | halo; the size is
      * cache_ratio x the graph's nodes and / or cache_memory_budget bytes (both: the smaller, as GLT);
      * cache_presample_batches batches of the training seeds are sampled to count accesses */
-    enum { CACHE_POLICY_AUTO, CACHE_POLICY_NONE, CACHE_POLICY_HOTNESS, CACHE_POLICY_DEGREE, CACHE_POLICY_HALO } cache_policy;
+    enum { CACHE_POLICY_NONE, CACHE_POLICY_HOTNESS, CACHE_POLICY_DEGREE, CACHE_POLICY_HALO } cache_policy;
     double cache_ratio;               /* 0 = no size by ratio */
     int64_t cache_memory_budget;      /* bytes; 0 = no size by memory */
     int64_t cache_presample_batches;  /* 20 */

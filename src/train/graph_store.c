@@ -278,6 +278,12 @@ static void log_traffic(const graph_store_layout *lay, const double *v) {
                  v[GS_CACHE_FOUND] * v[GS_ROW_BYTES] / (double)lay->num_storage / nb / 1e3);
 }
 
+/* BATCH on a compute rank: registered for its name in this rank's messages; never called. */
+static int compute_builds_no_batch(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    (void)ctx, (void)req, (void)len, (void)reply;
+    return err_set(err, CGNN_ERR_RUNTIME, "rank %d asked a compute rank for a batch", src);
+}
+
 int graph_store_run(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
                     dist_rpc *rpc, const graph_store_layout *lay, const trainer_options *opt, trainer_result *out,
                     cgnn_err *err) {
@@ -323,6 +329,7 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
         }
         if (bad) err_prefix(err, "storage rank %d: ", lay->index);
     } else if (!is_storage) {
+        dist_rpc_register(rpc, BATCH_RPC_BATCH, "batch", compute_builds_no_batch, NULL); /* its name, for messages */
         /* a batch waits on the storage rank's own requests to its peers: give those time to fail
          * first (with the silent peer's name) before this rank's own deadline names the storage rank */
         dist_rpc_set_timeout(rpc, 2 * tc->args.rpc_timeout_s + 5);
