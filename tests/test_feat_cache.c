@@ -22,17 +22,29 @@ TEST(select_order) {
     const uint32_t score[10] = {5, 0, 5, 9, 9, 1, 5, 0, 2, 5};
     int64_t out[10], cand = 0;
     /* own nodes [3, 5) never; score 0 never; score descending, ties by smaller id; out ascending */
-    ASSERT_EQ(feat_cache_select(out, score, 10, 3, 5, 3, &cand), 3);
+    ASSERT_EQ(feat_cache_select(out, score, NULL, 10, 3, 5, 3, &cand), 3);
     ASSERT_EQ(cand, 6);
     ASSERT_EQ(out[0], 0);
     ASSERT_EQ(out[1], 2);
     ASSERT_EQ(out[2], 6);
-    ASSERT_EQ(feat_cache_select(out, score, 10, 3, 5, 5, &cand), 5);
+    ASSERT_EQ(feat_cache_select(out, score, NULL, 10, 3, 5, 5, &cand), 5);
     const int64_t want5[5] = {0, 2, 6, 8, 9};
     for (int i = 0; i < 5; i++) ASSERT_EQ(out[i], want5[i]);
-    ASSERT_EQ(feat_cache_select(out, score, 10, 3, 5, 100, &cand), 6); /* all candidates */
+    ASSERT_EQ(feat_cache_select(out, score, NULL, 10, 3, 5, 100, &cand), 6); /* all candidates */
     ASSERT_EQ(out[2], 5);
-    ASSERT_EQ(feat_cache_select(out, score, 10, 0, 10, 4, &cand), 0); /* everything own */
+    ASSERT_EQ(feat_cache_select(out, score, NULL, 10, 0, 10, 4, &cand), 0); /* everything own */
+    /* a second key: equal scores by it, and nodes of score 0 after every scored one */
+    const uint32_t second[10] = {1, 7, 2, 0, 0, 0, 3, 4, 0, 2};
+    ASSERT_EQ(feat_cache_select(out, score, second, 10, 3, 5, 5, &cand), 5);
+    ASSERT_EQ(cand, 8); /* ids 1 and 7: score 0 but a second key */
+    const int64_t want2[5] = {0, 2, 6, 8, 9}; /* 6 (5, 3), 2 (5, 2), 9 (5, 2), 0 (5, 1), then 8 (2, 0) */
+    for (int i = 0; i < 5; i++) ASSERT_EQ(out[i], want2[i]);
+    ASSERT_EQ(feat_cache_select(out, score, second, 10, 3, 5, 7, &cand), 7);
+    const int64_t want3[7] = {0, 1, 2, 5, 6, 8, 9}; /* then 5 (1, 0) and 1 (0, 7) */
+    for (int i = 0; i < 7; i++) ASSERT_EQ(out[i], want3[i]);
+    ASSERT_EQ(feat_cache_select(out, score, second, 10, 3, 5, 4, &cand), 4);
+    const int64_t want4[4] = {0, 2, 6, 9};
+    for (int i = 0; i < 4; i++) ASSERT_EQ(out[i], want4[i]);
 }
 
 /* A 3-part graph with float32 features whose value encodes (original id, column). */
@@ -225,12 +237,15 @@ TEST(build_policies) {
             ASSERT_EQ(feat_cache_presample(c3, &pl, &b3, &err), 0);
             ASSERT_EQ(b1, 6);
             ASSERT_EQ(memcmp(c1, c3, (size_t)fx.n * 4), 0);
-            /* the cache is the top of those counts */
+            /* the cache is the top of those counts, ties by in-degree */
+            uint32_t *dg = malloc((size_t)fx.n * 4);
+            for (int64_t v = 0; v < fx.n; v++) dg[v] = (uint32_t)deg[v];
             int64_t *want = malloc(100 * sizeof(int64_t));
-            const int64_t m = feat_cache_select(want, c1, fx.n, own_lo, own_hi, 100, NULL);
+            const int64_t m = feat_cache_select(want, c1, dg, fx.n, own_lo, own_hi, 100, NULL);
             ASSERT_EQ(m, c.n);
             ASSERT_EQ(memcmp(want, c.ids, (size_t)m * sizeof(int64_t)), 0);
             free(want);
+            free(dg);
             free(c1);
             free(c3);
         }
@@ -238,7 +253,7 @@ TEST(build_policies) {
             uint32_t *sc = calloc((size_t)fx.n, 4);
             for (int64_t v = 0; v < fx.n; v++) sc[v] = (uint32_t)deg[v];
             int64_t want[100];
-            ASSERT_EQ(feat_cache_select(want, sc, fx.n, own_lo, own_hi, 100, NULL), 100);
+            ASSERT_EQ(feat_cache_select(want, sc, NULL, fx.n, own_lo, own_hi, 100, NULL), 100);
             ASSERT_EQ(memcmp(want, c.ids, sizeof want), 0);
             free(sc);
         }

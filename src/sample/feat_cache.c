@@ -303,13 +303,14 @@ int feat_cache_fill(feat_cache *c, const int64_t *ids, int64_t n, cgnn_err *err)
 /* ---- choosing the nodes --------------------------------------------------------------- */
 
 typedef struct scored {
-    uint32_t score;
+    uint32_t score, second;
     int64_t id;
 } scored;
 
-static int scored_cmp(const void *a, const void *b) { /* score descending, id ascending */
+static int scored_cmp(const void *a, const void *b) { /* score, then second descending; id ascending */
     const scored *x = a, *y = b;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    if (x->second != y->second) return x->second > y->second ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -318,16 +319,18 @@ static int id_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-int64_t feat_cache_select(int64_t *out, const uint32_t *score, int64_t num_nodes, int64_t own_lo, int64_t own_hi,
-                          int64_t k, int64_t *candidates) {
+int64_t feat_cache_select(int64_t *out, const uint32_t *score, const uint32_t *second, int64_t num_nodes,
+                          int64_t own_lo, int64_t own_hi, int64_t k, int64_t *candidates) {
+#define FEAT_CACHE_CANDIDATE(v) ((score[v] > 0 || (second && second[v] > 0)) && ((v) < own_lo || (v) >= own_hi))
     int64_t c = 0;
-    for (int64_t v = 0; v < num_nodes; v++) c += score[v] > 0 && (v < own_lo || v >= own_hi);
+    for (int64_t v = 0; v < num_nodes; v++) c += FEAT_CACHE_CANDIDATE(v);
     if (candidates) *candidates = c;
     if (k <= 0 || c == 0) return 0;
     scored *all = cgnn_malloc((size_t)c * sizeof *all);
     int64_t j = 0;
     for (int64_t v = 0; v < num_nodes; v++)
-        if (score[v] > 0 && (v < own_lo || v >= own_hi)) all[j++] = (scored){score[v], v};
+        if (FEAT_CACHE_CANDIDATE(v)) all[j++] = (scored){score[v], second ? second[v] : 0, v};
+#undef FEAT_CACHE_CANDIDATE
     qsort(all, (size_t)c, sizeof *all, scored_cmp);
     const int64_t m = k < c ? k : c;
     for (int64_t i = 0; i < m; i++) out[i] = all[i].id;
@@ -414,17 +417,24 @@ int feat_cache_build(feat_cache *c, const feat_cache_plan *pl, feat_cache_report
     const int64_t k = feat_cache_capacity(N, pl->ratio, pl->budget, c->row_bytes);
     rep->capacity = k;
     if (pl->policy == FEAT_CACHE_NONE || k <= 0) return 0;
-    uint32_t *score = calloc((size_t)N + 1, sizeof(uint32_t));
+    uint32_t *score = calloc((size_t)N + 1, sizeof(uint32_t)), *second = NULL;
     if (!score) return err_set(err, CGNN_ERR_RUNTIME, "out of memory scoring %lld nodes for the feature cache",
                                (long long)N);
     int rc = 0;
-    if (pl->policy == FEAT_CACHE_HOTNESS) {
+    uint32_t *deg = NULL; /* the in-degrees as scores */
+    if (pl->degrees) {
+        deg = malloc((size_t)N * sizeof(uint32_t) + 1);
+        if (!deg) rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory for the feature cache");
+        for (int64_t v = 0; deg && v < N; v++)
+            deg[v] = pl->degrees[v] > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)pl->degrees[v];
+    }
+    if (rc == 0 && pl->policy == FEAT_CACHE_HOTNESS) {
         rc = feat_cache_presample(score, pl, &rep->presampled_batches, err);
-    } else if (pl->policy == FEAT_CACHE_DEGREE) {
-        CGNN_CHECK(pl->degrees);
-        for (int64_t v = 0; v < N; v++)
-            score[v] = pl->degrees[v] > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)pl->degrees[v];
-    } else {
+        second = deg; /* equal counts (and nodes never pre-sampled, after all others) by in-degree */
+    } else if (rc == 0 && pl->policy == FEAT_CACHE_DEGREE) {
+        CGNN_CHECK(deg);
+        memcpy(score, deg, (size_t)N * sizeof(uint32_t));
+    } else if (rc == 0) {
         feat_cache_halo_scores(score, pl->local);
     }
     int64_t *ids = NULL, m = 0;
@@ -433,11 +443,12 @@ int feat_cache_build(feat_cache *c, const feat_cache_plan *pl, feat_cache_report
         if (!ids) rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory for the feature cache");
     }
     if (rc == 0) {
-        m = feat_cache_select(ids, score, N, lo, hi, k, &rep->candidates);
+        m = feat_cache_select(ids, score, second, N, lo, hi, k, &rep->candidates);
         rc = feat_cache_fill(c, ids, m, err);
     }
     free(ids);
     free(score);
+    free(deg);
     if (rc != 0) return -1;
     rep->rows = c->n;
     rep->bytes = (double)c->n * (double)c->row_bytes + (double)(c->n ? c->mask + 1 : 0) * sizeof(int64_t) +

@@ -14,7 +14,10 @@
  * are never kept):
  *   hotness  how often a node was an input node of cache_presample_batches batches of this
  *            rank's training seeds, sampled with the job's fanouts under a key of its own
- *            (GLT's pre-sampling; never the training batches' own draws)
+ *            (GLT's pre-sampling; never the training batches' own draws); equal counts — the
+ *            many nodes seen once or twice, and after them the nodes never seen — by the whole
+ *            graph's in-degree when the plan has it (measured on products, 4 parts, 20% cache:
+ *            49.5% of the remote rows by counts alone, README "Feature cache")
  *   degree   the whole graph's in-degree (PaGraph-style; needs the in-degrees of every part)
  *   halo     the 1-hop halo: remote in-neighbours of own nodes, by how many own nodes they
  *            point to (DistDGL's halo nodes, ranked)
@@ -81,7 +84,8 @@ typedef struct feat_cache_plan {
     int64_t max_batches;
     uint64_t key;              /* the pre-sampling key (never the training batches') */
     int nthreads;
-    /* degree: the whole graph's in-degrees, (N) in the partitioned graph's ids */
+    /* the whole graph's in-degrees, (N) in the partitioned graph's ids: the degree policy's
+     * scores, the hotness policy's second key (NULL there: counts alone) */
     const int64_t *degrees;
 } feat_cache_plan;
 
@@ -110,10 +114,11 @@ int feat_cache_build(feat_cache *c, const feat_cache_plan *plan, feat_cache_repo
 /* Caches exactly ids[0..n) (ascending, distinct, all remote): the rows fetched, view switched. */
 int feat_cache_fill(feat_cache *c, const int64_t *ids, int64_t n, cgnn_err *err);
 
-/* Top k remote nodes (outside [own_lo, own_hi)) by score, score > 0 only, ties by smaller id;
- * written to out ascending. Returns the count (<= k); *candidates = the nodes with score > 0. */
-int64_t feat_cache_select(int64_t *out, const uint32_t *score, int64_t num_nodes, int64_t own_lo, int64_t own_hi,
-                          int64_t k, int64_t *candidates);
+/* Top k remote nodes (outside [own_lo, own_hi)) by score, then by second (NULL: none), then
+ * the smaller id; only nodes with score > 0 or second > 0; written to out ascending. Returns the
+ * count (<= k); *candidates = the remote nodes that could be chosen. */
+int64_t feat_cache_select(int64_t *out, const uint32_t *score, const uint32_t *second, int64_t num_nodes,
+                          int64_t own_lo, int64_t own_hi, int64_t k, int64_t *candidates);
 
 /* Pre-sampling (the hotness policy): counts[v] += times v is an input node of each batch of
  * plan's seeds (up to max_batches, in an order shuffled by plan->key). counts (N) zeroed by the

@@ -649,7 +649,7 @@ static int build_cache(trainer *t, cgnn_err *err) {
         pl.key = rng_key(a->seed ^ 0x50524553414d504cULL, (uint64_t)t->d->rank); /* never a training key */
         pl.nthreads = t->threads;
         int64_t *deg = NULL;
-        if (pl.policy == FEAT_CACHE_DEGREE) { /* every part's in-degrees (ranks >= P hold replicas) */
+        if (pl.policy != FEAT_CACHE_HALO) { /* every part's in-degrees (ranks >= P hold replicas) */
             const int W = t->d->size;
             int64_t *counts = cgnn_malloc((size_t)W * sizeof(int64_t));
             const int64_t mine = t->d->rank < t->pb.num_parts ? t->g->num_nodes : 0;
