@@ -13,7 +13,8 @@
 #   - failures: pools that do not add up to the world, parts that the storage ranks cannot
 #     share, a dataset that is not partitioned (exit 2, named); a storage rank that stops
 #     answering (its name in the message), a storage rank that dies and a compute rank that dies
-#     each end the whole job within seconds.
+#     each end the whole job within seconds; a NaN loss on the compute ranks ends every rank
+#     with exit 1.
 set -u
 CGNN=${1:?usage: test_graph_store.sh path/to/cgnn}
 SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -179,6 +180,15 @@ run 4 f_cdie "$TMP/gs22.yaml" CGNN_TEST_EXIT_AT_STEP=2 CGNN_TEST_FAULT_RANK=1
 rc=$?
 took=$(( $(date +%s) - start ))
 [[ $rc -ne 0 && $took -le 45 ]] && ok || bad "a dying compute rank: exit $rc after $took s: $(tail -3 "$TMP/f_cdie.err")"
+
+# an orderly failure on the compute ranks (a NaN loss): every rank ends with its exit status
+config f_nan cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_nan "$TMP/gs22.yaml" CGNN_TEST_NAN_AT_STEP=2
+rc=$?
+took=$(( $(date +%s) - start ))
+if [[ $rc -eq 1 && $took -le 45 ]] && grep -q "training loss is NaN at step 2" "$TMP/f_nan.err"; then ok
+else bad "a NaN loss in server-client mode: exit $rc after $took s: $(grep -i error "$TMP/f_nan.err" | head -2)"; fi
 
 echo "test_graph_store: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]
