@@ -1162,6 +1162,32 @@ TEST(graph_store_resource) {
     if (rc) TEST_FAIL_("%d: %s", rc, msg);
 }
 
+TEST(graph_store_storage_config) {
+    /* GiGL's graph-store task configs carry the storage job's command: read and ignored */
+    const char *y = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                    "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                    "trainerConfig:\n  command: python -m examples.link_prediction.graph_store.homogeneous_training\n"
+                    "  trainerArgs: {num_neighbors: '[10, 10]'}\n"
+                    "  graphStoreStorageConfig:\n    command: python -m examples.link_prediction.graph_store.storage_main\n"
+                    "    storageArgs: {sample_edge_direction: in, num_server_sessions: '1'}\n";
+    task_config c;
+    cgnn_err err = {0};
+    if (config_load_task(&c, write_yaml("gss.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.has_storage_config, 1);
+    const char *y2 = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                     "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n";
+    if (config_load_task(&c, write_yaml("gss0.yaml", y2), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.has_storage_config, 0);
+    char msg[1024];
+    const int rc = expect_task_error("gss1.yaml",
+                                     "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                                     "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: "
+                                     "{trainedModelUri: m.st}}\n"
+                                     "trainerConfig:\n  graphStoreStorageConfig: {comand: x}\n",
+                                     "did you mean 'command'?", NULL, NULL, msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+}
+
 TEST(cache_and_prefetch_args) {
     task_config c;
     cgnn_err err = {0};
@@ -1248,6 +1274,7 @@ int main(void) {
     RUN(resource_config);
     RUN(graph_store_resource);
     RUN(cache_and_prefetch_args);
+    RUN(graph_store_storage_config);
     /* Clean up the temporary files (names are ours; the directory only holds them). */
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

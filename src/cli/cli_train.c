@@ -97,6 +97,10 @@ int cli_cmd_train(int argc, char **argv) {
     memset(&res, 0, sizeof res);
     if (job) log_info("job %s", job);
     int status = 0;
+    if (!graph_store && !bad && tc->has_storage_config)
+        log_info("%s: trainerConfig.graphStoreStorageConfig ignored: the resource config has no "
+                 "vertex_ai_graph_store_trainer_config, so every rank trains (worker mode on a partitioned graph)",
+                 tc->file);
     if (graph_store) { /* roles, one group per pool, the rpc layer on the whole world */
         graph_store_layout lay;
         const int lbad = graph_store_layout_of(&rc, d.size, d.rank, &lay, &err) != 0; /* the same on every rank */

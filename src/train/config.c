@@ -1091,7 +1091,13 @@ static const char *const SHARED_KEYS[] = {
 static const char *const TRAINED_MODEL_KEYS[] = {"trainedModelUri", "evalMetricsUri", "tensorboardLogsUri",
                                                  "scriptedModelUri", NULL};
 static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath", "clsPath", "command",
-                                                  "shouldLogToTensorboard", NULL};
+                                                  "shouldLogToTensorboard",
+                                                  /* GiGL's graph-store mode: the storage job's command */
+                                                  "graphStoreStorageConfig", NULL};
+/* trainerConfig.graphStoreStorageConfig (GiGL's GraphStoreStorageConfig): the Python storage job's
+ * command and its string arguments; cgnn's storage ranks are cgnn itself, so both are read and
+ * ignored (README, "Server-client mode"). */
+static const char *const STORAGE_CONFIG_KEYS[] = {"command", "storageArgs", "storage_args", NULL};
 static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs", NULL};
 /* torch.profiler.schedule's arguments (GiGL passes profilerArgs as a string map) */
 static const char *const PROFILER_ARG_KEYS[] = {"wait", "warmup", "active", NULL};
@@ -1343,6 +1349,12 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     if (parse_shared_config(&doc, root, c, err) != 0) goto out;
     if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
     if (tc && yamldoc_check_keys(&doc, tc, TRAINER_CONFIG_KEYS, err) != 0) goto out;
+    if (tc) {
+        const yamldoc_node *gss;
+        if (get_section(&doc, tc, "graphStoreStorageConfig", &gss, err) != 0) goto out;
+        if (gss && yamldoc_check_keys(&doc, gss, STORAGE_CONFIG_KEYS, err) != 0) goto out;
+        c->has_storage_config = gss != NULL;
+    }
     if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
     if (parse_trainer_args(&doc, targs, c->task, &c->args, err) != 0) goto out;
     if (parse_profiler_config(&doc, root, c, err) != 0) goto out;

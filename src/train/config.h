@@ -146,6 +146,8 @@ typedef struct task_config {
     char profiler_log_dir[CONFIG_PATH_MAX];
     int64_t profiler_wait, profiler_warmup, profiler_active; /* profilerArgs: torch.profiler.schedule
                                                                  (defaults 1, 1, 3) */
+    int has_storage_config;           /* trainerConfig.graphStoreStorageConfig was given (GiGL's storage
+                                         job command: read and ignored, train/graph_store.h) */
     trainer_args args;
 } task_config;
 

@@ -297,6 +297,9 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
                  lay->num_compute + lay->num_storage - 1, lay->num_compute, lay->num_compute == 1 ? "" : "s",
                  lay->num_compute - 1);
         if (res->ignored[0]) log_info("resource config: ignored (no meaning for CPU ranks here): %s", res->ignored);
+        if (tc->has_storage_config)
+            log_info("%s: trainerConfig.graphStoreStorageConfig ignored: the storage ranks run cgnn itself",
+                     tc->file);
     }
     if (!partbook_is_partition(tc->dataset_path))
         bad = err_set(err, CGNN_ERR_INPUT,
