@@ -30,6 +30,8 @@ void dist_init(dist_ctx *d, int *argc, char ***argv) { (void)dist_init_threads(d
 int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err) {
     int inited = 0;
     MPI_Initialized(&inited);
+    d->has_comm = 0; /* the world itself */
+    d->comm_handle = 0;
     d->initialized_here = 0;
     d->thread_multiple = 0;
     if (!inited && !launched_by_mpi()) {

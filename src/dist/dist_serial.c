@@ -14,6 +14,8 @@ int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_e
     d->local_size = 1;
     d->initialized_here = 0;
     d->thread_multiple = 1; /* no MPI: a world of one, any thread may call */
+    d->has_comm = 0;
+    d->comm_handle = 0;
     return 0;
 }
 void dist_finalize(dist_ctx *d) { (void)d; }
