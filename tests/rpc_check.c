@@ -15,6 +15,10 @@
  *       calls to it (small and 1 MiB requests) fail after 2 s naming that rank and its host; its
  *       late replies are taken and dropped, and the stop is still clean;
  *   (f) stop and free on every rank (run under ASan by the sanitized suite);
+ *   (g) deferred replies: a handler defers its request and a thread of the rank answers it
+ *       later (value, or an error with its code); meanwhile the service thread answers other
+ *       calls at once; a call to the rank itself cannot be deferred (the handler's error);
+ *   (h) groups (dist_split): collectives within a group; the idle barrier and max all-reduce;
  *   also: without MPI_THREAD_MULTIPLE the layer refuses to start; calls to a rank that starts
  *   its server late wait for it.
  * MODE "big" (2 ranks): a request and a reply of 2^31 + 5 bytes, each one message.
@@ -40,7 +44,7 @@
 #include "util/rng.h"
 #include "util/timer.h"
 
-enum { H_XFORM = 0, H_FAIL = 1, H_FIXED = 2, H_BLOB = 3, H_FLAG = 4 };
+enum { H_XFORM = 0, H_FAIL = 1, H_FIXED = 2, H_BLOB = 3, H_FLAG = 4, H_DEFER = 5 };
 
 #define CTRL_BYTES 24 /* a request of at least this size starts with {seed, reply_len, unused} */
 
@@ -148,7 +152,66 @@ static int h_flag(void *ctx, int src, const void *req, size_t len, dist_rpc_buf 
     return 0;
 }
 
+/* ---- (g) deferred replies: H_DEFER requests are {value, delay_ms}; the rank's replier thread
+ * answers 3 value + 1 after the delay, or, for a value divisible by 5, the error "deferred
+ * failure V" (CGNN_ERR_INPUT). ---- */
+typedef struct deferred_item {
+    dist_rpc_token tok;
+    int64_t value, delay_ms;
+} deferred_item;
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    deferred_item q[256];
+    int n, stop;
+    dist_rpc *rpc;
+    pthread_t thread;
+} g_defer = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static int h_defer(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
+    (void)ctx, (void)src, (void)reply;
+    if (len != 2 * sizeof(int64_t)) return err_set(err, CGNN_ERR_INPUT, "defer: %zu bytes", len);
+    deferred_item it;
+    memcpy(&it.value, req, 8);
+    memcpy(&it.delay_ms, (const char *)req + 8, 8);
+    if (dist_rpc_defer(g_defer.rpc, &it.tok, err) != 0) return -1;
+    pthread_mutex_lock(&g_defer.mu);
+    if (g_defer.n == 256) {
+        pthread_mutex_unlock(&g_defer.mu);
+        return err_set(err, CGNN_ERR_RUNTIME, "defer: queue full"); /* (after defer: never in this test) */
+    }
+    g_defer.q[g_defer.n++] = it;
+    pthread_cond_signal(&g_defer.cv);
+    pthread_mutex_unlock(&g_defer.mu);
+    return 0;
+}
+
+static void *replier_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&g_defer.mu);
+        while (g_defer.n == 0 && !g_defer.stop) pthread_cond_wait(&g_defer.cv, &g_defer.mu);
+        if (g_defer.n == 0) {
+            pthread_mutex_unlock(&g_defer.mu);
+            return NULL;
+        }
+        deferred_item it = g_defer.q[0];
+        memmove(g_defer.q, g_defer.q + 1, (size_t)(--g_defer.n) * sizeof it);
+        pthread_mutex_unlock(&g_defer.mu);
+        if (it.delay_ms > 0) usleep((useconds_t)(it.delay_ms * 1000));
+        cgnn_err fail = {0}, err = {0};
+        int64_t out = 3 * it.value + 1;
+        if (it.value % 5 == 0) err_set(&fail, CGNN_ERR_INPUT, "deferred failure %lld", (long long)it.value);
+        if (dist_rpc_reply(g_defer.rpc, &it.tok, &out, sizeof out, it.value % 5 == 0 ? &fail : NULL, &err) != 0) {
+            fprintf(stderr, "rank %d: deferred reply: %s\n", g_rank, err.msg);
+            exit(1);
+        }
+    }
+}
+
 static void register_all(dist_rpc *rpc) {
+    dist_rpc_register(rpc, H_DEFER, "defer", h_defer, NULL);
+    g_defer.rpc = rpc;
     dist_rpc_register(rpc, H_FLAG, "flag", h_flag, NULL);
     dist_rpc_register(rpc, H_XFORM, "xform", h_xform, NULL);
     dist_rpc_register(rpc, H_FAIL, "fail", h_fail, NULL);
@@ -340,6 +403,132 @@ static int check_busy(const dist_ctx *d, dist_rpc *rpc) {
         dist_rpc_buf_free(&req), dist_rpc_buf_free(&rep);
     }
     dist_barrier(d);
+    return failed;
+}
+
+/* ---- (g) deferred replies ------------------------------------------------------------------ */
+
+struct slow_arg {
+    dist_rpc *rpc;
+    int peer;
+    const int64_t *req;
+    dist_rpc_buf *rep;
+    int rc;
+};
+
+static void *slow_call_main(void *p) {
+    struct slow_arg *a = p;
+    cgnn_err err = {0};
+    a->rc = dist_rpc_call(a->rpc, H_DEFER, a->peer, a->req, 2 * sizeof(int64_t), a->rep, &err);
+    return NULL;
+}
+
+static int check_deferred(const dist_ctx *d, dist_rpc *rpc) {
+    int failed = 0;
+    g_defer.stop = 0;
+    pthread_create(&g_defer.thread, NULL, replier_main, NULL);
+    dist_barrier(d);
+    const int peer = (g_rank + 1) % g_size;
+    dist_rpc_buf rep;
+    dist_rpc_buf_init(&rep);
+    for (int64_t v = 1; v <= 12; v++) { /* values and errors */
+        const int64_t req[2] = {1000 * g_rank + v, 0};
+        cgnn_err err = {0};
+        const int rc = dist_rpc_call(rpc, H_DEFER, peer, req, sizeof req, &rep, &err);
+        int64_t got = 0;
+        if (rc == 0 && rep.len == 8) memcpy(&got, rep.data, 8);
+        char want[128];
+        snprintf(want, sizeof want, "rank %d (%s) failed rpc 'defer': deferred failure %lld", peer,
+                 dist_rpc_host(rpc, peer), (long long)req[0]);
+        const int ok = req[0] % 5 == 0 ? rc == -1 && err.code == CGNN_ERR_INPUT && !strcmp(err.msg, want)
+                                       : rc == 0 && rep.len == 8 && got == 3 * req[0] + 1;
+        if (!ok) {
+            fprintf(stderr, "rank %d: deferred value %lld: rc %d, %zu bytes, got %lld, '%s'\n", g_rank,
+                    (long long)req[0], rc, rep.len, (long long)got, err.msg);
+            failed = 1;
+        }
+    }
+    /* a slow deferred request does not hold up the service thread: another thread's call to the
+     * same rank is answered long before it */
+    {
+        const int64_t req[2] = {7, 1500};
+        dist_rpc_buf slow;
+        dist_rpc_buf_init(&slow);
+        const double t0 = timer_now();
+        /* the slow call from a helper thread, a quick one from here */
+        struct slow_arg a = {rpc, peer, req, &slow, -1};
+        pthread_t th;
+        pthread_create(&th, NULL, slow_call_main, &a);
+        usleep(100 * 1000);
+        cgnn_err err = {0};
+        const double q0 = timer_now();
+        const int rc = dist_rpc_call(rpc, H_FIXED, peer, NULL, 0, &rep, &err);
+        const double quick = timer_now() - q0;
+        pthread_join(th, NULL);
+        const double total = timer_now() - t0;
+        int64_t got = 0;
+        if (slow.len == 8) memcpy(&got, slow.data, 8);
+        if (rc != 0 || a.rc != 0 || got != 22 || quick > 1.0 || total < 1.45) {
+            fprintf(stderr, "rank %d: deferred while serving: quick call rc %d in %.3f s, slow rc %d got %lld after "
+                    "%.3f s\n", g_rank, rc, quick, a.rc, (long long)got, total);
+            failed = 1;
+        }
+        dist_rpc_buf_free(&slow);
+    }
+    /* a call to the rank itself runs the handler in the caller's thread: it cannot defer */
+    {
+        const int64_t req[2] = {1, 0};
+        cgnn_err err = {0};
+        const int rc = dist_rpc_call(rpc, H_DEFER, g_rank, req, sizeof req, &rep, &err);
+        if (rc != -1 || !strstr(err.msg, "cannot be deferred")) {
+            fprintf(stderr, "rank %d: a deferred self call: rc %d '%s'\n", g_rank, rc, err.msg);
+            failed = 1;
+        }
+    }
+    dist_barrier(d); /* every deferred request of every rank answered */
+    pthread_mutex_lock(&g_defer.mu);
+    g_defer.stop = 1;
+    pthread_cond_broadcast(&g_defer.cv);
+    pthread_mutex_unlock(&g_defer.mu);
+    pthread_join(g_defer.thread, NULL);
+    dist_rpc_buf_free(&rep);
+    return failed;
+}
+
+/* ---- (h) groups and idle collectives ---------------------------------------------------------- */
+
+static int check_groups(const dist_ctx *d) {
+    int failed = 0;
+    dist_ctx g;
+    dist_split(d, g_rank % 2, &g);
+    /* the group holds the ranks of one parity, in world order */
+    const int want_size = (g_size + 1 - g_rank % 2) / 2;
+    int64_t sum = g_rank;
+    dist_allreduce_sum_i64(&g, &sum, 1);
+    int64_t want_sum = 0;
+    for (int r = g_rank % 2; r < g_size; r += 2) want_sum += r;
+    if (g.size != want_size || g.rank != g_rank / 2 || sum != want_sum || g.local_size != d->local_size) {
+        fprintf(stderr, "rank %d: group: rank %d of %d, sum %lld (want %d of %d, %lld)\n", g_rank, g.rank, g.size,
+                (long long)sum, g_rank / 2, want_size, (long long)want_sum);
+        failed = 1;
+    }
+    /* the idle collectives: on the group, then on the world (rank 0 arrives late) */
+    int64_t mx[2] = {g_rank, -g_rank};
+    dist_allreduce_max_i64_idle(&g, mx, 2);
+    if (mx[0] != (g_size - 1) - ((g_size - 1) % 2 != g_rank % 2) || mx[1] != -(g_rank % 2)) {
+        fprintf(stderr, "rank %d: idle max on the group: %lld %lld\n", g_rank, (long long)mx[0], (long long)mx[1]);
+        failed = 1;
+    }
+    dist_barrier(d);
+    if (g_rank == 0) usleep(600 * 1000);
+    const double t0 = timer_now();
+    dist_barrier_idle(d);
+    const double waited = timer_now() - t0;
+    if (g_rank != 0 && waited < 0.1) {
+        fprintf(stderr, "rank %d: the idle barrier returned after %.3f s, before rank 0 came\n", g_rank, waited);
+        failed = 1;
+    }
+    dist_split_free(&g);
     return failed;
 }
 
@@ -583,6 +772,8 @@ static int run_suite(const dist_ctx *d) {
     failed |= check_busy(d, rpc);
     failed |= check_handler_error(rpc);
     failed |= check_counters(d, rpc);
+    failed |= check_deferred(d, rpc);
+    failed |= check_groups(d);
     failed |= check_timeout(d, rpc, keep);
     failed |= stop_rpc(rpc);
     dist_rpc_buf_free(&keep[0]), dist_rpc_buf_free(&keep[1]);

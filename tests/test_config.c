@@ -371,7 +371,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 52);
+    ASSERT_EQ(n, 57);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
@@ -1240,6 +1240,134 @@ TEST(resource_config) {
     ASSERT_STR_CONTAINS(err.msg, "unsupported URI scheme 's3://'");
 }
 
+/* ---- server-client mode and the feature cache ---------------------------------------- */
+
+TEST(graph_store_resource) {
+    /* GiGL's two graph-store resource configs, unchanged (tests/fixtures/gigl/) */
+    const char *files[2] = {"example_resource_config.yaml", "e2e_glt_gs_resource_config.yaml"};
+    for (int k = 0; k < 2; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/tests/fixtures/gigl/%s", test_source_dir(), files[k]);
+        resource_config r;
+        cgnn_err err = {0};
+        if (config_load_resource(&r, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT_EQ(r.graph_store, 1);
+        ASSERT_EQ(r.storage_replicas, 2);
+        ASSERT_EQ(r.compute_replicas, 2);
+        ASSERT_EQ(r.compute_local_world_size, 0);
+        ASSERT_STR_CONTAINS(r.ignored, "graph_store_pool.machine_type n2-highmem-32");
+        ASSERT_STR_CONTAINS(r.ignored, "compute_pool.gpu_type NVIDIA_TESLA_T4");
+        ASSERT_STR_CONTAINS(r.ignored, "compute_pool.gpu_limit 2");
+    }
+    const char *p = write_yaml("gs.yaml", "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
+                                          "    graph_store_pool: {num_replicas: 3}\n"
+                                          "    compute_pool: {num_replicas: 2, timeout: 60}\n"
+                                          "    compute_cluster_local_world_size: 4\n");
+    resource_config r;
+    cgnn_err err = {0};
+    if (config_load_resource(&r, p, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(r.storage_replicas, 3);
+    ASSERT_EQ(r.compute_replicas, 2);
+    ASSERT_EQ(r.compute_local_world_size, 4);
+    ASSERT_STR_CONTAINS(r.ignored, "compute_pool.timeout 60");
+    char msg[1024];
+    int rc = expect_resource_error("gs_norep.yaml",
+                                   "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
+                                   "    graph_store_pool: {machine_type: x}\n    compute_pool: {num_replicas: 1}\n",
+                                   "graph_store_pool (line 3): num_replicas is missing", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("gs_nocompute.yaml",
+                               "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
+                               "    graph_store_pool: {num_replicas: 1}\n",
+                               "compute_pool is missing", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("gs_typo.yaml",
+                               "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
+                               "    graph_store_pool: {num_replica: 1}\n    compute_pool: {num_replicas: 1}\n",
+                               "did you mean 'num_replicas'?", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+    rc = expect_resource_error("gs_zero.yaml",
+                               "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
+                               "    graph_store_pool: {num_replicas: 0}\n    compute_pool: {num_replicas: 1}\n",
+                               "graph_store_pool.num_replicas", msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+}
+
+TEST(graph_store_storage_config) {
+    /* GiGL's graph-store task configs carry the storage job's command: read and ignored */
+    const char *y = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                    "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                    "trainerConfig:\n  command: python -m examples.link_prediction.graph_store.homogeneous_training\n"
+                    "  trainerArgs: {num_neighbors: '[10, 10]'}\n"
+                    "  graphStoreStorageConfig:\n    command: python -m examples.link_prediction.graph_store.storage_main\n"
+                    "    storageArgs: {sample_edge_direction: in, num_server_sessions: '1'}\n";
+    task_config c;
+    cgnn_err err = {0};
+    if (config_load_task(&c, write_yaml("gss.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.has_storage_config, 1);
+    const char *y2 = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                     "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n";
+    if (config_load_task(&c, write_yaml("gss0.yaml", y2), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.has_storage_config, 0);
+    char msg[1024];
+    const int rc = expect_task_error("gss1.yaml",
+                                     "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                                     "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: "
+                                     "{trainedModelUri: m.st}}\n"
+                                     "trainerConfig:\n  graphStoreStorageConfig: {comand: x}\n",
+                                     "did you mean 'command'?", NULL, NULL, msg);
+    if (rc) TEST_FAIL_("%d: %s", rc, msg);
+}
+
+TEST(cache_and_prefetch_args) {
+    task_config c;
+    cgnn_err err = {0};
+    const char *head = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                       "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                       "trainerConfig:\n  trainerArgs:\n";
+    char y[1024];
+    snprintf(y, sizeof y, "%s", head);
+    if (config_load_task(&c, write_yaml("ca0.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.prefetch_size, 4);
+    ASSERT_EQ(c.args.cache_policy, CACHE_POLICY_NONE);
+    ASSERT_EQ(c.args.cache_presample_batches, 20);
+    snprintf(y, sizeof y, "%s    cache_ratio: \"0.2\"\n    prefetch_size: \"2\"\n", head);
+    if (config_load_task(&c, write_yaml("ca1.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.cache_policy, CACHE_POLICY_HOTNESS); /* a size alone: GLT's hotness cache */
+    ASSERT_NEAR(c.args.cache_ratio, 0.2, 0);
+    ASSERT_EQ(c.args.prefetch_size, 2);
+    const char *budgets[4] = {"1048576", "1MB", "1 MiB", "1m"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(y, sizeof y, "%s    cache_policy: halo\n    cache_memory_budget: \"%s\"\n", head, budgets[i]);
+        if (config_load_task(&c, write_yaml("ca2.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT_EQ(c.args.cache_policy, CACHE_POLICY_HALO);
+        ASSERT_EQ(c.args.cache_memory_budget, 1 << 20);
+    }
+    snprintf(y, sizeof y, "%s    cache_policy: degree\n    cache_memory_budget: 2G\n    cache_presample_batches: 5\n",
+             head);
+    if (config_load_task(&c, write_yaml("ca3.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.cache_memory_budget, (int64_t)2 << 30);
+    ASSERT_EQ(c.args.cache_presample_batches, 5);
+    snprintf(y, sizeof y, "%s    cache_policy: degree\n", head); /* a policy without a size */
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca4.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "needs a size");
+    snprintf(y, sizeof y, "%s    cache_policy: lru\n    cache_ratio: \"0.1\"\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca5.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "expected none, hotness");
+    snprintf(y, sizeof y, "%s    cache_ratio: \"1.5\"\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca6.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "cache_ratio");
+    snprintf(y, sizeof y, "%s    cache_memory_budget: 12XB\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca7.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "expected a byte count");
+    snprintf(y, sizeof y, "%s    prefetch_size: \"0\"\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca8.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "prefetch_size");
+    snprintf(y, sizeof y, "%s    cache_polcy: halo\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca9.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "did you mean 'cache_policy'");
+}
+
 int main(void) {
     g_dir = test_tmpdir();
     RUN(example_cora_graphsage);
@@ -1278,6 +1406,9 @@ int main(void) {
     RUN(check_types_untyped);
     RUN(graph_metadata_condensed);
     RUN(resource_config);
+    RUN(graph_store_resource);
+    RUN(cache_and_prefetch_args);
+    RUN(graph_store_storage_config);
     /* Clean up the temporary files (names are ours; the directory only holds them). */
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

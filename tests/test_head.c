@@ -85,7 +85,7 @@ TEST(lp_auc_rows) {
     const float want[18] = {1, 1, 0.5f, 0, 1, 1, -2, 0, -1, 1, -0.5f, 0, 3, 1, 0.5f, 0, 0.25f, 1};
     ASSERT_EQ(h.scores.n, 9);
     for (int i = 0; i < 18; i++) ASSERT_NEAR(h.scores.rows[i], want[i], 0);
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     ASSERT(isnan(head_metric(&h, &s, "auc")));
     head_scores_finish(&h, &serial, &s);
     /* positives {1, 1, -1, 3, .25} vs negatives {.5, -2, -.5, .5}: 15 of 20 pairs; AP: thresholds

@@ -545,7 +545,7 @@ TEST(auc_ap_random_vs_ref) {
 
 /* The gathering wrapper in a world of one: the rows of the buffer, nothing else. */
 TEST(auc_ap_buffer_serial) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     lp_score_buf b;
     lp_score_buf_init(&b, 4);
     const float rows[8] = {0.1f, 0, 0.4f, 0, 0.35f, 1, 0.8f, 1};

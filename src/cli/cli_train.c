@@ -7,7 +7,9 @@
 #include "cli/cli.h"
 #include "dist/dist.h"
 #include "graph/partbook.h"
+#include "dist/dist_rpc.h"
 #include "train/config.h"
+#include "train/graph_store.h"
 #include "train/trainer.h"
 #include "util/log.h"
 
@@ -23,6 +25,21 @@ static const cli_command TRAIN_CMD = {
     "early-stops, restores the best weights, tests, and writes the model (safetensors), the eval\n"
     "metrics (GiGL JSON) and metrics.jsonl. See docs/CONFIG.md for every config key.",
     TRAIN_FLAGS, sizeof TRAIN_FLAGS / sizeof TRAIN_FLAGS[0]};
+
+/* Rank 0: the results on stdout. */
+static void print_result(const task_config *tc, const trainer_result *res) {
+    const char *main_metric = tc->task == TASK_LINK_PREDICTION ? "mrr" : "acc";
+    if (res->has_val)
+        printf("best validation: loss %.4f %s %.4f\n", res->best_val_loss, main_metric, res->best_val_acc);
+    if (res->has_test) {
+        printf("test:");
+        for (int i = 0; i < res->num_test_metrics; i++) printf(" %s %.4f", res->test_metric_names[i], res->test_metrics[i]);
+        printf("\n");
+    }
+    if (!tc->should_skip_training)
+        printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res->steps, res->train_seconds,
+               res->stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
+}
 
 /* Prints err on rank 0 (which holds every failed rank's message) and returns the exit status. */
 static int train_fail(const dist_ctx *d, const cgnn_err *err) {
@@ -54,7 +71,10 @@ int cli_cmd_train(int argc, char **argv) {
     /* under mpirun: the world; otherwise a world of one. A partitioned graph's ranks answer each
      * other's requests from a service thread: MPI_THREAD_MULTIPLE */
     dist_ctx d;
-    const int parted = !bad && partbook_is_partition(tc->dataset_path);
+    /* server-client mode (the resource config's vertex_ai_graph_store_trainer_config): storage and
+     * compute ranks in one job, remote calls between all of them */
+    const int graph_store = !bad && rc.graph_store;
+    const int parted = !bad && (partbook_is_partition(tc->dataset_path) || graph_store);
     cgnn_err ierr = {0};
     if (dist_init_threads(&d, NULL, NULL, parted, &ierr) != 0 && !bad) {
         bad = 1;
@@ -72,26 +92,41 @@ int cli_cmd_train(int argc, char **argv) {
         return status;
     }
     const char *job = cli_flag_str(&TRAIN_CMD, "job_name");
-    trainer_options opt = {job ? job : "cgnn", !quiet, &d};
+    trainer_options opt = {.job_name = job ? job : "cgnn", .progress = !quiet, .dist = &d};
     trainer_result res;
+    memset(&res, 0, sizeof res);
     if (job) log_info("job %s", job);
     for (int i = 0; i < tc->notes.n; i++) log_info("%s: %s", tc->file, tc->notes.line[i]); /* config.h */
     int status = 0;
+    if (!graph_store && !bad && tc->has_storage_config)
+        log_info("%s: trainerConfig.graphStoreStorageConfig ignored: the resource config has no "
+                 "vertex_ai_graph_store_trainer_config, so every rank trains (worker mode on a partitioned graph)",
+                 tc->file);
+    if (graph_store) { /* roles, one group per pool, the rpc layer on the whole world */
+        graph_store_layout lay;
+        const int lbad = graph_store_layout_of(&rc, d.size, d.rank, &lay, &err) != 0; /* the same on every rank */
+        dist_ctx group;
+        dist_rpc *rpc = NULL;
+        if (lbad) {
+            status = train_fail(&d, &err);
+        } else {
+            dist_split(&d, lay.storage, &group);
+            if (dist_phase_failed(&d, dist_rpc_create(&rpc, &d, &err) != 0, &err))
+                status = err.code ? err.code : CGNN_ERR_RUNTIME;
+            else status = graph_store_run(tc, &rc, &d, &group, rpc, &lay, &opt, &res, &err);
+            if (status != 0 && d.rank == 0) cli_fail(&err);
+            dist_rpc_free(rpc);
+            dist_split_free(&group);
+        }
+        if (status == 0 && d.rank == 0) print_result(tc, &res);
+        free(tc);
+        dist_finalize(&d);
+        return status;
+    }
     if (trainer_run(tc, &rc, &opt, &res, &err) != 0) {
         status = train_fail(&d, &err);
     } else if (d.rank == 0) {
-        const char *main_metric = tc->task == TASK_LINK_PREDICTION ? "mrr" : "acc";
-        if (res.has_val)
-            printf("best validation: loss %.4f %s %.4f\n", res.best_val_loss, main_metric, res.best_val_acc);
-        if (res.has_test) {
-            printf("test:");
-            for (int i = 0; i < res.num_test_metrics; i++)
-                printf(" %s %.4f", res.test_metric_names[i], res.test_metrics[i]);
-            printf("\n");
-        }
-        if (!tc->should_skip_training)
-            printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res.steps, res.train_seconds,
-                   res.stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
+        print_result(tc, &res);
     }
     free(tc);
     dist_finalize(&d);

@@ -18,6 +18,10 @@ typedef struct dist_ctx {
     int local_rank, local_size; /* among the ranks on this machine (shared memory) */
     int initialized_here; /* dist_init called MPI_Init (so dist_finalize calls MPI_Finalize) */
     int thread_multiple;  /* any thread may call MPI (MPI_THREAD_MULTIPLE): dist_rpc may start */
+    /* a group of the world (dist_split): its communicator's Fortran handle (MPI_Comm_c2f, an
+     * integer whatever the MPI library's C handle is); 0 in has_comm: the world itself */
+    int has_comm;
+    int64_t comm_handle;
 } dist_ctx;
 
 /* Initialises the world (MPI_Init_thread with FUNNELED if not yet initialised): only the main
@@ -31,6 +35,24 @@ void dist_init(dist_ctx *d, int *argc, char ***argv);
  * calls MPI there. Collectives (everything below) stay on the main thread either way. */
 int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err);
 void dist_finalize(dist_ctx *d);
+
+/* Splits d into groups (collective over d): the ranks passing the same color form one group,
+ * ranked in their order in d. *out is the caller's: rank and size within the group, every
+ * collective below on *out runs among the group only; local_rank / local_size stay d's (the
+ * processes of the whole job on this machine: thread counts divide the machine among all of
+ * them); thread_multiple is d's. Free with dist_split_free before dist_finalize. A world of one:
+ * a copy. (Server-client mode: the compute ranks train on their group while dist_rpc and the
+ * job-wide handshakes stay on the world.) */
+void dist_split(const dist_ctx *d, int color, dist_ctx *out);
+void dist_split_free(dist_ctx *sub); /* a copy or a zeroed ctx: nothing to do */
+
+/* A barrier / in-place max all-reduce whose waiting ranks sleep instead of spinning a core
+ * (OpenMPI's blocking collectives poll at 100%): polls a non-blocking collective with a
+ * back-off from 50 us to 10 ms. For the rare job-wide waits that may last long (storage ranks
+ * waiting for the compute ranks to finish, compute ranks waiting for the storage ranks to load
+ * their parts). No time-out: a rank that dies ends the job through the launcher. */
+void dist_barrier_idle(const dist_ctx *d);
+void dist_allreduce_max_i64_idle(const dist_ctx *d, int64_t *buf, size_t n);
 
 /* In-place sum over ranks of n floats / doubles / int64s. */
 void dist_allreduce_sum_f32(const dist_ctx *d, float *buf, size_t n);

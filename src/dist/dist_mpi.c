@@ -5,10 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* 1 when a process manager (mpirun / srun) started us: it exports the job's size. */
 static int launched_by_mpi(void) {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE") || getenv("PMI_RANK");
+}
+
+/* The communicator of d: the world, or its group (dist_split). */
+static MPI_Comm comm_of(const dist_ctx *d) {
+    return d->has_comm ? MPI_Comm_f2c((MPI_Fint)d->comm_handle) : MPI_COMM_WORLD;
 }
 
 static const char *thread_level_name(int level) {
@@ -24,6 +30,8 @@ void dist_init(dist_ctx *d, int *argc, char ***argv) { (void)dist_init_threads(d
 int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err) {
     int inited = 0;
     MPI_Initialized(&inited);
+    d->has_comm = 0; /* the world itself */
+    d->comm_handle = 0;
     d->initialized_here = 0;
     d->thread_multiple = 0;
     if (!inited && !launched_by_mpi()) {
@@ -42,7 +50,7 @@ int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_e
         MPI_Query_thread(&provided);
     }
     d->thread_multiple = provided >= MPI_THREAD_MULTIPLE;
-    MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &d->rank); /* the world */
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
     MPI_Comm local;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &local);
@@ -65,26 +73,73 @@ void dist_finalize(dist_ctx *d) {
     d->initialized_here = 0;
 }
 
+void dist_split(const dist_ctx *d, int color, dist_ctx *out) {
+    *out = *d;
+    out->initialized_here = 0; /* the world's owner finalises MPI */
+    if (d->size == 1) return;
+    MPI_Comm sub;
+    MPI_Comm_split(comm_of(d), color, d->rank, &sub);
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_rank(sub, &out->rank);
+    MPI_Comm_size(sub, &out->size);
+    out->has_comm = 1;
+    out->comm_handle = (int64_t)MPI_Comm_c2f(sub);
+}
+
+void dist_split_free(dist_ctx *sub) {
+    if (!sub->has_comm) return;
+    MPI_Comm c = comm_of(sub);
+    MPI_Comm_free(&c);
+    sub->has_comm = 0;
+}
+
+/* Polls q to completion, sleeping between polls (50 us doubling to 10 ms). */
+static void wait_idle(MPI_Request *q) {
+    long sleep_ns = 50 * 1000;
+    for (;;) {
+        int flag = 0;
+        MPI_Test(q, &flag, MPI_STATUS_IGNORE);
+        if (flag) return;
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 10 * 1000 * 1000) sleep_ns *= 2;
+    }
+}
+
+void dist_barrier_idle(const dist_ctx *d) {
+    if (d->size == 1) return;
+    MPI_Request q;
+    MPI_Ibarrier(comm_of(d), &q);
+    wait_idle(&q);
+}
+
+void dist_allreduce_max_i64_idle(const dist_ctx *d, int64_t *buf, size_t n) {
+    if (d->size == 1) return;
+    MPI_Request q;
+    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T, MPI_MAX, comm_of(d), &q);
+    wait_idle(&q);
+}
+
 void dist_allreduce_sum_f32(const dist_ctx *d, float *buf, size_t n) {
-    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, comm_of(d));
 }
 void dist_allreduce_sum_f64(const dist_ctx *d, double *buf, size_t n) {
-    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, comm_of(d));
 }
 void dist_allreduce_sum_i64(const dist_ctx *d, int64_t *buf, size_t n) {
-    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T, MPI_SUM, comm_of(d));
 }
 void dist_allreduce_max_i64(const dist_ctx *d, int64_t *buf, size_t n) {
-    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_INT64_T, MPI_MAX, comm_of(d));
 }
 void dist_barrier(const dist_ctx *d) {
-    if (d->size > 1) MPI_Barrier(MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Barrier(comm_of(d));
 }
 void dist_bcast_f32(const dist_ctx *d, float *buf, size_t n) {
-    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_FLOAT, 0, comm_of(d));
 }
 void dist_bcast_i64(const dist_ctx *d, int64_t *buf, size_t n) {
-    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (d->size > 1) MPI_Bcast(buf, (int)n, MPI_INT64_T, 0, comm_of(d));
 }
 
 #define DIST_MSG_BYTES 1024
@@ -99,14 +154,14 @@ int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *ms
         return failed ? 1 : 0;
     }
     int64_t sum[2];
-    MPI_Allreduce(f, sum, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(f, sum, 2, MPI_INT64_T, MPI_SUM, comm_of(d));
     if (sum[0] == 0) return 0;
     /* gather every rank's message (empty when it did not fail) and code to rank 0 */
     char mine[DIST_MSG_BYTES];
     memset(mine, 0, sizeof mine);
     if (failed) snprintf(mine, sizeof mine, "%d|%s", my_code, msg ? msg : "");
     char *all = d->rank == 0 ? calloc((size_t)d->size, DIST_MSG_BYTES) : NULL;
-    MPI_Gather(mine, DIST_MSG_BYTES, MPI_CHAR, all, DIST_MSG_BYTES, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, DIST_MSG_BYTES, MPI_CHAR, all, DIST_MSG_BYTES, MPI_CHAR, 0, comm_of(d));
     int first_code = 0;
     if (d->rank == 0) {
         size_t off = 0;
@@ -121,7 +176,7 @@ int dist_check_errors(const dist_ctx *d, int failed, int my_code, const char *ms
         free(all);
     }
     int64_t c = first_code;
-    MPI_Bcast(&c, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&c, 1, MPI_INT64_T, 0, comm_of(d));
     if (code) *code = (int)c;
     return (int)sum[0];
 }
@@ -137,7 +192,7 @@ static int num_pending = 0;
 void dist_iallreduce_sum_f32(const dist_ctx *d, float *buf, size_t n) {
     if (d->size == 1) return;
     if (num_pending == DIST_MAX_PENDING) dist_wait_all(d);
-    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &pending[num_pending++]);
+    MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, comm_of(d), &pending[num_pending++]);
     int flag;
     MPI_Testall(num_pending, pending, &flag, MPI_STATUSES_IGNORE); /* nudge progress */
     if (flag) num_pending = 0;
@@ -154,7 +209,7 @@ int64_t dist_allgather_counts(const dist_ctx *d, int64_t n_mine, int64_t *counts
         counts[0] = n_mine;
         return n_mine;
     }
-    MPI_Allgather(&n_mine, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, MPI_COMM_WORLD);
+    MPI_Allgather(&n_mine, 1, MPI_INT64_T, counts, 1, MPI_INT64_T, comm_of(d));
     int64_t total = 0;
     for (int r = 0; r < d->size; r++) total += counts[r];
     return total;
@@ -191,7 +246,7 @@ static void allgatherv_chunked(const dist_ctx *d, const void *send, void *recv, 
         }
         const int64_t mine = counts[d->rank] - done;
         MPI_Allgatherv((const char *)send + (size_t)done * elem, mine > 0 ? (int)(mine < DIST_CHUNK ? mine : DIST_CHUNK) : 0,
-                       type, stage, cnt, dsp, type, MPI_COMM_WORLD);
+                       type, stage, cnt, dsp, type, comm_of(d));
         for (int r = 0; r < P; r++)
             memcpy((char *)recv + (size_t)(displ0[r] + done) * elem, stage + (size_t)dsp[r] * elem, (size_t)cnt[r] * elem);
         free(stage);
@@ -218,7 +273,7 @@ void dist_alltoall_counts(const dist_ctx *d, const int64_t *send_counts, int64_t
         recv_counts[0] = send_counts[0];
         return;
     }
-    MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, MPI_COMM_WORLD);
+    MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm_of(d));
 }
 
 void dist_alltoallv_rows(const dist_ctx *d, const void *send, const int64_t *send_counts, void *recv,
@@ -248,7 +303,7 @@ void dist_alltoallv_rows(const dist_ctx *d, const void *send, const int64_t *sen
         ro += recv_counts[r];
     }
     static char none[1]; /* a valid address for empty buffers */
-    MPI_Alltoallv(so > 0 ? send : none, sc, sd, row, ro > 0 ? recv : none, rc, rd, row, MPI_COMM_WORLD);
+    MPI_Alltoallv(so > 0 ? send : none, sc, sd, row, ro > 0 ? recv : none, rc, rd, row, comm_of(d));
     MPI_Type_free(&row);
     free(sc);
 }

@@ -145,6 +145,31 @@ int dist_rpc_call_many(dist_rpc *rpc, int handler, int n, const int *peers, cons
 int dist_rpc_call(dist_rpc *rpc, int handler, int peer, const void *req, size_t req_len, dist_rpc_buf *resp,
                   cgnn_err *err);
 
+/* ---- deferred replies: a request answered later, from another thread -----------------------
+ * A handler running on the service thread may take its request over instead of answering at
+ * once: dist_rpc_defer hands it a token and the handler returns 0 (its reply buffer is then
+ * ignored); any thread later answers with dist_rpc_reply(token). The caller sees an ordinary
+ * reply, under its own deadline. The service thread goes on serving meanwhile, so a deferred
+ * request may take as long as it needs and may be answered by a thread that itself calls out
+ * (dist_rpc_call_many): server-client mode's BATCH requests are built this way by a pool of
+ * workers (sample/batch_rpc.h). Every deferred request must be answered before dist_rpc_stop. */
+typedef struct dist_rpc_token {
+    int src, tag, handler; /* the caller's rank, its reply tag, the handler id */
+} dist_rpc_token;
+
+/* Inside a handler: defers the request being handled (fills *tok). Returns 0; or -1 with *err
+ * when the request cannot be deferred: the handler runs for a call to the rank itself (in the
+ * caller's thread; also every call in a world of one), so it must answer directly. */
+int dist_rpc_defer(dist_rpc *rpc, dist_rpc_token *tok, cgnn_err *err);
+
+/* Answers a deferred request from any thread: data[0..len) as the reply, or with fail != NULL
+ * the handler's error (fail->code, fail->msg: the caller's error names this rank, as a failed
+ * handler's). Waits until the reply is on its way (polling, as the service thread does). Returns
+ * 0; or -1 with *err when the caller did not take the reply within the timeout (then MPI may
+ * still read data: keep it valid until the job ends, which the caller should end). */
+int dist_rpc_reply(dist_rpc *rpc, const dist_rpc_token *tok, const void *data, size_t len, const cgnn_err *fail,
+                   cgnn_err *err);
+
 /* Stops serving (collective; main thread; every call on this rank must have returned). The
  * protocol: this rank tells every other rank's server "done" (after its last request, so
  * MPI's ordering puts it behind them); the service thread keeps serving until it has heard

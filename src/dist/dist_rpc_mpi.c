@@ -107,6 +107,12 @@ struct dist_rpc_mpi {
 /* Set on the service thread: a handler calling dist_rpc_call* would wait on itself. */
 static _Thread_local int rpc_in_service = 0;
 
+/* The request the service thread is handling (for dist_rpc_defer): valid while active. */
+static _Thread_local struct {
+    int active, deferred;
+    dist_rpc_token tok;
+} rpc_current;
+
 /* ---- waiting ----------------------------------------------------------------------------- */
 
 typedef struct rpc_backoff {
@@ -341,8 +347,13 @@ static void serve(dist_rpc *rpc, MPI_Message *msg, const MPI_Status *st) {
         rc = err_set(&herr, CGNN_ERR_RUNTIME, "no handler registered under id %d", id);
     } else {
         const int64_t t0 = dist_rpc_now_ns();
+        rpc_current.active = 1;
+        rpc_current.deferred = 0;
+        rpc_current.tok = (dist_rpc_token){src, st->MPI_TAG, id};
         rc = rpc->handlers[id].fn(rpc->handlers[id].ctx, src, m->req_buf.data, len, out, &herr);
+        rpc_current.active = 0;
         DIST_RPC_COUNT(rpc, id, handler_ns, dist_rpc_now_ns() - t0);
+        if (rc == 0 && rpc_current.deferred) return; /* dist_rpc_reply answers it */
     }
     if (rc != 0) { /* the payload becomes int32 code + message */
         const int32_t code = herr.code > 0 ? herr.code : CGNN_ERR_RUNTIME;
@@ -627,6 +638,60 @@ int dist_rpc_call_many(dist_rpc *rpc, int handler, int n, const int *peers, cons
         if (!sends_done) sched_yield();
     }
     return rc;
+}
+
+int dist_rpc_defer(dist_rpc *rpc, dist_rpc_token *tok, cgnn_err *err) {
+    if (!rpc->mpi || !rpc_in_service || !rpc_current.active)
+        return err_set(err, CGNN_ERR_RUNTIME, "a call to the rank itself cannot be deferred");
+    rpc_current.deferred = 1;
+    *tok = rpc_current.tok;
+    return 0;
+}
+
+int dist_rpc_reply(dist_rpc *rpc, const dist_rpc_token *tok, const void *data, size_t len, const cgnn_err *fail,
+                   cgnn_err *err) {
+    struct dist_rpc_mpi *m = rpc->mpi;
+    CGNN_CHECK(m && rpc->state == DIST_RPC_RUNNING && tok->handler >= 0 && tok->handler < DIST_RPC_MAX_HANDLERS);
+    const int id = tok->handler;
+    const rpc_hdr *h = &m->ok_hdr[id];
+    char *ebuf = NULL;
+    if (fail) { /* the payload becomes int32 code + message, as a failed handler's */
+        const int32_t code = fail->code > 0 ? fail->code : CGNN_ERR_RUNTIME;
+        const size_t n = strlen(fail->msg);
+        ebuf = cgnn_malloc(sizeof code + n + 1);
+        memcpy(ebuf, &code, sizeof code);
+        memcpy(ebuf + sizeof code, fail->msg, n);
+        data = ebuf;
+        len = sizeof code + n;
+        h = &m->err_hdr[id];
+    }
+    MPI_Request q;
+    isend_msg(m, h, data, len, tok->src, tok->tag, m->rep_comm, &q);
+    DIST_RPC_COUNT(rpc, id, rep_sent, 1);
+    DIST_RPC_COUNT(rpc, id, rep_bytes_sent, len);
+    const int64_t t0 = dist_rpc_now_ns(), deadline = t0 + atomic_load(&rpc->timeout_ns);
+    const int64_t eager_until = t0 + in_flight_window_ns(len);
+    rpc_backoff b;
+    backoff_init(&b, rpc->spin_ns, rpc->client_max_ns);
+    int done = 0;
+    for (;;) {
+        MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        const int64_t now = dist_rpc_now_ns();
+        if (now > deadline) break;
+        if (now < eager_until) sched_yield();
+        else backoff_wait(&b);
+    }
+    backoff_end(&b);
+    if (done) {
+        free(ebuf);
+        return 0;
+    }
+    MPI_Request_free(&q); /* MPI may still read the reply (and ebuf, left to the job's end) */
+    return err_set(err, CGNN_ERR_RUNTIME,
+                   "rank %d (%s): the %zu-byte reply of rpc '%s' to rank %d (%s) was not taken within %.1f s", rpc->rank,
+                   rpc->hosts[rpc->rank], len, rpc->handlers[id].name, tok->src, rpc->hosts[tok->src],
+                   dist_rpc_timeout(rpc));
 }
 
 int dist_rpc_stop(dist_rpc *rpc, cgnn_err *err) {

@@ -31,3 +31,15 @@ int dist_rpc_stop(dist_rpc *rpc, cgnn_err *err) {
 }
 
 void dist_rpc_free(dist_rpc *rpc) { dist_rpc_release(rpc); }
+
+int dist_rpc_defer(dist_rpc *rpc, dist_rpc_token *tok, cgnn_err *err) {
+    (void)rpc, (void)tok;
+    return err_set(err, CGNN_ERR_RUNTIME, "a call to the rank itself cannot be deferred");
+}
+
+int dist_rpc_reply(dist_rpc *rpc, const dist_rpc_token *tok, const void *data, size_t len, const cgnn_err *fail,
+                   cgnn_err *err) {
+    (void)rpc, (void)tok, (void)data, (void)len, (void)fail, (void)err;
+    CGNN_CHECK(!"dist_rpc_reply without a deferred request (a world of one defers nothing)");
+    return -1;
+}

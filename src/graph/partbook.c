@@ -962,6 +962,16 @@ int partbook_open_maps(partbook *pb, int nthreads, cgnn_err *err) {
     return load_maps(pb, nthreads > 0 ? nthreads : omp_get_max_threads(), err);
 }
 
+int partbook_open_client(partbook *pb, const char *path, int nthreads, cgnn_err *err) {
+    int rc = read_json(pb, path, 0, err);
+    if (rc == 0 && dataset_open(&pb->global, pb->global_dir, err) != 0)
+        rc = err_prefix(err, "the global splits of %s: ", pb->json_path);
+    if (rc == 0) rc = check_part(pb, &pb->global, DS_PARTITION_GLOBAL, err);
+    if (rc == 0) rc = partbook_open_maps(pb, nthreads, err);
+    if (rc != 0) partbook_close(pb);
+    return rc;
+}
+
 int partbook_check_world(int num_parts, int world, cgnn_err *err) {
     if (num_parts >= 1 && world >= num_parts && world % num_parts == 0) return 0;
     return err_set(err, CGNN_ERR_INPUT,

@@ -159,6 +159,12 @@ int partbook_verify(const partbook *pb, int nthreads, cgnn_err *err);
  * (trainerArgs.seed_partition_uri). Returns 0, or -1 with *err. */
 int partbook_open_maps(partbook *pb, int nthreads, cgnn_err *err);
 
+/* What a compute rank of server-client mode (train/graph_store.h) loads: the JSON (as
+ * partbook_read_json), the global splits (checked against the JSON) and the two id maps; no
+ * part (part = -1, ds and local stay empty): the storage ranks hold the parts. Returns 0, or -1
+ * with *err; *pb is closed on failure. */
+int partbook_open_client(partbook *pb, const char *path, int nthreads, cgnn_err *err);
+
 /* 1 if path is the output of cgnn partition: a .json file, or a directory without
  * metadata.yaml holding a .json file; 0 otherwise (a dataset directory, or nothing there). */
 int partbook_is_partition(const char *path);

@@ -355,7 +355,7 @@ static int setup(infer_run_state *st, const model *m, const csc_graph *g, const 
 
 int infer_run(infer_result *res, const model *m, const csc_graph *g, const infer_input *in,
               const infer_options *opt, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     const dist_ctx *d = opt->dist ? opt->dist : &serial;
     memset(res, 0, sizeof *res);
     const double t0 = timer_now();
@@ -447,7 +447,7 @@ done:
 
 int infer_run_part(infer_result *res, const model *m, const infer_input *in, const infer_part *ip,
                    const infer_options *opt, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     const dist_ctx *d = opt->dist ? opt->dist : &serial;
     memset(res, 0, sizeof *res);
     const double t0 = timer_now();

@@ -545,7 +545,7 @@ static int64_t hgt_conv_chunk(typed_run_state *st, const model *m, const typed_g
 
 int infer_typed_run(infer_result *res, const model *m, const typed_graph *g, const infer_typed_input *in,
                     const infer_options *opt, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     const dist_ctx *d = opt->dist ? opt->dist : &serial;
     memset(res, 0, sizeof *res);
     const double t0 = timer_now();

@@ -370,3 +370,61 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
     if (own != n_own) free(own);
     return rc;
 }
+
+int gather_rows_part_raw(void *out, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
+                         const int64_t *ids, int64_t n, cgnn_err *err) {
+    const int P = gp->num_parts, me = gp->part;
+    const int64_t first = gp->part_start[me];
+    const size_t row_bytes = (size_t)f->dim * npy_dtype_size(f->array.dtype);
+    CGNN_CHECK(n <= sc->max_rows && sc->num_parts == P);
+    for (int p = 0; p < P; p++) sc->n[p] = 0;
+    for (int64_t i = 0; i < n; i++) sc->n[owner_of(gp, ids[i])]++;
+    int64_t off = 0;
+    for (int p = 0; p < P; p++) {
+        sc->ids[p] = sc->flat_ids + off;
+        sc->pos[p] = sc->flat_pos + off;
+        off += sc->n[p];
+        sc->n[p] = 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int o = owner_of(gp, ids[i]);
+        sc->ids[o][sc->n[o]] = o == me ? ids[i] - first : ids[i];
+        sc->pos[o][sc->n[o]++] = i;
+    }
+    const int64_t n_own = sc->n[me];
+    sc->n[me] = 0;
+    int remote = 0;
+    for (int p = 0; p < P; p++) remote |= sc->n[p] > 0;
+    if (remote) {
+        gather_remote_req rq = {.num_parts = P, .n = sc->n, .ids = sc->ids, .rows = sc->rows, .rows_cap = sc->rows_cap,
+                                .rows_len = sc->rows_len};
+        for (int p = 0; p < P; p++) sc->rows_len[p] = 0;
+        if (gp->fetch_remote(gp->ctx, &rq, err) != 0) {
+            sc->n[me] = n_own;
+            return -1;
+        }
+        for (int p = 0; p < P; p++)
+            if (p != me && sc->rows_len[p] != (size_t)sc->n[p] * row_bytes) {
+                sc->n[me] = n_own;
+                return err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
+                               p, sc->rows_len[p], (long long)sc->n[p], row_bytes);
+            }
+    }
+    char *dst = out;
+    const char *base = f->array.data;
+    for (int64_t i = 0; i < n_own; i++)
+        memcpy(dst + (size_t)sc->pos[me][i] * row_bytes, base + (size_t)sc->ids[me][i] * row_bytes, row_bytes);
+    for (int p = 0; p < P; p++) {
+        if (p == me) continue;
+        const char *rows = sc->rows[p];
+        for (int64_t i = 0; i < sc->n[p]; i++)
+            memcpy(dst + (size_t)sc->pos[p][i] * row_bytes, rows + (size_t)i * row_bytes, row_bytes);
+    }
+    sc->n[me] = n_own;
+    return 0;
+}
+
+void gather_convert_rows(float *out, int64_t stride, const void *rows, npy_dtype dtype, int64_t dim, int64_t n) {
+    const size_t row_bytes = (size_t)dim * npy_dtype_size(dtype);
+    for (int64_t i = 0; i < n; i++) convert_row(out + i * stride, (const char *)rows + (size_t)i * row_bytes, dtype, dim);
+}

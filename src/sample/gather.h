@@ -117,6 +117,14 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
                            const gather_typed_part *gp, gather_typed_scratch *sc, const int64_t *const *ids,
                            const int64_t *n, int nthreads, cgnn_err *err);
 
+/* Server-client mode (sample/batch_rpc.h): the raw rows (the feature's dtype, f->dim elements
+ * each) of global ids[0..n) into out[n x row bytes], own rows copied locally and the others
+ * fetched through gp as gather_rows_part does; and their conversion on the receiving side, rows
+ * `stride` floats apart, exactly as the gathers convert. Returns 0, or -1 with *err. */
+int gather_rows_part_raw(void *out, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
+                         const int64_t *ids, int64_t n, cgnn_err *err);
+void gather_convert_rows(float *out, int64_t stride, const void *rows, npy_dtype dtype, int64_t dim, int64_t n);
+
 /* Converts one IEEE half to float. */
 float gather_half_to_float(uint16_t h);
 

@@ -170,6 +170,38 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
     mb->gather_seconds = t2 - t1;
 }
 
+/* produce() in server-client mode: the seed list goes to a storage rank, which answers with the
+ * sampled blocks and the gathered features (loader_remote); the rest as produce(). */
+static void produce_remote(loader *l, int64_t b, minibatch *mb, loader_worker *w, const int64_t *seeds, int64_t n_seeds,
+                           int64_t n, int64_t K, int64_t H, uint64_t key) {
+    const loader_remote_batch rq = {.batch = b,
+                                    .key = key,
+                                    .sampler = &l->cfg.sampler,
+                                    .normalize_rows = l->cfg.normalize_rows,
+                                    .feat_dim = l->cfg.feature ? l->cfg.feature->dim : 0,
+                                    .seeds = seeds,
+                                    .n_seeds = n_seeds,
+                                    .pairs = l->cfg.pairs && l->cfg.exclude_seed_edges ? w->pairs_scratch : NULL,
+                                    .n_pairs = l->cfg.pairs && l->cfg.exclude_seed_edges ? n : 0};
+    const double t0 = timer_now();
+    cgnn_err err = {0};
+    if (l->cfg.remote->build(l->cfg.remote->ctx, &rq, mb, &err) != 0) {
+        produce_failed(l, mb, b, &err);
+        return;
+    }
+    mb->failed = 0;
+    mb->num_items = n;
+    mb->num_negatives = K;
+    mb->num_listed = H;
+    minibatch_build_transpose(mb);
+    if (l->cfg.trace && trace_active(l->cfg.trace)) { /* one span: the round trip to the storage rank */
+        const int tid = l->cfg.num_workers > 0 ? l->cfg.trace_tid_base + w->index : 0;
+        trace_span(l->cfg.trace, "remote batch", tid, t0, timer_now(), b, mb->num_input_nodes);
+    }
+    mb->epoch = l->items.epoch;
+    mb->batch_index = b;
+}
+
 /* Builds batch b into slot `slot` with producer p's scratch. */
 static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     minibatch *mb = &l->slots[slot];
@@ -199,19 +231,25 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
         K = l->cfg.num_negatives;
         rng r;
         rng_init(&r, rng_key(key ^ 0x4e45474154495645ULL, (uint64_t)(b * l->cfg.world_size + l->cfg.rank)));
-        const int64_t N = l->cfg.part ? l->cfg.part->num_nodes : l->g->num_nodes;
+        const int64_t N = l->cfg.part     ? l->cfg.part->num_nodes
+                          : l->cfg.remote ? l->cfg.remote->num_nodes
+                                          : l->g->num_nodes;
         for (int64_t k = 0; k < K; k++) {
             const int64_t v = (int64_t)rng_below(&r, (uint64_t)N);
             seeds[2 * n + H + k] = l->cfg.neg_map ? l->cfg.neg_map[v] : v;
         }
         n_seeds = 2 * n + H + K;
-        if (l->cfg.exclude_seed_edges) sampler_exclude_edges(&l->samplers[p], w->pairs_scratch, n);
+        if (l->cfg.exclude_seed_edges && !l->cfg.remote) sampler_exclude_edges(&l->samplers[p], w->pairs_scratch, n);
     } else {
         for (int64_t i = 0; i < n; i++) {
             mb->items[i] = items[i];
             seeds[i] = l->seeds[items[i]];
             if (l->labels) mb->labels[i] = l->labels[items[i]];
         }
+    }
+    if (l->cfg.remote) {
+        produce_remote(l, b, mb, w, seeds, n_seeds, n, K, H, key);
+        return;
     }
     double t0 = timer_now();
     cgnn_err err = {0};
@@ -403,6 +441,9 @@ void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
+    if (cfg->remote && (cfg->typed || cfg->part || g))
+        return err_set(err, CGNN_ERR_INPUT, "a remote-batch loader (server-client mode) takes no graph of its own "
+                                            "and no typed graph");
     if (cfg->typed) {
         if (cfg->part || cfg->feat_part)
             return err_set(err, CGNN_ERR_INPUT, "typed graphs: a typed part is sampled through typed_part");
@@ -422,7 +463,8 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     } else if (sampler_config_check(&cfg->sampler, err) != 0) return -1;
     if (cfg->batch_size < 1) return err_set(err, CGNN_ERR_INPUT, "batch size must be >= 1, got %lld",
                                             (long long)cfg->batch_size);
-    if (cfg->pairs && !cfg->typed && (cfg->num_negatives < 0 || g->num_nodes < 1))
+    if (cfg->pairs && !cfg->typed &&
+        (cfg->num_negatives < 0 || (cfg->remote ? cfg->remote->num_nodes : g->num_nodes) < 1))
         return err_set(err, CGNN_ERR_INPUT, "link prediction needs num_negatives >= 0 and a non-empty graph");
     l->g = g;
     l->cfg = *cfg;
@@ -449,6 +491,9 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     } else if (cfg->part)
         sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,
                                loader_max_seeds(l), width, &cap);
+    else if (cfg->remote)
+        sampler_capacity_sized(cfg->remote->num_nodes, cfg->remote->num_edges, cfg->remote->max_in_degree,
+                               &cfg->sampler, loader_max_seeds(l), width, &cap);
     else
         sampler_capacity(g, &cfg->sampler, loader_max_seeds(l), width, &cap);
     l->slots = cgnn_calloc((size_t)l->queue_depth, sizeof(minibatch));
@@ -466,7 +511,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
                                                        &tcap, err)
                              : typed_sampler_init(&l->tsamplers[p], cfg->typed, &cfg->typed_sampler, &tcap, err)) != 0)
             goto fail;
-    for (int p = 0; p < producers && !cfg->typed; p++)
+    for (int p = 0; p < producers && !cfg->typed && !cfg->remote; p++)
         if ((cfg->part ? sampler_init_part(&l->samplers[p], g, cfg->part, &cfg->sampler, &cap, err)
                        : sampler_init(&l->samplers[p], g, &cfg->sampler, &cap, err)) != 0)
             goto fail;

@@ -23,6 +23,32 @@
 #include "sample/typed_sampler.h"
 #include "util/err.h"
 
+/* ---- server-client mode (train/graph_store.h, sample/batch_rpc.h) -------------------------
+ * A compute rank holds no graph: its loader draws the items, builds the seed list (LP: pairs,
+ * listed and random negatives, as always) and hands it to `build`, which has a storage rank
+ * sample the blocks and gather the features and fills the batch. */
+typedef struct loader_remote_batch {
+    int64_t batch;                 /* b, this epoch's batch index (the routing may use it) */
+    uint64_t key;                  /* the sampling key (item_sampler_batch_key) */
+    const sampler_config *sampler; /* fanouts, replace */
+    int normalize_rows;            /* divide each feature row by its L1 norm */
+    int64_t feat_dim;              /* feature columns to fill (0: none) */
+    const int64_t *seeds;          /* (n_seeds) the seed list, ids of the partitioned graph */
+    int64_t n_seeds;
+    const int64_t *pairs;          /* (n_pairs, 2) pairs whose edges are excluded (exclude_seed_edges), or NULL */
+    int64_t n_pairs;
+} loader_remote_batch;
+
+typedef struct loader_remote {
+    /* fills mb's blocks, input_nodes, num_seeds, num_input_nodes, item_local[0..n_seeds),
+     * num_sampled_edges, the first feat_dim columns of features (rows mb->feat_dim apart), and
+     * sample_seconds / gather_seconds (the storage rank's); 0, or -1 with *err. Called
+     * concurrently by the producers (and by several loaders). */
+    int (*build)(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err);
+    void *ctx;
+    int64_t num_nodes, num_edges, max_in_degree; /* of the whole graph: the batches' capacity */
+} loader_remote;
+
 typedef struct loader_config {
     sampler_config sampler;
     int64_t batch_size;
@@ -57,6 +83,10 @@ typedef struct loader_config {
     const sampler_part *part;
     const gather_part *feat_part;
     const int64_t *neg_map;     /* (part->num_nodes) or NULL */
+    /* server-client mode (NULL otherwise): batches are built by `remote` (see above); g is NULL,
+     * `feature` only gives the feature width (its rows are on the storage ranks), neg_map as
+     * on a part. Homogeneous graphs only. */
+    const loader_remote *remote;
     /* a typed graph (NULL: homogeneous; then g may be NULL in loader_init): batches are typed
      * (minibatch.h), sampled with typed_sampler; node items are per-type ids of seed_type;
      * type_feature[t] (or NULL) is gathered into the first columns of features[t], whose rows

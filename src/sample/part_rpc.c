@@ -82,6 +82,7 @@ static void scratch_give(part_rpc *pr, part_rpc_scratch *s) {
 }
 
 int part_rpc_peer(const part_rpc *pr, int p) {
+    if (pr->peer_of_part) return pr->peer_of_part[p];
     const int group = pr->rank / pr->num_parts, peer = group * pr->num_parts + p;
     return peer < pr->world ? peer : p;
 }
@@ -532,6 +533,16 @@ int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_gr
     dist_rpc_register(rpc, PART_RPC_FEAT, "features", handle_feat, pr);
     dist_rpc_register(rpc, PART_RPC_EMB, "embedding", handle_emb, pr);
     dist_rpc_register(rpc, PART_RPC_ACT, "activations", handle_act, pr);
+    return 0;
+}
+
+int part_rpc_init_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const int *peers, const csc_graph *local,
+                        const sampler_part *part, const ds_feature *features, cgnn_err *err) {
+    /* a world of P ranks fits part_rpc_init's check; then the real world and the peers */
+    if (part_rpc_init(pr, rpc, rank, part->num_parts, local, part, features, err) != 0) return -1;
+    CGNN_CHECK(peers[part->part] == rank);
+    pr->world = world;
+    pr->peer_of_part = peers;
     return 0;
 }
 

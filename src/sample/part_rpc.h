@@ -74,6 +74,7 @@ typedef struct part_rpc {
     pthread_mutex_t mu;
     part_rpc_scratch **pool;
     int pool_len, pool_cap;
+    const int *peer_of_part;      /* (P) the rank asked for part p's data (part_rpc_init_peers), or NULL */
 } part_rpc;
 
 /* Sets up *pr and registers its handlers on rpc (before dist_rpc_start). features / emb may be
@@ -85,6 +86,12 @@ int part_rpc_init(part_rpc *pr, dist_rpc *rpc, int rank, int world, const csc_gr
  * Registers the typed PICK and FEAT. Returns 0 or -1 with *err. */
 int part_rpc_init_typed(part_rpc *pr, dist_rpc *rpc, int rank, int world, const typed_graph *g,
                         const typed_sampler_part *part, const ds_feature *const *features, cgnn_err *err);
+
+/* part_rpc_init where the "parts" are not ranks r % P of the world: part p's data is asked of
+ * rank peers[p] (borrowed, P entries; this rank is peers[part->part]). Server-client mode: the
+ * parts are the storage ranks' id ranges, held by world ranks T .. T + S - 1. */
+int part_rpc_init_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const int *peers, const csc_graph *local,
+                        const sampler_part *part, const ds_feature *features, cgnn_err *err);
 /* Declares the sharded embedding table whose rows EMB serves (before dist_rpc_start). */
 void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb);
 /* Declares the own rows ACT serves from now on: rows (n, dim) float32 (NULL: none). Thread-safe

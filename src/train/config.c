@@ -77,6 +77,12 @@ typedef enum targ {
     TARG_SEED_ASSIGNMENT,
     TARG_SEED_PARTITION,
     TARG_RPC_TIMEOUT,
+    /* server-client mode and the feature cache (train/graph_store.h, sample/feat_cache.h) */
+    TARG_PREFETCH_SIZE,
+    TARG_CACHE_POLICY,
+    TARG_CACHE_RATIO,
+    TARG_CACHE_MEMORY_BUDGET,
+    TARG_CACHE_PRESAMPLE,
     TARG_COUNT
 } targ;
 
@@ -133,6 +139,11 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "seed_assignment",
     "seed_partition_uri",
     "rpc_timeout_s",
+    "prefetch_size",
+    "cache_policy",
+    "cache_ratio",
+    "cache_memory_budget",
+    "cache_presample_batches",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -721,6 +732,11 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->log_every_n_batch = 0;
     a->num_val = a->num_test = 0.1; /* GiGL's (dataset_factory.py) */
     a->split_fractions_given = 0;
+    a->prefetch_size = 4;
+    a->cache_policy = CACHE_POLICY_NONE;
+    a->cache_ratio = 0;
+    a->cache_memory_budget = 0;
+    a->cache_presample_batches = 20;
 }
 
 /* ---- GiGL's trainerArgs names ----------------------------------------------------------------
@@ -1018,6 +1034,58 @@ static const char *suggest_arg(const char *key) {
 }
 
 /* ---- trainerArgs ------------------------------------------------------------------- */
+
+/* A byte count: an integer, optionally followed by K, M, G or T (with or without B / iB;
+ * powers of 1024 throughout), as GLT's cache_memory_budget. */
+static int arg_bytes(const yamldoc *doc, const yamldoc_node *n, int64_t *out, cgnn_err *err) {
+    char buf[80], num[64];
+    const char *s = n->scalar;
+    size_t k = 0;
+    while (s[k] >= '0' && s[k] <= '9' && k < sizeof num - 1) num[k] = s[k], k++;
+    num[k] = '\0';
+    const char *u = s + k;
+    while (*u == ' ') u++;
+    int shift = 0;
+    if (*u == 'K' || *u == 'k') shift = 10;
+    else if (*u == 'M' || *u == 'm') shift = 20;
+    else if (*u == 'G' || *u == 'g') shift = 30;
+    else if (*u == 'T' || *u == 't') shift = 40;
+    if (shift) u++;
+    if (shift && *u == 'i') u++;
+    if (*u == 'B' || *u == 'b') u++;
+    int64_t v;
+    if (k == 0 || *u || yamldoc_parse_int(num, &v) != 0 || v < 0 || v > (INT64_MAX >> shift))
+        return node_err(doc, n, err, "expected a byte count (an integer, optionally with K, M, G or T: 512MB, 2GiB), "
+                        "got %s", shown(n, buf, sizeof buf));
+    *out = v << shift;
+    return 0;
+}
+
+/* prefetch_size and the feature cache's arguments (README, "Feature cache"). */
+static int parse_cache_args(const yamldoc *doc, const yamldoc_node *const *g, trainer_args *a, cgnn_err *err) {
+    const yamldoc_node *n;
+    char buf[80];
+    if ((n = g[TARG_PREFETCH_SIZE]) && arg_int(doc, n, 1, 1024, &a->prefetch_size, err) != 0) return -1;
+    if ((n = g[TARG_CACHE_RATIO]) && arg_double(doc, n, 0, 0, 1, 0, &a->cache_ratio, err) != 0) return -1;
+    if ((n = g[TARG_CACHE_MEMORY_BUDGET]) && arg_bytes(doc, n, &a->cache_memory_budget, err) != 0) return -1;
+    if ((n = g[TARG_CACHE_PRESAMPLE]) && arg_int(doc, n, 1, 1 << 20, &a->cache_presample_batches, err) != 0)
+        return -1;
+    if ((n = g[TARG_CACHE_POLICY])) {
+        if (!strcmp(n->scalar, "none")) a->cache_policy = CACHE_POLICY_NONE;
+        else if (!strcmp(n->scalar, "hotness")) a->cache_policy = CACHE_POLICY_HOTNESS;
+        else if (!strcmp(n->scalar, "degree")) a->cache_policy = CACHE_POLICY_DEGREE;
+        else if (!strcmp(n->scalar, "halo")) a->cache_policy = CACHE_POLICY_HALO;
+        else
+            return node_err(doc, n, err, "expected none, hotness (pre-sampled access counts), degree (highest "
+                            "in-degree) or halo (1-hop halo), got %s", shown(n, buf, sizeof buf));
+        if (a->cache_policy != CACHE_POLICY_NONE && a->cache_ratio == 0 && a->cache_memory_budget == 0)
+            return node_err(doc, n, err, "a %s cache needs a size: set cache_ratio (a fraction of the nodes) or "
+                            "cache_memory_budget (bytes)", n->scalar);
+    }
+    /* a size without a policy: the hotness cache (GLT's) */
+    if (!g[TARG_CACHE_POLICY] && (a->cache_ratio > 0 || a->cache_memory_budget > 0)) a->cache_policy = CACHE_POLICY_HOTNESS;
+    return 0;
+}
 
 /* The scheduler arguments kind takes, for messages. */
 static const char *sched_takes(sched_kind kind) {
@@ -1473,6 +1541,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         a->seed_assignment = SEED_ASSIGN_LOCAL;
     }
     if ((n = g[TARG_RPC_TIMEOUT]) && arg_double(doc, n, 0, 1, 86400, 0, &a->rpc_timeout_s, err) != 0) return -1;
+    if (parse_cache_args(doc, g, a, err) != 0) return -1;
     /* the Retrieval task's arguments are these trainer arguments (GiGL passes them to it) */
     a->lp_tasks[0].temperature = a->softmax_temp;
     a->lp_tasks[0].remove_accidental_hits = a->should_remove_accidental_hits;
@@ -1529,8 +1598,12 @@ static const char *const TRAINED_MODEL_KEYS[] = {"trainedModelUri", "evalMetrics
                                                  "scriptedModelUri", NULL};
 static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath", "clsPath", "command",
                                                   "shouldLogToTensorboard",
-                                                  /* GiGL's graph-store mode: refused, naming it */
+                                                  /* GiGL's graph-store mode: the storage job's command */
                                                   "graphStoreStorageConfig", NULL};
+/* trainerConfig.graphStoreStorageConfig (GiGL's GraphStoreStorageConfig): the Python storage job's
+ * command and its string arguments; cgnn's storage ranks are cgnn itself, so both are read and
+ * ignored (README, "Server-client mode"). */
+static const char *const STORAGE_CONFIG_KEYS[] = {"command", "storageArgs", "storage_args", NULL};
 static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs",
                                             /* the proto's own spelling, as GiGL's trainer docs write it */
                                             "should_enable_profiler", "profiler_log_dir", "profiler_args", NULL};
@@ -1841,12 +1914,11 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     if (parse_shared_config(&doc, root, c, err) != 0) goto out;
     if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
     if (tc && yamldoc_check_keys(&doc, tc, TRAINER_CONFIG_KEYS, err) != 0) goto out;
-    if (tc && yamldoc_get(tc, "graphStoreStorageConfig")) {
-        node_err(&doc, yamldoc_get(tc, "graphStoreStorageConfig"), err,
-                 "GiGL's graph-store mode (storage processes serving the graph to separate training processes) "
-                 "is not supported by cgnn yet; without graphStoreStorageConfig cgnn trains with the graph in the "
-                 "training processes (one part each: cgnn partition)");
-        goto out;
+    if (tc) {
+        const yamldoc_node *gss;
+        if (get_section(&doc, tc, "graphStoreStorageConfig", &gss, err) != 0) goto out;
+        if (gss && yamldoc_check_keys(&doc, gss, STORAGE_CONFIG_KEYS, err) != 0) goto out;
+        c->has_storage_config = gss != NULL;
     }
     if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
     if (parse_trainer_args(&doc, targs, c->task, &c->args, &c->notes, err) != 0) goto out;
@@ -1870,8 +1942,14 @@ static const char *const RESOURCE_TOP_KEYS[] = {
 static const char *const TRAINER_RESOURCE_KEYS[] = {"local_trainer_config", "mpi_trainer_config",
                                                     /* GiGL's cloud trainers: ignored */
                                                     "vertex_ai_trainer_config", "kfp_trainer_config",
-                                                    /* GiGL's graph-store mode: refused, naming it */
+                                                    /* GiGL's graph-store mode: server-client */
                                                     "vertex_ai_graph_store_trainer_config", NULL};
+static const char *const GRAPH_STORE_KEYS[] = {"graph_store_pool", "compute_pool", "compute_cluster_local_world_size",
+                                               NULL};
+/* GiGL's VertexAiResourceConfig: num_replicas counts ranks; the rest is about cloud machines */
+static const char *const VERTEX_POOL_KEYS[] = {"machine_type", "gpu_type", "gpu_limit", "num_replicas", "timeout",
+                                               "gcp_region_override", "scheduling_strategy", "boot_disk_size_gb",
+                                               "reservation_affinity", NULL};
 static const char *const LOCAL_TRAINER_KEYS[] = {"num_workers", NULL};
 static const char *const MPI_TRAINER_KEYS[] = {"num_replicas", "num_threads_per_replica", NULL};
 
@@ -1885,6 +1963,43 @@ static int get_int_range(const yamldoc *doc, const yamldoc_node *map, const char
         return node_err(doc, yamldoc_get(map, key), err, "must be in [%lld, %lld], got %lld",
                         (long long)lo, (long long)hi, (long long)v);
     *out = (int)v;
+    return 0;
+}
+
+/* One pool of vertex_ai_graph_store_trainer_config: num_replicas (required, >= 1) into *replicas;
+ * the cloud fields are noted in c->ignored. */
+static int parse_pool(const yamldoc *doc, const yamldoc_node *gs, const char *name, int *replicas,
+                      resource_config *c, cgnn_err *err) {
+    const yamldoc_node *pool;
+    if (get_section(doc, gs, name, &pool, err) != 0) return -1;
+    if (!pool) return node_err(doc, gs, err, "%s is missing (graph-store mode needs graph_store_pool and compute_pool, "
+                               "each with num_replicas)", name);
+    if (yamldoc_check_keys(doc, pool, VERTEX_POOL_KEYS, err) != 0) return -1;
+    if (!yamldoc_get(pool, "num_replicas") || is_null(yamldoc_get(pool, "num_replicas")))
+        return node_err(doc, pool, err, "num_replicas is missing (the ranks of this pool)");
+    if (get_int_range(doc, pool, "num_replicas", 1, 1 << 20, replicas, err) != 0) return -1;
+    for (int k = 0; VERTEX_POOL_KEYS[k]; k++) {
+        const yamldoc_node *v = yamldoc_get(pool, VERTEX_POOL_KEYS[k]);
+        if (!v || !strcmp(VERTEX_POOL_KEYS[k], "num_replicas") || is_null(v)) continue;
+        const size_t len = strlen(c->ignored);
+        if (len + 80 < sizeof c->ignored)
+            snprintf(c->ignored + len, sizeof c->ignored - len, "%s%s.%s %s", len ? ", " : "", name,
+                     VERTEX_POOL_KEYS[k], v->kind == YAMLDOC_SCALAR ? v->scalar : "(a mapping)");
+    }
+    return 0;
+}
+
+/* trainer_resource_config.vertex_ai_graph_store_trainer_config (absent: nothing set). */
+static int parse_graph_store(const yamldoc *doc, const yamldoc_node *trc, resource_config *c, cgnn_err *err) {
+    const yamldoc_node *gs;
+    if (get_section(doc, trc, "vertex_ai_graph_store_trainer_config", &gs, err) != 0) return -1;
+    if (!gs) return 0;
+    if (yamldoc_check_keys(doc, gs, GRAPH_STORE_KEYS, err) != 0) return -1;
+    if (parse_pool(doc, gs, "graph_store_pool", &c->storage_replicas, c, err) != 0) return -1;
+    if (parse_pool(doc, gs, "compute_pool", &c->compute_replicas, c, err) != 0) return -1;
+    if (get_int_range(doc, gs, "compute_cluster_local_world_size", 0, 1 << 16, &c->compute_local_world_size, err) != 0)
+        return -1;
+    c->graph_store = 1;
     return 0;
 }
 
@@ -1922,6 +2037,7 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
         if (yamldoc_check_keys(&doc, local, LOCAL_TRAINER_KEYS, err) != 0) goto out;
         if (get_int_range(&doc, local, "num_workers", 0, 1024, &c->num_workers, err) != 0) goto out;
     }
+    if (parse_graph_store(&doc, trc, c, err) != 0) goto out;
     if (get_section(&doc, trc, "mpi_trainer_config", &mpi, err) != 0) goto out;
     if (mpi) {
         if (yamldoc_check_keys(&doc, mpi, MPI_TRAINER_KEYS, err) != 0) goto out;

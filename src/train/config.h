@@ -132,6 +132,17 @@ typedef struct trainer_args {
     double num_val, num_test;         /* GiGL's split fractions (data_splitters.py; 0.1, 0.1): kept, no effect on a
                                          dataset that comes split */
     int split_fractions_given;        /* num_val or num_test was given */
+    /* server-client mode (train/graph_store.h): batches a compute rank keeps requested ahead (GLT's
+     * prefetch_size, 4) */
+    int64_t prefetch_size;
+    /* the feature cache of remote rows (sample/feat_cache.h), on a partitioned graph in both modes:
+     * cache_policy none | hotness (pre-sampled access counts, GLT) | degree | halo; the size is
+     * cache_ratio x the graph's nodes and / or cache_memory_budget bytes (both: the smaller, as GLT);
+     * cache_presample_batches batches of the training seeds are sampled to count accesses */
+    enum { CACHE_POLICY_NONE, CACHE_POLICY_HOTNESS, CACHE_POLICY_DEGREE, CACHE_POLICY_HALO } cache_policy;
+    double cache_ratio;               /* 0 = no size by ratio */
+    int64_t cache_memory_budget;      /* bytes; 0 = no size by memory */
+    int64_t cache_presample_batches;  /* 20 */
 } trainer_args;
 
 /* Lines cgnn train logs about the config: GiGL arguments accepted without effect, GiGL names read
@@ -173,6 +184,8 @@ typedef struct task_config {
     int64_t profiler_repeat;          /* profilerArgs.repeat: windows recorded (GiGL: 1); 0 = until the end */
     int64_t profiler_wait, profiler_warmup, profiler_active; /* profilerArgs: torch.profiler.schedule
                                                                  (GiGL's defaults 5, 2, 2) */
+    int has_storage_config;           /* trainerConfig.graphStoreStorageConfig was given (GiGL's storage
+                                         job command: read and ignored, train/graph_store.h) */
     trainer_args args;
     config_notes notes;               /* for cgnn train to log (rank 0) */
 } task_config;
@@ -182,6 +195,15 @@ typedef struct resource_config {
     int num_workers;                  /* local_trainer_config.num_workers (0 = from machine) */
     int num_replicas;                 /* mpi_trainer_config.num_replicas (0 = not given) */
     int num_threads_per_replica;      /* mpi_trainer_config.num_threads_per_replica (0 = default) */
+    /* trainer_resource_config.vertex_ai_graph_store_trainer_config (GiGL's graph-store mode; cgnn's
+     * server-client mode, train/graph_store.h): S storage ranks and T compute ranks in one job */
+    int graph_store;                  /* the section was given */
+    int storage_replicas;             /* graph_store_pool.num_replicas: S */
+    int compute_replicas;             /* compute_pool.num_replicas */
+    int compute_local_world_size;     /* compute_cluster_local_world_size (0 = not given: 1);
+                                         T = compute_replicas x max(1, this) */
+    char ignored[512];                /* the fields that mean nothing here (machine and GPU types ...),
+                                         "name value, ...", for a log line */
 } resource_config;
 
 /* Fills *a with the defaults of a task of kind task (the values in the comments above:

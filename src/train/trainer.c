@@ -24,7 +24,10 @@
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "sample/loader.h"
+#include "sample/batch_rpc.h"
+#include "sample/feat_cache.h"
 #include "sample/part_rpc.h"
+#include "train/graph_store.h"
 #include "train/head.h"
 #include "train/outputs.h"
 #include "train/progress.h"
@@ -56,6 +59,16 @@ typedef struct trainer {
     embedding_shard shard;    /* the embedding table holds this part's rows only */
     gather_part_scratch emb_scratch; /* the consumer's remote embedding row fetches */
     int64_t *key_nodes;       /* (max input nodes) the batch's original ids (dropout keys) */
+    /* server-client mode (train/graph_store.h): a compute rank holds no part; pb holds the JSON,
+     * the whole splits and the id maps; the storage ranks build every batch (bclient) */
+    int client;
+    const graph_store_client *gs;
+    batch_client bclient;
+    int have_bclient;
+    ds_feature feat_desc;     /* the storage ranks' node features: width and dtype only, no rows */
+    /* worker mode: the cache of remote feature rows in front of FEAT (sample/feat_cache.h) */
+    feat_cache cache;
+    int have_cache;
     const ds_task *gtask;     /* the whole splits: task itself (replicated) or pb.global's (parted) */
     /* seed assignment (trainerArgs.seed_assignment): global = every rank slices the whole split;
      * local = rank r takes the seeds part r % P owns, slice r / P of the W / P ranks sharing it */
@@ -216,7 +229,7 @@ static void prepare_batch(trainer *t, minibatch *mb) {
                                  ty->feat_dim[k], 0);
         return;
     }
-    if (t->parted) { /* per-node randomness (dropout) keyed by original ids, as on the whole graph */
+    if (t->parted || t->client) { /* per-node randomness (dropout) keyed by original ids, as on the whole graph */
         const int64_t *orig = t->pb.orig_of_new;
         for (int64_t i = 0; i < mb->num_input_nodes; i++) t->key_nodes[i] = orig[mb->input_nodes[i]];
         mb->key_nodes = t->key_nodes;
@@ -337,8 +350,15 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     }
     if (t->parted && !t->typed) {
         lc.part = &t->pr.sampler;
-        lc.feat_part = t->feat ? &t->pr.feat_part : NULL;
+        lc.feat_part = t->feat ? (t->have_cache ? &t->cache.view : &t->pr.feat_part) : NULL;
         lc.neg_map = t->pb.new_of_orig;
+    }
+    if (t->client) { /* a storage rank builds each batch; prefetch_size of them in flight (GLT's) */
+        lc.remote = &t->bclient.remote;
+        lc.neg_map = t->pb.new_of_orig;
+        lc.num_workers = (int)t->a->prefetch_size;
+        lc.queue_depth = (int)t->a->prefetch_size + 1;
+        lc.gather_threads = 1;
     }
     if (loader_init(l, t->typed ? NULL : t->g, seeds, labels, items, &lc, err) != 0)
         return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
@@ -348,12 +368,12 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
 /* Nodes and edges of the whole graph (a part's index holds its own nodes only). */
 static int64_t whole_nodes(const trainer *t) {
     if (t->typed) return t->tg.offset[t->tg.num_node_types];
-    return t->parted ? t->pb.num_nodes : t->g->num_nodes;
+    return t->parted || t->client ? t->pb.num_nodes : t->g->num_nodes;
 }
 static int64_t whole_edges(const trainer *t) {
     int64_t e = 0;
     for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) e += t->tg.num_edges[k];
-    return t->typed ? e : t->parted ? t->pb.num_edges : t->g->num_edges;
+    return t->typed ? e : t->parted || t->client ? t->pb.num_edges : t->g->num_edges;
 }
 
 /* Writes the checkpoint: the model's params, plus "embedding.weight" when the model has
@@ -378,6 +398,13 @@ static int save_checkpoint(trainer *t, const float *params, const float *emb_row
     float *full = t->parted ? part_gather_to_root(t->d, t->pb.num_parts, emb_rows, t->pb.n_local, t->emb.dim,
                                                  t->pb.orig_of_new, t->pb.num_nodes)
                            : NULL;
+    if (t->client && is_root(t)) { /* the whole table in new ids: rows to their original ids */
+        const int64_t N = t->pb.num_nodes, D = t->emb.dim;
+        full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
+#pragma omp parallel for schedule(static)
+        for (int64_t v = 0; v < N; v++)
+            memcpy(full + t->pb.orig_of_new[v] * D, emb_rows + v * D, (size_t)D * sizeof(float));
+    }
     int rc = 0;
     if (is_root(t))
         rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, t->cfg->task, &t->m, params,
@@ -470,7 +497,9 @@ static void trainer_free(trainer *t) {
     csc_free(&t->own_g);
     dataset_close(&t->own_ds);
     /* the loaders are stopped: no thread calls the rpc layer any more */
+    if (t->have_cache) feat_cache_free(&t->cache);
     if (t->have_pr) part_rpc_free(&t->pr);
+    if (t->have_bclient) batch_client_free(&t->bclient);
     dist_rpc_free(t->rpc);
     gather_part_scratch_free(&t->emb_scratch);
     free(t->key_nodes);
@@ -511,6 +540,190 @@ static int open_part(trainer *t, cgnn_err *err) {
     t->spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
                               pb->max_in_degree, NULL, NULL};
     return 0;
+}
+
+/* Server-client mode: a compute rank opens the partition JSON, the whole splits and the id maps
+ * (no part: the storage ranks hold them) and describes the storage ranks' feature rows. */
+static int open_client(trainer *t, cgnn_err *err) {
+    partbook *pb = &t->pb;
+    const graph_store_client *gs = t->gs;
+    if (partbook_open_client(pb, t->cfg->dataset_path, t->threads, err) != 0)
+        return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", t->cfg->file);
+    if (pb->num_parts != gs->parts_per_storage * gs->num_storage)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %d parts, but the storage ranks hold %d x %d (rewritten while the "
+                       "job started?)", pb->json_path, pb->num_parts, gs->num_storage, gs->parts_per_storage);
+    t->ds = &pb->global;
+    t->g = NULL;
+    memset(&t->feat_desc, 0, sizeof t->feat_desc);
+    if (gs->has_feat) { /* shape and dtype only: the rows stay on the storage ranks */
+        ds_feature *f = &t->feat_desc;
+        f->domain = DS_DOMAIN_NODE;
+        snprintf(f->name, sizeof f->name, "feat");
+        f->array.dtype = (npy_dtype)gs->feat_dtype;
+        f->array.ndim = 2;
+        f->array.shape[0] = pb->num_nodes;
+        f->array.shape[1] = gs->feat_dim;
+        f->rows = pb->num_nodes;
+        f->dim = gs->feat_dim;
+    }
+    return 0;
+}
+
+/* Server-client mode, after the seed assignment is known: which storage ranks this compute rank
+ * asks for its batches (contiguous ranges, as GiGL's graph-store sharding, GiGL#440):
+ *   local assignment: the storage ranks holding the parts whose seeds this rank trains on
+ *     (one, when the compute ranks are a multiple of the parts);
+ *   global: compute rank c of T takes the storage ranks overlapping [c S / T, (c + 1) S / T).
+ * Batch b goes to the b % n-th of them. */
+static int client_route(trainer *t, int part_lo, int part_hi, cgnn_err *err) {
+    const graph_store_client *gs = t->gs;
+    const int S = gs->num_storage, T = t->d->size, c = t->d->rank, k = gs->parts_per_storage;
+    int lo, hi; /* storage indices [lo, hi) */
+    if (t->local_seeds) {
+        lo = part_lo / k;
+        hi = (part_hi - 1) / k + 1;
+    } else {
+        lo = (int)((int64_t)c * S / T);
+        hi = (int)(((int64_t)(c + 1) * S + T - 1) / T);
+        if (hi <= lo) hi = lo + 1;
+    }
+    int peers[BATCH_CLIENT_MAX_PEERS] = {0}, index[BATCH_CLIENT_MAX_PEERS] = {0}, n = 0;
+    for (int s = lo; s < hi && n < BATCH_CLIENT_MAX_PEERS; s++) {
+        peers[n] = gs->first_storage + s;
+        index[n++] = s;
+    }
+    if (batch_client_init(&t->bclient, gs->rpc, peers, index, n, t->pb.num_nodes, t->pb.num_edges,
+                          t->pb.max_in_degree, err) != 0)
+        return -1;
+    t->have_bclient = 1;
+    log_debug("compute rank %d: batches from storage rank%s %d-%d", c, n == 1 ? "" : "s", lo, hi - 1);
+    return 0;
+}
+
+/* Server-client mode: the seed assignment. local (the default when it fits): the compute ranks
+ * take the parts' seeds as worker mode's ranks would — with T a multiple of P, rank c the seeds
+ * of part c % P, slice c / P of T / P (so the batches, and the model, are worker mode's on T
+ * ranks); with P a multiple of T, rank c the seeds of parts [c P / T, (c + 1) P / T); the rows
+ * are the whole splits' rows whose anchor those parts own, in row order (= the parts' own
+ * splits). global: every compute rank slices the whole split. */
+static int client_seeds(trainer *t, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const int P = t->pb.num_parts, T = t->d->size, c = t->d->rank;
+    const int fits = T % P == 0 || P % T == 0;
+    t->local_seeds = a->seed_assignment == SEED_ASSIGN_LOCAL || (a->seed_assignment == SEED_ASSIGN_AUTO && fits);
+    if (a->seed_partition[0])
+        log_info("trainerArgs.seed_partition_uri has no effect in server-client mode: the partition assigns the seeds");
+    if (!t->local_seeds) {
+        if (a->seed_assignment == SEED_ASSIGN_AUTO && c == 0)
+            log_info("seed assignment: global (%d compute ranks and %d parts: neither divides the other)", T, P);
+        return client_route(t, 0, P, err);
+    }
+    if (!fits)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.seed_assignment: local with %d compute ranks on %d parts: the "
+                       "compute ranks must be a multiple or a divisor of the parts (or use seed_assignment: global)",
+                       t->cfg->file, T, P);
+    int plo, phi;
+    if (T % P == 0) {
+        plo = c % P, phi = plo + 1;
+        t->seed_group = c / P, t->seed_groups = T / P;
+    } else {
+        plo = (int)((int64_t)c * P / T), phi = (int)((int64_t)(c + 1) * P / T);
+        t->seed_group = 0, t->seed_groups = 1;
+    }
+    const int64_t own_lo = t->pb.node_map[plo], own_hi = t->pb.node_map[phi];
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &t->task->splits[s];
+        if (!sp->present) continue;
+        const int w = sp->seed_width;
+        int64_t k = 0;
+        t->sel_seeds[s] = cgnn_malloc((size_t)(sp->num_items * w + 1) * sizeof(int64_t));
+        if (sp->labels) t->sel_labels[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
+        if (sp->indexes) t->sel_indexes[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
+        for (int64_t i = 0; i < sp->num_items; i++) {
+            const int64_t v = sp->seeds[i * w];
+            if (v < own_lo || v >= own_hi) continue;
+            memcpy(t->sel_seeds[s] + k * w, sp->seeds + i * w, (size_t)w * sizeof(int64_t));
+            if (sp->labels) t->sel_labels[s][k] = sp->labels[i];
+            if (sp->indexes) t->sel_indexes[s][k] = sp->indexes[i];
+            k++;
+        }
+        t->sel_n[s] = k;
+    }
+    return client_route(t, plo, phi, err);
+}
+
+/* Worker mode (every rank, after every rank's services started): the cache of remote feature
+ * rows (sample/feat_cache.h) by trainerArgs.cache_policy; pre-samples this rank's training
+ * seeds (hotness), or all-gathers every part's in-degrees (degree). Rank 0 logs its cache and
+ * the mean over the ranks. Returns 0 or -1 with *err. */
+static int build_cache(trainer *t, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    double rep_v[4] = {0}; /* rows, bytes, seconds, presampled batches */
+    int rc = 0;
+    if (t->have_cache) {
+        feat_cache_plan pl;
+        memset(&pl, 0, sizeof pl);
+        pl.policy = a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
+                    : a->cache_policy == CACHE_POLICY_HALO ? FEAT_CACHE_HALO
+                                                           : FEAT_CACHE_HOTNESS;
+        pl.ratio = a->cache_ratio;
+        pl.budget = a->cache_memory_budget;
+        pl.local = t->g;
+        pl.part = &t->pr.sampler;
+        pl.sampler = t->train.cfg.sampler;
+        if (!t->have_train) { /* evaluation only: the same fanouts */
+            pl.sampler.num_layers = a->num_layers;
+            for (int h = 0; h < a->num_layers; h++) pl.sampler.fanouts[h] = a->fanouts[h];
+            pl.sampler.replace = a->replace;
+        }
+        const ds_split *sp = t->local_seeds ? &t->task->splits[DS_SPLIT_TRAIN] : &t->gtask->splits[DS_SPLIT_TRAIN];
+        pl.seeds = sp->seeds;
+        pl.n_items = sp->present ? sp->num_items : 0;
+        pl.width = sp->seed_width > 0 ? sp->seed_width : 1;
+        pl.batch_size = a->batch_size;
+        pl.max_batches = a->cache_presample_batches;
+        pl.key = rng_key(a->seed ^ 0x50524553414d504cULL, (uint64_t)t->d->rank); /* never a training key */
+        pl.nthreads = t->threads;
+        int64_t *deg = NULL;
+        if (pl.policy != FEAT_CACHE_HALO) { /* every part's in-degrees (ranks >= P hold replicas) */
+            const int W = t->d->size;
+            int64_t *counts = cgnn_malloc((size_t)W * sizeof(int64_t));
+            const int64_t mine = t->d->rank < t->pb.num_parts ? t->g->num_nodes : 0;
+            int64_t *own = cgnn_malloc((size_t)(mine + 1) * sizeof(int64_t));
+            for (int64_t v = 0; v < mine; v++) own[v] = csc_degree(t->g, v);
+            const int64_t N = dist_allgather_counts(t->d, mine, counts);
+            CGNN_CHECK(N == t->pb.num_nodes);
+            deg = cgnn_malloc((size_t)(N + 1) * sizeof(int64_t));
+            dist_allgatherv_i64(t->d, own, deg, counts);
+            free(own);
+            free(counts);
+            pl.degrees = deg;
+        }
+        feat_cache_report rep;
+        rc = feat_cache_build(&t->cache, &pl, &rep, err);
+        free(deg);
+        if (rc == 0) {
+            rep_v[0] = (double)rep.rows, rep_v[1] = rep.bytes, rep_v[2] = rep.seconds;
+            rep_v[3] = (double)rep.presampled_batches;
+            if (is_root(t))
+                log_info("feature cache (%s): %lld rows = %.1f%% of %lld nodes (capacity %lld, %lld remote nodes "
+                         "ranked), %.1f MB, built in %.2f s%s",
+                         feat_cache_policy_name(pl.policy), (long long)rep.rows,
+                         100.0 * (double)rep.rows / (double)t->pb.num_nodes, (long long)t->pb.num_nodes,
+                         (long long)rep.capacity, (long long)rep.candidates, rep.bytes / 1e6, rep.seconds,
+                         rep.presampled_batches ? " (pre-sampled training batches)" : "");
+        }
+    }
+    /* the mean over the ranks (every rank joins: the same collectives on every rank) */
+    if (t->d->size > 1 && a->cache_policy != CACHE_POLICY_NONE) {
+        double v[5] = {rep_v[0], rep_v[1], rep_v[2], rep_v[3], rc == 0};
+        dist_allreduce_sum_f64(t->d, v, 5);
+        if (is_root(t) && v[0] > 0)
+            log_info("feature cache: %.0f rows, %.1f MB, %.2f s per rank on average over %d ranks", v[0] / t->d->size,
+                     v[1] / t->d->size / 1e6, v[2] / t->d->size, t->d->size);
+    }
+    return rc;
 }
 
 /* Replicated graph with the local assignment: keeps the rows of each split whose anchor part
@@ -567,6 +780,7 @@ static int select_local_seeds(trainer *t, cgnn_err *err) {
  * one; a replicated run takes the local assignment from seed_partition_uri. */
 static int seed_assignment(trainer *t, cgnn_err *err) {
     const trainer_args *a = t->a;
+    if (t->client) return client_seeds(t, err);
     t->local_seeds = a->seed_assignment == SEED_ASSIGN_LOCAL || (a->seed_assignment == SEED_ASSIGN_AUTO && t->parted);
     if (!t->local_seeds) return 0;
     if (t->parted) {
@@ -805,6 +1019,8 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     t->threads = threads;
     if (t->parted) {
         if (open_part(t, err) != 0) return -1;
+    } else if (t->client) {
+        if (open_client(t, err) != 0) return -1;
     } else {
         if (dataset_open(&t->own_ds, t->cfg->dataset_path, err) != 0) return -1;
         t->ds = &t->own_ds;
@@ -849,6 +1065,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "%s: trainerConfig.trainerArgs.node_embedding_reg: not available on a typed graph (%s) yet",
                        t->cfg->file, t->ds->dir);
     t->feat = t->typed ? NULL : dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
+    if (t->client) t->feat = t->feat_desc.dim > 0 ? &t->feat_desc : NULL;
     for (int i = 0; i < t->ds->num_features && !t->feat && !t->typed; i++)
         if (t->ds->features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds->features[i];
     if (a->num_layers == 0 && t->feat) { /* matrix factorisation: the embeddings are the whole input */
@@ -884,18 +1101,25 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (!t->parted && !t->typed) {
+    if (t->client && t->typed)
+        return err_set(err, CGNN_ERR_INPUT, "%s: server-client mode serves homogeneous graphs only (for now)",
+                       t->cfg->dataset_path);
+    if (!t->parted && !t->typed && !t->client) {
         if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
         t->g = &t->own_g;
     }
     if (seed_assignment(t, err) != 0) return -1;
+    if (t->client && a->checkpoint_every_n_batches > 0)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
+                       "is not available in server-client mode yet; train without it", t->cfg->file);
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
                        "is not available on a partitioned graph yet (%s); train without it, or on the whole dataset",
                        t->cfg->file, t->pb.json_path);
 
-    if (res->num_replicas > 0 && res->num_replicas != d->size)
+    if (res->num_replicas > 0 && res->num_replicas != d->size && !t->client) /* (graph store: the world's) */
         return err_set(err, CGNN_ERR_INPUT,
                        "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d process%s "
                        "(mpirun -np %d)",
@@ -923,7 +1147,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
                                                                       : EMB_OPTIM_SPARSE_ADAM;
         const double lr = a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr;
-        if (t->parted) { /* this part's rows, each drawn as the whole table's row of its original id */
+        if (t->client) { /* the whole table here, rows in new ids, each drawn as its original id's row */
+            if (embedding_init_keyed(&t->emb, t->pb.num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL,
+                                     t->pb.orig_of_new, kind, lr, a->optim.beta1, a->optim.beta2, a->optim.eps,
+                                     err) != 0)
+                return -1;
+        } else if (t->parted) { /* this part's rows, each drawn as the whole table's row of its original id */
             if (embedding_init_keyed(&t->emb, t->pb.n_local, a->node_embedding_dim, a->seed ^ 0x656d626564ULL,
                                      t->pb.orig_of_local, kind, lr, a->optim.beta1, a->optim.beta2, a->optim.eps,
                                      err) != 0)
@@ -942,6 +1171,10 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (part_rpc_init(&t->pr, t->rpc, d->rank, d->size, &t->pb.local, &t->spart, t->feat, err) != 0) return -1;
         t->have_pr = 1;
         if (t->have_emb) part_rpc_set_embedding(&t->pr, &t->emb);
+        if (t->feat && a->cache_policy != CACHE_POLICY_NONE) { /* filled by build_cache, before any batch */
+            feat_cache_init(&t->cache, &t->pr.feat_part, (size_t)t->feat->dim * npy_dtype_size(t->feat->array.dtype));
+            t->have_cache = 1;
+        }
         dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
         if (dist_rpc_start(t->rpc, err) != 0) return -1;
         const char *stall = getenv("CGNN_TEST_RPC_STALL_S"); /* tests: this rank's server stops answering */
@@ -971,11 +1204,11 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (loader_max_negatives(loaders[i]) > max_negatives) max_negatives = loader_max_negatives(loaders[i]);
     }
     minibatch_capacity cap; /* LP seeds: anchors + positives + listed + random negatives */
-    if (t->parted) /* sized for the whole graph: a batch reaches any part */
+    if (t->parted || t->client) /* sized for the whole graph: a batch reaches any part */
         sampler_capacity_sized(t->pb.num_nodes, t->pb.num_edges, t->pb.max_in_degree, &sc, max_seeds, mc.in_dim, &cap);
     else
         sampler_capacity(t->g, &sc, max_seeds, mc.in_dim, &cap);
-    if (t->parted) t->key_nodes = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * sizeof(int64_t));
+    if (t->parted || t->client) t->key_nodes = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * sizeof(int64_t));
     if (t->parted && t->have_emb &&
         gather_part_scratch_init(&t->emb_scratch, t->pb.num_parts, cap.max_nodes[a->num_layers], err) != 0)
         return -1;
@@ -1001,11 +1234,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
-             "%d process%s x (%d compute threads, %d sampler threads)",
+             "%d process%s x (%d compute threads, %d %s)",
              lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds->name, (long long)whole_nodes(t), (long long)whole_edges(t),
              (long long)mc.in_dim, (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
              (long long)t->gtask->splits[DS_SPLIT_VALID].num_items, (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
-             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, workers);
+             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, t->client ? (int)a->prefetch_size : workers,
+             t->client ? "batches prefetched from the storage ranks" : "sampler threads");
     return 0;
 }
 
@@ -1019,7 +1253,7 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
     outguard_add_input(&t->guard, c->file, "the task config");
     outguard_add_input(&t->guard, res->file, "the resource config");
     outguard_add_dataset(&t->guard, t->ds);
-    const partbook *pbs[2] = {t->parted ? &t->pb : NULL, t->seed_pb.num_parts ? &t->seed_pb : NULL};
+    const partbook *pbs[2] = {t->parted || t->client ? &t->pb : NULL, t->seed_pb.num_parts ? &t->seed_pb : NULL};
     for (int k = 0; k < 2; k++) { /* a partition's JSON, id maps and whole splits are inputs too */
         if (!pbs[k]) continue;
         outguard_add_input(&t->guard, pbs[k]->json_path, "the partition JSON");
@@ -1088,9 +1322,10 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
     const trainer_args *a = t->a;
     const ds_split *sp = t->gtask->splits; /* the whole splits (parted: in new ids) */
     /* a part's index differs per rank: the partitioning run's id stands for the edges */
-    const char *pid = t->parted ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
+    const int on_parts = t->parted || t->client;
+    const char *pid = on_parts ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
     const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
-    uint64_t eid = t->parted ? (uint64_t)part_id : t->typed ? 0 : t->g->edges_crc;
+    uint64_t eid = on_parts ? (uint64_t)part_id : t->typed ? 0 : t->g->edges_crc;
     for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) /* every edge type's index */
         eid = eid * 1000003u + t->tg.csc[k]->edges_crc;
     const int64_t edges_id = (int64_t)(eid >> 1);
@@ -1123,13 +1358,13 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
                             f64_bits(a->optim.lr), f64_bits(a->optim.weight_decay), f64_bits(a->clip_grad_norm),
                             a->node_embedding_dim, a->drop_uneven_inputs, t->cfg->should_skip_training,
                             t->m.num_params, whole_nodes(t), whole_edges(t), edges_id,
-                            t->parted ? t->pb.num_nodes : t->feat ? t->feat->rows : 0,
+                            on_parts ? t->pb.num_nodes : t->feat ? t->feat->rows : 0,
                             t->feat ? (int64_t)t->feat->array.dtype : -1,
                             crc_i64(sp[DS_SPLIT_TRAIN].seeds, sp[DS_SPLIT_TRAIN].num_items * sp[DS_SPLIT_TRAIN].seed_width),
                             crc_i64(sp[DS_SPLIT_VALID].seeds, sp[DS_SPLIT_VALID].num_items * sp[DS_SPLIT_VALID].seed_width),
                             crc_i64(sp[DS_SPLIT_TEST].seeds, sp[DS_SPLIT_TEST].num_items * sp[DS_SPLIT_TEST].seed_width),
                             crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items), t->local_seeds,
-                            t->parted, part_id, t->parted ? t->pb.num_parts : t->seed_pb.num_parts};
+                            t->parted + 2 * t->client, part_id, on_parts ? t->pb.num_parts : t->seed_pb.num_parts};
     _Static_assert(sizeof names / sizeof names[0] == sizeof vals / sizeof vals[0], "fingerprint fields");
     return dist_check_agreement(t->d, names, vals, (int)(sizeof vals / sizeof vals[0]), err);
 }
@@ -1640,6 +1875,13 @@ static void log_part_traffic(trainer *t) {
     double built = (double)((t->have_train ? loader_batches_built(&t->train) : 0) +
                             (t->have_val ? loader_batches_built(&t->val) : 0));
     dist_allreduce_sum_f64(t->d, &built, 1);
+    double cache[2] = {0, 0}; /* remote rows asked of the feature cache, found in it */
+    if (t->have_cache) {
+        uint64_t asked, found;
+        feat_cache_counters(&t->cache, 0, &asked, &found);
+        cache[0] = (double)asked, cache[1] = (double)found;
+    }
+    dist_allreduce_sum_f64(t->d, cache, 2);
     if (!is_root(t) || built <= 0) return;
     const double steps = built / (double)t->d->size, W = (double)t->d->size;
     char line[512];
@@ -1651,11 +1893,19 @@ static void log_part_traffic(trainer *t) {
                         v[k][2] / steps / W / 1e3);
     log_info("%s; waiting on peers (sampler threads and the consumer, rank 0) %.2f ms per batch", line,
              1e3 * (per_rank[0][3] + per_rank[1][3] + per_rank[2][3]) / steps);
+    if (cache[0] > 0) {
+        const double rb = (double)t->cache.row_bytes;
+        log_info("feature cache: hit rate %.1f%% of %.0f remote rows per batch and rank; remote feature bytes per "
+                 "batch and rank %.1f KB without the cache, %.1f KB with it (%.1f KB saved, %.1f%%)",
+                 100.0 * cache[1] / cache[0], cache[0] / steps / W, cache[0] * rb / steps / W / 1e3,
+                 (cache[0] - cache[1]) * rb / steps / W / 1e3, cache[1] * rb / steps / W / 1e3,
+                 100.0 * cache[1] / cache[0]);
+    }
 }
 
 int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
                 trainer_result *out, cgnn_err *err) {
-    static const dist_ctx serial = {0, 1, 0, 1, 0, 1};
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     trainer t;
     memset(&t, 0, sizeof t);
     memset(out, 0, sizeof *out);
@@ -1686,20 +1936,24 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     outguard_init(&t.guard);
     /* a partitioned graph: every rank loads its own part at once (nothing is cached), after the
      * rpc layer is created (collective) */
-    t.parted = partbook_is_partition(cfg->dataset_path);
+    t.gs = opt ? opt->graph_store : NULL;
+    t.client = t.gs != NULL; /* server-client mode: the storage ranks hold the parts */
+    t.parted = !t.client && partbook_is_partition(cfg->dataset_path);
     if (t.parted && dist_phase_failed(t.d, dist_rpc_create(&t.rpc, t.d, err) != 0, err)) goto done;
-    if (!root && !t.parted) dist_barrier(t.d);
+    if (!root && !t.parted && !t.client) dist_barrier(t.d);
     lp_loss_gemm_stats_register(&t.loss_gs); /* the losses' GEMMs, for the loss's GEMM rate */
     bad = trainer_setup(&t, res, err) != 0;
     /* parted: every rank has loaded its part before rank 0 touches any output */
-    if (t.parted && dist_phase_failed(t.d, bad, err)) goto done;
+    if ((t.parted || t.client) && dist_phase_failed(t.d, bad, err)) goto done;
+    /* worker mode's feature cache: every rank's services run now (collective: the degree policy) */
+    if (t.parted && dist_phase_failed(t.d, build_cache(&t, err) != 0, err)) goto done;
     /* exact resume (train/train_state.h): a state left by an interrupted run of this job is
      * checked before any output is touched, and keeps its logs */
     int resume = 0;
     if (root && !bad && !cfg->should_skip_training) bad = state_prologue(&t, &resume, err) != 0;
     if (root && !bad)
         bad = guard_outputs(&t, res, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
-    if (root && !t.parted) dist_barrier(t.d);
+    if (root && !t.parted && !t.client) dist_barrier(t.d);
     if (dist_phase_failed(t.d, bad, err)) goto done;
     if (ranks_agree(&t, err) != 0) goto done; /* before any model-sized collective */
     if (t.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
@@ -1717,7 +1971,15 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         goto done;
     if (root) bad = open_logs(&t, err) != 0;
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, cfg->task, &t.m, err) != 0;
-    if (cfg->should_skip_training && !bad && t.have_emb && !t.parted)
+    if (cfg->should_skip_training && !bad && t.have_emb && t.client) { /* the whole table, rows to new ids */
+        const int64_t N = t.pb.num_nodes, D = t.emb.dim;
+        float *full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
+        bad = outputs_load_embedding(cfg->trained_model_uri, full, N, D, err) != 0;
+        for (int64_t v = 0; !bad && v < N; v++)
+            memcpy(t.emb.weight + v * D, full + t.pb.orig_of_new[v] * D, (size_t)D * sizeof(float));
+        free(full);
+    }
+    if (cfg->should_skip_training && !bad && t.have_emb && !t.parted && !t.client)
         bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb && t.parted) { /* this part's rows of the whole table */
         const int64_t N = t.pb.num_nodes, D = t.emb.dim;

@@ -54,10 +54,16 @@ typedef struct trainer_result {
     double train_seconds;
 } trainer_result;
 
+struct graph_store_client;
+
 typedef struct trainer_options {
     const char *job_name;
     int progress;             /* draw progress on stderr (rank 0 only) */
     const dist_ctx *dist;     /* the data-parallel world, or NULL for one process */
+    /* server-client mode (train/graph_store.h): this process is a compute rank, dist its group of
+     * compute ranks; the storage ranks hold the partitioned graph and build the batches. NULL
+     * otherwise. */
+    const struct graph_store_client *graph_store;
 } trainer_options;
 
 /* Runs the job described by cfg / res. Returns 0, or -1 with *err (CGNN_ERR_INPUT for bad

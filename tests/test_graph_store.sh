@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# test_graph_store.sh CGNN — server-client mode (GiGL's graph-store mode; README, "Server-client
+# mode"): storage ranks hold the parts and build whole mini-batches, compute ranks only train.
+#   - the same numbers: 2 storage + 2 compute ranks write byte-identical model.safetensors and
+#     eval metrics to 2 worker-mode ranks (Cora node classification, local seeds; facebook link
+#     prediction with learnable embeddings, random negatives and exclude_seed_edges, global
+#     seeds); 1 storage rank holding both parts + 4 compute ranks = 4 worker ranks (local seeds,
+#     2 compute ranks per part); evaluation of a trained model (shouldSkipTraining);
+#   - the feature cache never changes a number: hotness / halo in worker mode, degree and
+#     hotness on the storage ranks, against the runs without it; its log lines;
+#   - GiGL's two graph-store resource configs (tests/fixtures/gigl/, unchanged) load and train;
+#   - `cgnn embed` with a graph-store resource config = the worker-mode embed;
+#   - failures: pools that do not add up to the world, parts that the storage ranks cannot
+#     share, a dataset that is not partitioned (exit 2, named); a storage rank that stops
+#     answering (its name in the message), a storage rank that dies and a compute rank that dies
+#     each end the whole job within seconds; a NaN loss on the compute ranks ends every rank
+#     with exit 1.
+set -u
+CGNN=${1:?usage: test_graph_store.sh path/to/cgnn}
+SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+if ! "$CGNN" --version | grep -q "distributed: MPI"; then echo "SKIP: serial build (CGNN_WITH_MPI=OFF)"; exit 77; fi
+if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; fi
+MPIRUN=(mpirun --oversubscribe --bind-to none)
+[[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+[[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+TMP=$(mktemp -d /tmp/cgnn-graphstore-XXXXXX)
+trap "[[ -n \"${KEEP:-}\" ]] || rm -rf \"$TMP\"" EXIT
+cd "$SRC"
+fails=0
+pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+part() { # part DATASET P METHOD OUT
+  "$CGNN" partition --dataset "$1" --num_parts "$2" --method "$3" --out "$TMP/$4" >"$TMP/$4.log" 2>&1 ||
+    bad "cgnn partition $1 into $2 failed: $(tail -3 "$TMP/$4.log")"
+}
+config() { # config NAME EXAMPLE DATA [sed expressions...]: outputs under $TMP/NAME/
+  local name=$1 example=$2 data=$3
+  shift 3
+  sed -e "s#out/[a-z_]*/#$TMP/$name/#g" -e "s#preprocessedMetadataUri: [^ ]*#preprocessedMetadataUri: $data#" \
+    "$@" "examples/$example.yaml" >"$TMP/$name.yaml"
+}
+gsconf() { # gsconf NAME S T: a graph-store resource config
+  printf 'trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n    graph_store_pool:\n      machine_type: n2-highmem-32\n      num_replicas: %d\n    compute_pool:\n      machine_type: n1-standard-16\n      gpu_type: NVIDIA_TESLA_T4\n      gpu_limit: 2\n      num_replicas: %d\n' "$2" "$3" >"$TMP/$1"
+}
+run() { # run NP NAME [RESOURCE] [env...]: worker mode, or server-client with a resource config
+  local np=$1 name=$2 res=${3:-}
+  shift 3
+  local r=()
+  [[ -n $res ]] && r=(--resource_config_uri="$res")
+  env "$@" timeout 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" "${r[@]}" \
+    >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+same() { # same A B: the two runs wrote the same model and metrics
+  if cmp -s "$TMP/$1/model.safetensors" "$TMP/$2/model.safetensors" &&
+     cmp -s "$TMP/$1/eval_metrics.json" "$TMP/$2/eval_metrics.json"; then
+    echo "ok: $2 = $1 ($(tr -d '\n' <"$TMP/$2/eval_metrics.json" | cut -c1-80))"
+    ok
+  else
+    bad "$2 differs from $1: $(grep '^test:' "$TMP/$1.out") vs $(grep '^test:' "$TMP/$2.out")"
+  fi
+}
+has() { # has NAME PATTERN WHAT
+  grep -q -- "$2" "$TMP/$1.err" && ok || bad "$1: no '$2' ($3): $(grep -i error "$TMP/$1.err" | head -2)"
+}
+
+part data/cora 2 metis cora2
+part data/cora 3 metis cora3
+part data/facebook-lp 2 random fb2
+gsconf gs22.yaml 2 2
+gsconf gs14.yaml 1 4
+
+# ---- node classification, Cora, 2 parts: 2 workers = 2 storage + 2 compute ----
+NC=(-e 's/num_epochs: "200"/num_epochs: "4"/' -e 's/main_sample_batch_size: "140"/main_sample_batch_size: "32"/')
+config nc_w cora_graphsage "$TMP/cora2" "${NC[@]}"
+config nc_s cora_graphsage "$TMP/cora2" "${NC[@]}"
+run 2 nc_w "" || bad "worker run failed: $(tail -3 "$TMP/nc_w.err")"
+run 4 nc_s "$TMP/gs22.yaml" || bad "server-client run failed: $(tail -3 "$TMP/nc_s.err")"
+same nc_w nc_s
+has nc_s "server-client mode (graph store): 2 storage ranks (world ranks 2-3), 2 compute ranks" "roles"
+has nc_s "ignored (no meaning for CPU ranks here): graph_store_pool.machine_type n2-highmem-32" "ignored fields"
+has nc_s "graph store: traffic per batch: compute <-> storage 1.00 requests" "one storage rank per compute rank"
+has nc_s "seed assignment: local" "local seeds"
+
+# ---- the feature cache never changes a number (worker mode and storage ranks) ----
+CACHE() { echo "s/    seed: \"0\"/    seed: \"0\"\n    cache_policy: $1\n    cache_ratio: \"$2\"/"; }
+config nc_w_hot cora_graphsage "$TMP/cora2" "${NC[@]}" -e "$(CACHE hotness 0.2)"
+config nc_w_halo cora_graphsage "$TMP/cora2" "${NC[@]}" -e "$(CACHE halo 0.1)"
+config nc_s_deg cora_graphsage "$TMP/cora2" "${NC[@]}" -e "$(CACHE degree 0.2)"
+run 2 nc_w_hot "" || bad "cached worker run failed: $(tail -3 "$TMP/nc_w_hot.err")"
+same nc_w nc_w_hot
+has nc_w_hot "feature cache (hotness): [0-9]* rows" "the cache's size"
+has nc_w_hot "feature cache: hit rate [0-9.]*% of" "hit rate and bytes saved"
+run 2 nc_w_halo "" || bad "halo worker run failed: $(tail -3 "$TMP/nc_w_halo.err")"
+same nc_w nc_w_halo
+has nc_w_halo "feature cache (halo)" "the halo policy"
+run 4 nc_s_deg "$TMP/gs22.yaml" || bad "cached server-client run failed: $(tail -3 "$TMP/nc_s_deg.err")"
+same nc_w nc_s_deg
+has nc_s_deg "graph store: feature cache (degree)" "the storage ranks' cache"
+has nc_s_deg "graph store: feature cache: hit rate" "the storage ranks' hit rate"
+
+# ---- GiGL's two graph-store resource configs, unchanged (2 + 2 ranks) ----
+for f in example_resource_config e2e_glt_gs_resource_config; do
+  config "gigl_$f" cora_graphsage "$TMP/cora2" "${NC[@]}"
+  run 4 "gigl_$f" "tests/fixtures/gigl/$f.yaml" || bad "GiGL's $f.yaml: $(tail -3 "$TMP/gigl_$f.err")"
+  same nc_w "gigl_$f"
+  has "gigl_$f" "compute_pool.gpu_type NVIDIA_TESLA_T4, compute_pool.gpu_limit 2" "GPU fields ignored"
+done
+
+# ---- link prediction with learnable embeddings, global seeds: 2 workers = 2 + 2 ----
+LP=(-e 's/num_epochs: "4"/num_epochs: "1"/' -e 's/    seed: "0"/    seed: "0"\n    node_embedding_dim: "8"\n    num_max_train_batches: "8"/'
+    -e 's/val_every_num_batches: "0"/val_every_num_batches: "4"/' -e 's/num_val_batches: "0"/num_val_batches: "2"/'
+    -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "128"/' -e 's/random_negative_sample_batch_size: "512"/random_negative_sample_batch_size: "64"/')
+GLOBAL=(-e 's/num_val_batches: "2"/num_val_batches: "2"\n    num_test_batches: "3"\n    seed_assignment: global/')
+config lp_w facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" "${GLOBAL[@]}"
+config lp_s facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" "${GLOBAL[@]}" -e "$(CACHE hotness 0.2)"
+run 2 lp_w "" || bad "LP worker run failed: $(tail -3 "$TMP/lp_w.err")"
+run 4 lp_s "$TMP/gs22.yaml" || bad "LP server-client run failed: $(tail -3 "$TMP/lp_s.err")"
+same lp_w lp_s
+# evaluation only, from the trained model with its embedding table
+EVAL=(-e 's/shouldSkipTraining: false/shouldSkipTraining: true/' -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_w/model.safetensors#")
+config ev_w facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" "${GLOBAL[@]}" "${EVAL[@]}"
+config ev_s facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" "${GLOBAL[@]}" "${EVAL[@]}"
+run 2 ev_w "" && run 4 ev_s "$TMP/gs22.yaml" || bad "evaluation runs failed: $(tail -2 "$TMP/ev_w.err" "$TMP/ev_s.err")"
+cmp -s "$TMP/ev_w/eval_metrics.json" "$TMP/ev_s/eval_metrics.json" && ok ||
+  bad "server-client evaluation differs: $(cat "$TMP/ev_w/eval_metrics.json") vs $(cat "$TMP/ev_s/eval_metrics.json")"
+# local seeds, 2 parts on 4 compute ranks; one storage rank holds both parts (k = 2)
+config lp4_w facebook_lp_graphsage "$TMP/fb2" "${LP[@]}"
+config lp4_s facebook_lp_graphsage "$TMP/fb2" "${LP[@]}"
+run 4 lp4_w "" || bad "LP 4-rank worker run failed: $(tail -3 "$TMP/lp4_w.err")"
+run 5 lp4_s "$TMP/gs14.yaml" || bad "LP 1 + 4 run failed: $(tail -3 "$TMP/lp4_s.err")"
+same lp4_w lp4_s
+
+# ---- cgnn embed under the same launch (worker-mode inference over every rank) ----
+config emb facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_w/model.safetensors#"
+timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" --out "$TMP/emb_w.npy" \
+  >"$TMP/emb_w.out" 2>&1 || bad "worker embed failed: $(tail -3 "$TMP/emb_w.out")"
+timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" \
+  --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/emb_s.npy" >"$TMP/emb_s.out" 2>&1 ||
+  bad "embed with the graph-store config failed: $(tail -3 "$TMP/emb_s.out")"
+cmp -s "$TMP/emb_w.npy" "$TMP/emb_s.npy" && ok || bad "embed with the graph-store config differs"
+
+# ---- refused before anything is written (exit 2, named) ----
+expect() { # expect NAME CODE PATTERN RC
+  if [[ $4 -eq $2 ]] && grep -q -- "$3" "$TMP/$1.err"; then ok
+  else bad "$1: exit $4 (want $2), output: $(grep -i error "$TMP/$1.err" | head -3)"; fi
+}
+config e_world cora_graphsage "$TMP/cora2" "${NC[@]}"
+run 3 e_world "$TMP/gs22.yaml"; expect e_world 2 "graph_store_pool.num_replicas 2 + compute ranks 2 .* = 4 ranks, but the job runs 3 processes" $?
+config e_parts cora_graphsage "$TMP/cora3" "${NC[@]}"
+run 4 e_parts "$TMP/gs22.yaml"; expect e_parts 2 "the graph has 3 parts but the job has 2 storage ranks" $?
+config e_whole cora_graphsage data/cora "${NC[@]}"
+run 4 e_whole "$TMP/gs22.yaml"; expect e_whole 2 "needs a partitioned graph" $?
+printf 'trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n    graph_store_pool: {machine_type: x}\n    compute_pool: {num_replicas: 2}\n' >"$TMP/gs_bad.yaml"
+run 2 e_world "$TMP/gs_bad.yaml"; expect e_world 2 "graph_store_pool.*num_replicas is missing" $?
+ls "$TMP/e_world" "$TMP/e_parts" "$TMP/e_whole" >/dev/null 2>&1 && bad "a refused run created its outputs" || ok
+
+# ---- failures during training end the whole job, within seconds ----
+config f_stall cora_graphsage "$TMP/cora2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    rpc_timeout_s: "2"/'
+start=$(date +%s)
+run 4 f_stall "$TMP/gs22.yaml" CGNN_TEST_RPC_STALL_S=60 CGNN_TEST_FAULT_RANK=2
+rc=$?
+took=$(( $(date +%s) - start ))
+if [[ $rc -ne 0 && $took -le 45 ]] &&
+   grep -Eq "to rank 2 on host .*: no reply within [0-9.]+ s|storage rank 0 \(world rank 2" "$TMP/f_stall.err"; then ok
+else bad "a silent storage rank: exit $rc after $took s: $(grep -i error "$TMP/f_stall.err" | head -2)"; fi
+config f_sdie cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_sdie "$TMP/gs22.yaml" CGNN_TEST_STORAGE_EXIT_AFTER=3 CGNN_TEST_FAULT_RANK=3
+rc=$?
+took=$(( $(date +%s) - start ))
+# (the launcher names it: "Process name: [[JOB,1],3]")
+if [[ $rc -ne 0 && $took -le 45 ]] && grep -q "Process name: \[\[[0-9]*,1\],3\]" "$TMP/f_sdie.err"; then ok
+else bad "a dying storage rank: exit $rc after $took s: $(tail -3 "$TMP/f_sdie.err")"; fi
+config f_cdie cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_cdie "$TMP/gs22.yaml" CGNN_TEST_EXIT_AT_STEP=2 CGNN_TEST_FAULT_RANK=1
+rc=$?
+took=$(( $(date +%s) - start ))
+[[ $rc -ne 0 && $took -le 45 ]] && ok || bad "a dying compute rank: exit $rc after $took s: $(tail -3 "$TMP/f_cdie.err")"
+
+# an orderly failure on the compute ranks (a NaN loss): every rank ends with its exit status
+config f_nan cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_nan "$TMP/gs22.yaml" CGNN_TEST_NAN_AT_STEP=2
+rc=$?
+took=$(( $(date +%s) - start ))
+if [[ $rc -eq 1 && $took -le 45 ]] && grep -q "training loss is NaN at step 2" "$TMP/f_nan.err"; then ok
+else bad "a NaN loss in server-client mode: exit $rc after $took s: $(grep -i error "$TMP/f_nan.err" | head -2)"; fi
+
+echo "test_graph_store: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]
