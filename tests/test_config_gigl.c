@@ -256,9 +256,10 @@ TEST(missing) {
                "ssl_positive_label_percentage", "self-supervised link prediction splits");
     EXPECT_ERR("maxl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {max_labels_per_anchor_node: '4'}\n",
                "max_labels_per_anchor_node", "anchor batching");
-    EXPECT_ERR("gs.yaml",
-               LP_HEAD "trainerConfig:\n  command: python -m x\n  graphStoreStorageConfig:\n    command: python -m y\n",
-               "trainerConfig.graphStoreStorageConfig", "graph-store mode");
+}
+
+/* GiGL's graph-store resource config is server-client mode now (test_config: graph_store_*). */
+TEST(graph_store_accepted) {
     const char *res = "trainer_resource_config:\n  vertex_ai_graph_store_trainer_config:\n"
                       "    graph_store_pool: {num_replicas: 2}\n    compute_pool: {num_replicas: 2}\n";
     ASSERT_EQ(test_write_file(g_dir, "gs_res.yaml", res, strlen(res)), 0);
@@ -266,10 +267,8 @@ TEST(missing) {
     snprintf(path, sizeof path, "%s/gs_res.yaml", g_dir);
     resource_config r;
     cgnn_err err = {0};
-    ASSERT_EQ(config_load_resource(&r, path, &err), -1);
-    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
-    ASSERT_STR_CONTAINS(err.msg, "trainer_resource_config.vertex_ai_graph_store_trainer_config");
-    ASSERT_STR_CONTAINS(err.msg, "graph-store mode");
+    ASSERT_EQ(config_load_resource(&r, path, &err), 0);
+    ASSERT_EQ(r.graph_store, 1);
 }
 
 /* Typos still get "did you mean", over cgnn's names and GiGL's. */
@@ -438,6 +437,7 @@ int main(void) {
     RUN(kept);
     RUN(no_effect_and_unread);
     RUN(missing);
+    RUN(graph_store_accepted);
     RUN(typos);
     RUN(scheduler);
     RUN(profiler);

@@ -2026,12 +2026,6 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
         goto out;
     }
     if (yamldoc_check_keys(&doc, trc, TRAINER_RESOURCE_KEYS, err) != 0) goto out;
-    if (yamldoc_get(trc, "vertex_ai_graph_store_trainer_config")) {
-        node_err(&doc, yamldoc_get(trc, "vertex_ai_graph_store_trainer_config"), err,
-                 "GiGL's graph-store mode (a graph_store_pool of storage machines serving the graph to a "
-                 "compute_pool of trainers) is not supported by cgnn yet");
-        goto out;
-    }
     if (get_section(&doc, trc, "local_trainer_config", &local, err) != 0) goto out;
     if (local) {
         if (yamldoc_check_keys(&doc, local, LOCAL_TRAINER_KEYS, err) != 0) goto out;
