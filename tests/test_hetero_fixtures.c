@@ -10,30 +10,10 @@
 #include "optim/optim.h"
 #include "test.h"
 
+#define FIX_SUBDIR "hetero"
+#include "test_fixture.h"
+
 #define FIX_TOL 1e-4
-
-static char fixture_dir[4096];
-
-static const char *fix_path(const char *name) {
-    static char p[8192];
-    snprintf(p, sizeof p, "%s/%s", fixture_dir, name);
-    return p;
-}
-
-/* Opens fixture `name` (relative to tests/fixtures/hetero); 0 or -1 (message printed). */
-static int fix_open(npy_array *a, const char *name, npy_dtype want) {
-    cgnn_err err;
-    if (npy_open(a, fix_path(name), 0, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    if (a->dtype != want) {
-        fprintf(stderr, "%s: dtype %s, want %s\n", a->path, npy_dtype_name(a->dtype), npy_dtype_name(want));
-        npy_close(a);
-        return -1;
-    }
-    return 0;
-}
 
 /* The fixture's typed minibatch, laid out as the typed sampler lays batches out. */
 typedef struct fixture {
@@ -65,7 +45,6 @@ static int read_names(fixture *f) {
 
 static int fixture_load(fixture *f) {
     memset(f, 0, sizeof *f);
-    snprintf(fixture_dir, sizeof fixture_dir, "%s/tests/fixtures/hetero", test_source_dir());
     npy_array dims, in_dims, etypes, num_nodes, items, labels;
     if (fix_open(&dims, "dims.npy", NPY_DTYPE_INT64) || fix_open(&in_dims, "in_dims.npy", NPY_DTYPE_INT64) ||
         fix_open(&etypes, "etypes.npy", NPY_DTYPE_INT64) || fix_open(&num_nodes, "num_nodes.npy", NPY_DTYPE_INT64) ||
@@ -204,7 +183,7 @@ static int model_from_fixture(model *m, model_types *ty, const fixture *f, model
     ty->num_bases = bases;
     ty->cap = f->tcap;
     int heads = 1;
-    char name[1024], line[1024];
+    char name[1024];
     if (kind == MODEL_HGT) { /* <dir>/heads.npy */
         npy_array h;
         snprintf(name, sizeof name, "%s/heads.npy", dir);
@@ -219,41 +198,7 @@ static int model_from_fixture(model *m, model_types *ty, const fixture *f, model
         fprintf(stderr, "model_init: %s\n", err.msg);
         return -1;
     }
-    snprintf(name, sizeof name, "%s/keys.txt", dir);
-    FILE *fp = fopen(fix_path(name), "r");
-    if (!fp) {
-        fprintf(stderr, "%s: cannot open\n", fix_path(name));
-        return -1;
-    }
-    int t = 0, ok = 1;
-    while (ok && fgets(line, sizeof line, fp)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (t >= m->num_tensors || strcmp(line, m->tensors[t].name) != 0) {
-            fprintf(stderr, "%s: key %d is '%s', cgnn has '%s'\n", name, t, line,
-                    t < m->num_tensors ? m->tensors[t].name : "(none)");
-            ok = 0;
-            break;
-        }
-        const model_tensor *mt = &m->tensors[t++];
-        npy_array a;
-        snprintf(name, sizeof name, "%s/param.%s.npy", dir, mt->name);
-        if (fix_open(&a, name, NPY_DTYPE_FLOAT32) != 0) {
-            ok = 0;
-            break;
-        }
-        int same_shape = a.ndim == mt->ndim;
-        for (int k = 0; k < mt->ndim && same_shape; k++) same_shape = a.shape[k] == mt->shape[k];
-        if (!same_shape) fprintf(stderr, "%s: shape differs from cgnn's %s\n", name, mt->name);
-        else memcpy(m->params + mt->offset, a.data, (size_t)mt->numel * sizeof(float));
-        ok = same_shape;
-        npy_close(&a);
-    }
-    fclose(fp);
-    if (ok && t != m->num_tensors) {
-        fprintf(stderr, "%s/keys.txt: %d keys, cgnn has %d tensors\n", dir, t, m->num_tensors);
-        ok = 0;
-    }
-    return ok ? 0 : -1;
+    return fix_load_params(m, dir);
 }
 
 /* One forward + softmax CE + typed backward (dout on the output type only); returns the loss. */
@@ -270,7 +215,7 @@ static double step(model *m, const fixture *f, float *dlogits, int training) {
 
 static void check_model(model_kind kind, int bases, int l2, const char *dir) {
     fixture f;
-    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fixture_dir);
+    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fix_path(""));
     model m;
     model_types ty;
     if (model_from_fixture(&m, &ty, &f, kind, bases, l2, dir) != 0) {
@@ -320,7 +265,7 @@ static void check_model(model_kind kind, int bases, int l2, const char *dir) {
  * step against torch's. */
 static void check_adam(model_kind kind, int bases, int l2, const char *dir) {
     fixture f;
-    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fixture_dir);
+    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fix_path(""));
     model m;
     model_types ty;
     if (model_from_fixture(&m, &ty, &f, kind, bases, l2, dir) != 0) {

@@ -7,6 +7,9 @@
 #include "nn/lp_loss.h"
 #include "nn/retrieval.h"
 #include "test.h"
+
+#define FIX_SUBDIR "lp_loss"
+#include "test_fixture.h"
 #include "util/rng.h"
 
 enum { K_SOFTMAX, K_MARGIN, K_DIRECTAU, K_BPR, NUM_KINDS };
@@ -379,21 +382,6 @@ TEST(gemm_accounting) {
 
 /* ---- PyTorch fixtures -------------------------------------------------------------------- */
 
-static int fix_open(npy_array *a, const char *name, npy_dtype want) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/fixtures/lp_loss/%s", test_source_dir(), name);
-    cgnn_err err;
-    if (npy_open(a, path, 0, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    if (a->dtype != want) {
-        fprintf(stderr, "%s: dtype %s, want %s\n", path, npy_dtype_name(a->dtype), npy_dtype_name(want));
-        npy_close(a);
-        return -1;
-    }
-    return 0;
-}
 
 typedef struct fixture {
     npy_array q, c, off, len, qid, cid;

@@ -8,30 +8,10 @@
 #include "optim/optim.h"
 #include "test.h"
 
+#define FIX_SUBDIR "nn"
+#include "test_fixture.h"
+
 #define FIX_TOL 1e-4
-
-static char fixture_dir[4096];
-
-static const char *fix_path(const char *name) {
-    static char p[8192];
-    snprintf(p, sizeof p, "%s/%s", fixture_dir, name);
-    return p;
-}
-
-/* Opens fixture `name` (relative to tests/fixtures/nn); 0 or -1 (message printed). */
-static int fix_open(npy_array *a, const char *name, npy_dtype want) {
-    cgnn_err err;
-    if (npy_open(a, fix_path(name), 0, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    if (a->dtype != want) {
-        fprintf(stderr, "%s: dtype %s, want %s\n", a->path, npy_dtype_name(a->dtype), npy_dtype_name(want));
-        npy_close(a);
-        return -1;
-    }
-    return 0;
-}
 
 /* The fixture minibatch, built the way the sampler lays batches out. */
 typedef struct fixture {
@@ -40,7 +20,6 @@ typedef struct fixture {
 } fixture;
 
 static int fixture_load(fixture *f) {
-    snprintf(fixture_dir, sizeof fixture_dir, "%s/tests/fixtures/nn", test_source_dir());
     npy_array dims, sizes, ip[2], ix[2], feat, rows, labels;
     if (fix_open(&dims, "dims.npy", NPY_DTYPE_INT64) || fix_open(&sizes, "block_sizes.npy", NPY_DTYPE_INT64) ||
         fix_open(&ip[0], "block0_indptr.npy", NPY_DTYPE_INT64) || fix_open(&ix[0], "block0_indices.npy", NPY_DTYPE_INT32) ||
@@ -129,47 +108,12 @@ static int model_from_fixture(model *m, const fixture *f, model_kind kind, int l
         fprintf(stderr, "model_init: %s\n", err.msg);
         return -1;
     }
-    char name[256], line[256];
-    snprintf(name, sizeof name, "%s/keys.txt", dir);
-    FILE *fp = fopen(fix_path(name), "r");
-    if (!fp) {
-        fprintf(stderr, "%s: cannot open\n", fix_path(name));
-        return -1;
-    }
-    int t = 0, ok = 1;
-    while (ok && fgets(line, sizeof line, fp)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (t >= m->num_tensors || strcmp(line, m->tensors[t].name) != 0) {
-            fprintf(stderr, "%s: key %d is '%s', cgnn has '%s'\n", name, t, line,
-                    t < m->num_tensors ? m->tensors[t].name : "(none)");
-            ok = 0;
-            break;
-        }
-        const model_tensor *mt = &m->tensors[t++];
-        npy_array a;
-        snprintf(name, sizeof name, "%s/param.%s.npy", dir, mt->name);
-        if (fix_open(&a, name, NPY_DTYPE_FLOAT32) != 0) {
-            ok = 0;
-            break;
-        }
-        int same_shape = a.ndim == mt->ndim;
-        for (int k = 0; k < mt->ndim && same_shape; k++) same_shape = a.shape[k] == mt->shape[k];
-        if (!same_shape) fprintf(stderr, "%s: shape differs from cgnn's %s\n", name, mt->name);
-        else memcpy(m->params + mt->offset, a.data, (size_t)mt->numel * sizeof(float));
-        ok = same_shape;
-        npy_close(&a);
-    }
-    fclose(fp);
-    if (ok && t != m->num_tensors) {
-        fprintf(stderr, "%s/keys.txt: %d keys, cgnn has %d tensors\n", dir, t, m->num_tensors);
-        ok = 0;
-    }
-    return ok ? 0 : -1;
+    return fix_load_params(m, dir);
 }
 
 static void check_model(model_kind kind, int l2, const char *dir) {
     fixture f;
-    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fixture_dir);
+    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fix_path(""));
     model m;
     if (model_from_fixture(&m, &f, kind, l2, dir) != 0) {
         model_free(&m);
@@ -220,7 +164,7 @@ TEST(fixture_sage_l2) { check_model(MODEL_GRAPHSAGE, 1, "sage_l2"); }
  * step against torch's. */
 TEST(fixture_sage_adam) {
     fixture f;
-    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fixture_dir);
+    if (fixture_load(&f) != 0) TEST_FAIL_("cannot load the fixtures under %s", fix_path(""));
     model m;
     if (model_from_fixture(&m, &f, MODEL_GRAPHSAGE, 0, "sage") != 0) {
         model_free(&m);

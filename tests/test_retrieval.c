@@ -4,6 +4,9 @@
 #include "io/npy.h"
 #include "nn/retrieval.h"
 #include "test.h"
+
+#define FIX_SUBDIR "retrieval"
+#include "test_fixture.h"
 #include "util/rng.h"
 
 typedef double (*loss_fn)(float *, float *, const float *, const float *, int64_t, int64_t, int64_t,
@@ -191,21 +194,6 @@ TEST(empty_batch) {
 
 /* ---- PyTorch fixtures ---------------------------------------------------------------------- */
 
-static int fix_open(npy_array *a, const char *name, npy_dtype want) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/fixtures/retrieval/%s", test_source_dir(), name);
-    cgnn_err err;
-    if (npy_open(a, path, 0, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    if (a->dtype != want) {
-        fprintf(stderr, "%s: dtype %s, want %s\n", path, npy_dtype_name(a->dtype), npy_dtype_name(want));
-        npy_close(a);
-        return -1;
-    }
-    return 0;
-}
 
 TEST(pytorch_fixtures) {
     npy_array qa, ca, qida, cida;
