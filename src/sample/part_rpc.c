@@ -216,6 +216,28 @@ static int pick_remote(void *ctx, sampler_remote_hop *hop, cgnn_err *err) {
     return rc;
 }
 
+/* Sends the n requests staged in s (req_ptr / req_len / peers / parts) to `handler` and keeps
+ * each answer as part parts[i]'s rows: rows[p] (grown to rows_cap[p], owned by the request) gets
+ * the reply's bytes and rows_len[p] its length (the gather checks the size). 0 or -1 (*err). */
+static int call_keep_rows(part_rpc *pr, part_rpc_scratch *s, int handler, int n, void **rows, size_t *rows_cap,
+                          size_t *rows_len, cgnn_err *err) {
+    if (n == 0) return 0;
+    if (dist_rpc_call_many(pr->rpc, handler, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err) != 0) return -1;
+    for (int i = 0; i < n; i++) {
+        const int p = s->parts[i];
+        const dist_rpc_buf *r = &s->resp[i];
+        if (r->len > rows_cap[p]) {
+            void *g = realloc(rows[p], r->len);
+            if (!g) return err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
+            rows[p] = g;
+            rows_cap[p] = r->len;
+        }
+        memcpy(rows[p], r->data, r->len);
+        rows_len[p] = r->len;
+    }
+    return 0;
+}
+
 static int fetch_rows(part_rpc *pr, int handler, gather_remote_req *rq, cgnn_err *err) {
     part_rpc_scratch *s = scratch_take(pr, err);
     if (!s) return -1;
@@ -236,22 +258,7 @@ static int fetch_rows(part_rpc *pr, int handler, gather_remote_req *rq, cgnn_err
         s->peers[n] = part_rpc_peer(pr, p);
         s->parts[n++] = p;
     }
-    if (rc == 0 && n > 0) rc = dist_rpc_call_many(pr->rpc, handler, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
-    for (int i = 0; i < n && rc == 0; i++) {
-        const int p = s->parts[i];
-        const dist_rpc_buf *r = &s->resp[i];
-        if (r->len > rq->rows_cap[p]) {
-            void *g = realloc(rq->rows[p], r->len);
-            if (!g) {
-                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
-                break;
-            }
-            rq->rows[p] = g;
-            rq->rows_cap[p] = r->len;
-        }
-        memcpy(rq->rows[p], r->data, r->len);
-        rq->rows_len[p] = r->len; /* the gather checks the size */
-    }
+    if (rc == 0) rc = call_keep_rows(pr, s, handler, n, rq->rows, rq->rows_cap, rq->rows_len, err);
     scratch_give(pr, s);
     return rc;
 }
@@ -450,23 +457,7 @@ static int fetch_typed(void *ctx, gather_typed_req *rq, cgnn_err *err) {
         s->peers[n] = part_rpc_peer(pr, p);
         s->parts[n++] = p;
     }
-    if (rc == 0 && n > 0)
-        rc = dist_rpc_call_many(pr->rpc, PART_RPC_FEAT, n, s->peers, s->req_ptr, s->req_len, s->resp_ptr, err);
-    for (int i = 0; i < n && rc == 0; i++) {
-        const int p = s->parts[i];
-        const dist_rpc_buf *r = &s->resp[i];
-        if (r->len > rq->rows_cap[p]) {
-            void *g = realloc(rq->rows[p], r->len);
-            if (!g) {
-                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
-                break;
-            }
-            rq->rows[p] = g;
-            rq->rows_cap[p] = r->len;
-        }
-        memcpy(rq->rows[p], r->data, r->len);
-        rq->rows_len[p] = r->len; /* the gather checks the size */
-    }
+    if (rc == 0) rc = call_keep_rows(pr, s, PART_RPC_FEAT, n, rq->rows, rq->rows_cap, rq->rows_len, err);
     scratch_give(pr, s);
     return rc;
 }
