@@ -115,39 +115,10 @@ static int owner_of(const gather_part *gp, int64_t v) {
 }
 
 int gather_part_scratch_init(gather_part_scratch *sc, int num_parts, int64_t max_rows, cgnn_err *err) {
-    memset(sc, 0, sizeof *sc);
-    sc->num_parts = num_parts;
-    sc->max_rows = max_rows;
-    sc->n = calloc((size_t)num_parts, sizeof(int64_t));
-    sc->flat_ids = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
-    sc->flat_pos = malloc((size_t)(max_rows + 1) * sizeof(int64_t));
-    sc->ids = calloc((size_t)num_parts, sizeof(int64_t *));
-    sc->pos = calloc((size_t)num_parts, sizeof(int64_t *));
-    sc->rows = calloc((size_t)num_parts, sizeof(void *));
-    sc->rows_cap = calloc((size_t)num_parts, sizeof(size_t));
-    sc->rows_len = calloc((size_t)num_parts, sizeof(size_t));
-    if (!sc->n || !sc->flat_ids || !sc->flat_pos || !sc->ids || !sc->pos || !sc->rows || !sc->rows_cap ||
-        !sc->rows_len) {
-        gather_part_scratch_free(sc);
-        return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating feature gather scratch");
-    }
-    return 0;
+    return gather_typed_scratch_init(sc, num_parts, 1, max_rows, err);
 }
 
-void gather_part_scratch_free(gather_part_scratch *sc) {
-    if (!sc) return;
-    if (sc->rows)
-        for (int p = 0; p < sc->num_parts; p++) free(sc->rows[p]);
-    free(sc->n);
-    free(sc->flat_ids);
-    free(sc->flat_pos);
-    free(sc->ids);
-    free(sc->pos);
-    free(sc->rows);
-    free(sc->rows_cap);
-    free(sc->rows_len);
-    memset(sc, 0, sizeof *sc);
-}
+void gather_part_scratch_free(gather_part_scratch *sc) { gather_typed_scratch_free(sc); }
 
 int gather_rows_part(float *out, int64_t stride, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
                      const int64_t *ids, int64_t n, int nthreads, cgnn_err *err) {
@@ -264,7 +235,7 @@ int gather_typed_scratch_init(gather_typed_scratch *sc, int num_parts, int num_t
     if (!sc->n || !sc->flat_ids || !sc->flat_pos || !sc->ids || !sc->pos || !sc->rows || !sc->rows_cap ||
         !sc->rows_len) {
         gather_typed_scratch_free(sc);
-        return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating typed feature gather scratch");
+        return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating feature gather scratch");
     }
     return 0;
 }

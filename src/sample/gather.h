@@ -52,14 +52,9 @@ typedef struct gather_part {
     void *ctx;
 } gather_part;
 
-/* One producer's scratch for gather_rows_part (max_rows: the most ids of one call). */
-typedef struct gather_part_scratch {
-    int num_parts;
-    int64_t max_rows;
-    int64_t *n, *flat_ids, *flat_pos, **ids, **pos;
-    void **rows;
-    size_t *rows_cap, *rows_len;
-} gather_part_scratch;
+/* One producer's scratch for gather_rows_part (max_rows: the most ids of one call): the typed
+ * scratch (below) with one node type, so that n[p], ids[p], pos[p] are part p's. */
+typedef struct gather_typed_scratch gather_part_scratch;
 int gather_part_scratch_init(gather_part_scratch *sc, int num_parts, int64_t max_rows, cgnn_err *err);
 void gather_part_scratch_free(gather_part_scratch *sc); /* NULL-safe */
 
@@ -99,13 +94,14 @@ typedef struct gather_typed_part {
 
 /* One producer's scratch for gather_typed_rows_part (max_rows: the most ids of one call, all
  * types together). */
-typedef struct gather_typed_scratch {
+struct gather_typed_scratch {
     int num_parts, num_types;
     int64_t max_rows;
     int64_t *n, *flat_ids, *flat_pos, **ids, **pos; /* (P * T) and the flat arrays */
     void **rows;
     size_t *rows_cap, *rows_len;                    /* (P) */
-} gather_typed_scratch;
+};
+typedef struct gather_typed_scratch gather_typed_scratch;
 int gather_typed_scratch_init(gather_typed_scratch *sc, int num_parts, int num_types, int64_t max_rows, cgnn_err *err);
 void gather_typed_scratch_free(gather_typed_scratch *sc); /* NULL-safe */
 
