@@ -157,10 +157,10 @@ static int is_root(const trainer *t) { return t->d->rank == 0; }
 static void log_record(trainer *t, const char *const *keys, const char *const *tb_tags, const double *vals, int n,
                        int n_int) {
     jsonl_write(&t->log, keys, vals, n, n_int);
-    const char *tags[8];
-    float v[8];
+    const char *tags[TB_MAX_VALUES_PER_EVENT]; /* (every LP metric fits: 8 used to drop val/ap and more) */
+    float v[TB_MAX_VALUES_PER_EVENT];
     int k = 0;
-    for (int i = 0; i < n && k < 8; i++)
+    for (int i = 0; i < n && k < TB_MAX_VALUES_PER_EVENT; i++)
         if (tb_tags[i] && isfinite(vals[i])) {
             tags[k] = tb_tags[i];
             v[k++] = (float)vals[i];
