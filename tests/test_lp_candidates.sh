@@ -178,6 +178,21 @@ PY
   else bad "cgnn embed failed: $(cat "$TMP/embed.out")"; fi
 else bad "training with recall_at_10 failed: $(tail -5 "$TMP/rec.err")"; fi
 
+# ---- a GNN (GraphSAGE, 1 layer, learnable embeddings): the validation's rows come from full
+# inference (as cgnn embed); the trainer's test recall = cgnn rank --candidates on cgnn embed ----
+cfg sage num_layers='"1"' gnn_model_class_path=GraphSAGE hidden_dim='"8"' num_neighbors='"[5]"' num_epochs='"6"'
+if train sage; then
+  grep -q "full ranking (validation_set" "$TMP/sage.err" && ok || bad "GraphSAGE: no full-ranking validation"
+  if "$CGNN" embed --quiet --task_config_uri="$TMP/sage.yaml" --out "$TMP/sage/emb.npy" >"$TMP/sembed.out" 2>&1 &&
+     "$CGNN" rank --embeddings "$TMP/sage/emb.npy" --dataset "$TMP/bip" --k 10 --candidates 48:112 >"$TMP/srank.out" 2>&1; then
+    r=$(sed -n 's/^Recall@10: //p' "$TMP/srank.out")
+    m=$(grep -o '"recall_at_10", "numberValue": "[^"]*"' "$TMP/sage/eval_metrics.json" | sed 's/.*: "//; s/"$//')
+    "$PY" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 2e-6)" "$r" "$m" && ok \
+      || bad "GraphSAGE: trainer test recall_at_10 $m != cgnn rank $r"
+    echo "GraphSAGE test Recall@10 over the items: trainer $m, cgnn rank $r"
+  else bad "GraphSAGE: embed / rank failed: $(cat "$TMP/sembed.out" "$TMP/srank.out")"; fi
+else bad "GraphSAGE with recall_at_10 failed: $(tail -5 "$TMP/sage.err")"; fi
+
 # ---- NDCG@5 as the criterion ----
 cfg nd early_stop_criterion=NDCG_at_5 early_stop_patience='"2"'
 if train nd; then
