@@ -464,6 +464,7 @@ static int rank_split(trainer *t, ds_split_id split, double *recall, double *ndc
                  : lp_full_ranking(r.embeddings, r.num_nodes, r.dim, rp, n_rank, tp, n_train, xp, n_excl, K, recall,
                                    ndcg, &anchors, err);
     if (rc != 0) err_prefix(err, "%s (%s): full ranking: ", t->gtask->splits[split].seeds_path, ds_split_name(split));
+    const int64_t n_cand = t->a->lp_candidate_hi > 0 ? t->a->lp_candidate_hi - t->a->lp_candidate_lo : r.num_nodes;
     for (int i = 0; i < 3; i++) free(owned[i]);
     infer_result_free(&r);
     const double t2 = timer_now();
@@ -472,9 +473,7 @@ static int rank_split(trainer *t, ds_split_id split, double *recall, double *ndc
     if (rc == 0 && is_root(t))
         log_info("full ranking (%s, %lld anchors, %lld candidates): Recall@%d %.6f NDCG@%d %.6f in %.2f s "
                  "(embeddings %.2f s, ranking %.2f s)",
-                 ds_split_name(split), (long long)anchors,
-                 (long long)(t->a->lp_candidate_hi > 0 ? t->a->lp_candidate_hi - t->a->lp_candidate_lo : r.num_nodes),
-                 K, *recall, K, *ndcg, t2 - t0, t1 - t0, t2 - t1);
+                 ds_split_name(split), (long long)anchors, (long long)n_cand, K, *recall, K, *ndcg, t2 - t0, t1 - t0, t2 - t1);
     return rc;
 }
 
