@@ -122,7 +122,6 @@ typedef struct trainer {
     int64_t last_val_step;    /* t->step at the latest validation (-1: none yet; val_at_end) */
     double t_rank;            /* seconds in full-ranking validations (embeddings + ranking), this rank */
     int64_t n_rank;           /* full-ranking validations run */
-    int64_t n_val_at_end;     /* validations run by val_at_end (0 or 1) */
     int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
     int64_t fault_exit_step;  /* CGNN_TEST_EXIT_AT_STEP: exit abruptly at this step (tests) */
     int fault_rank;           /* CGNN_TEST_FAULT_RANK: the rank the faults apply to (-1 = all) */
@@ -1850,7 +1849,6 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         if (is_root(t)) log_info("validation at the end of training (step %lld)", (long long)t->step);
         validate(t, res->epochs > 0 ? res->epochs - 1 : 0, NAN, err, &failed, res);
         if (failed) return -1;
-        t->n_val_at_end++;
     }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
@@ -1867,6 +1865,9 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
                      t->loss_gemm_flops / n / 1e9, t->loss_gemm_s * ms,
                      100.0 * t->loss_gemm_s / (t->t_loss > 0 ? t->t_loss : 1), gf);
     }
+    if (t->n_rank > 0 && is_root(t))
+        log_info("full-ranking validation: %lld runs, %.2f s each on average (rank 0: embeddings + ranking)",
+                 (long long)t->n_rank, t->t_rank / (double)t->n_rank);
     if (res->stopped_early && is_root(t))
         log_info("early stopping after %lld steps (no improvement in %lld validations)", (long long)t->step,
                  (long long)a->early_stop_patience);
