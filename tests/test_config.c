@@ -371,7 +371,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 57);
+    ASSERT_EQ(n, 59);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
@@ -450,7 +450,7 @@ TEST(embedding_and_lp_args) {
                           "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
                           "trainerConfig:\n  trainerArgs:\n    early_stop_criterion: acc\n");
     ASSERT_EQ(config_load_task(&c, p, &err), -1);
-    ASSERT(strstr(err.msg, "loss, mrr, auc or ap"));
+    ASSERT(strstr(err.msg, "loss, mrr, auc, ap, recall_at_K or ndcg_at_K"));
 }
 
 #define LP_HEAD                                                                                \
@@ -1368,6 +1368,56 @@ TEST(cache_and_prefetch_args) {
     ASSERT_STR_CONTAINS(err.msg, "did you mean 'cache_policy'");
 }
 
+/* lp_candidate_range, val_at_end and the full-ranking criteria recall_at_K / ndcg_at_K */
+TEST(lp_candidates_and_ranking_criteria) {
+    task_config c;
+    cgnn_err err = {0};
+    const char *head = "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n"
+                       "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                       "trainerConfig:\n  trainerArgs:\n";
+    char y[1024];
+    snprintf(y, sizeof y, "%s    lp_candidate_range: \"31668:69716\"\n    early_stop_criterion: Recall_at_20\n"
+             "    val_at_end: \"true\"\n", head);
+    if (config_load_task(&c, write_yaml("lpc.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.lp_candidate_lo, 31668);
+    ASSERT_EQ(c.args.lp_candidate_hi, 69716);
+    ASSERT(!strcmp(c.args.early_stop_criterion, "recall_at_20"));
+    ASSERT_EQ(c.args.val_rank_k, 20);
+    ASSERT_EQ(c.args.val_rank_ndcg, 0);
+    ASSERT_EQ(c.args.val_at_end, 1);
+    snprintf(y, sizeof y, "%s    early_stop_criterion: ndcg_at_5\n", head);
+    if (config_load_task(&c, write_yaml("lpc.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(!strcmp(c.args.early_stop_criterion, "ndcg_at_5"));
+    ASSERT(c.args.val_rank_k == 5 && c.args.val_rank_ndcg == 1);
+    ASSERT(c.args.lp_candidate_hi == 0 && c.args.val_at_end == 0); /* defaults */
+    snprintf(y, sizeof y, "%s    early_stop_criterion: mrr\n", head);
+    if (config_load_task(&c, write_yaml("lpc.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(c.args.val_rank_k, 0);
+    const char *bad_range[] = {"\"10:5\"", "\"5:5\"", "\"-1:5\"", "abc", "\"1:2:3\"", "\"0x10:20\"", "\"10\""};
+    for (size_t i = 0; i < sizeof bad_range / sizeof bad_range[0]; i++) {
+        snprintf(y, sizeof y, "%s    lp_candidate_range: %s\n", head, bad_range[i]);
+        ASSERT_EQ(config_load_task(&c, write_yaml("lpc.yaml", y), &err), -1);
+        ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+        ASSERT(strstr(err.msg, "lpc.yaml") && strstr(err.msg, "lp_candidate_range") && strstr(err.msg, "LO:HI"));
+    }
+    const char *bad_crit[] = {"recall_at_0", "recall_at_", "ndcg_at_2x", "recall@20", "recall_at_-3", "recall_at_99999999"};
+    for (size_t i = 0; i < sizeof bad_crit / sizeof bad_crit[0]; i++) {
+        snprintf(y, sizeof y, "%s    early_stop_criterion: %s\n", head, bad_crit[i]);
+        ASSERT_EQ(config_load_task(&c, write_yaml("lpc.yaml", y), &err), -1);
+        ASSERT(strstr(err.msg, "early_stop_criterion") && strstr(err.msg, "recall_at_K"));
+    }
+    /* node classification: the range and the ranking criteria are link prediction's */
+    const char *nc = "taskMetadata:\n  nodeBasedTaskMetadata: {}\n"
+                     "sharedConfig: {preprocessedMetadataUri: d/metadata.yaml, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+                     "trainerConfig:\n  trainerArgs:\n";
+    snprintf(y, sizeof y, "%s    lp_candidate_range: \"0:5\"\n", nc);
+    ASSERT_EQ(config_load_task(&c, write_yaml("lpc.yaml", y), &err), -1);
+    ASSERT(strstr(err.msg, "lp_candidate_range") && strstr(err.msg, "link prediction"));
+    snprintf(y, sizeof y, "%s    early_stop_criterion: recall_at_20\n", nc);
+    ASSERT_EQ(config_load_task(&c, write_yaml("lpc.yaml", y), &err), -1);
+    ASSERT(strstr(err.msg, "early_stop_criterion"));
+}
+
 int main(void) {
     g_dir = test_tmpdir();
     RUN(example_cora_graphsage);
@@ -1381,6 +1431,7 @@ int main(void) {
     RUN(epochs_and_batches);
     RUN(trainer_arg_keys);
     RUN(embedding_and_lp_args);
+    RUN(lp_candidates_and_ranking_criteria);
     RUN(seed_assignment_args);
     RUN(lp_task_path);
     RUN(mf_and_embedding_args);

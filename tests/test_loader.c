@@ -415,10 +415,80 @@ TEST(labelled_pairs_list_each_group_once) {
     free(dst);
 }
 
+/* LP random negatives from a candidate id range (loader_config.neg_lo / neg_hi, trainerArgs
+ * lp_candidate_range): every one inside [300, 420), most of the range drawn, the same ids for 0
+ * and 2 sampler threads; without the range some fall outside; a bad range is refused. */
+TEST(negatives_from_candidate_range) {
+    int32_t *src, *dst;
+    const int64_t n = 500;
+    int64_t e = test_random_graph(n, 4, 50, 9, &src, &dst);
+    ds_edges ed = test_edges(src, dst, e);
+    csc_graph g;
+    cgnn_err err;
+    ASSERT_EQ(csc_build(&g, n, &ed, 2, &err), 0);
+    enum { M = 200, NEG = 40 };
+    int64_t seeds[2 * M];
+    for (int64_t i = 0; i < M; i++) seeds[2 * i] = (i * 7) % 300, seeds[2 * i + 1] = 300 + (i * 11) % 120;
+    loader_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sampler.num_layers = 1;
+    cfg.sampler.fanouts[0] = 3;
+    cfg.batch_size = 16;
+    cfg.shuffle = 1;
+    cfg.seed = 5;
+    cfg.world_size = 1;
+    cfg.pairs = 1;
+    cfg.num_negatives = NEG;
+    int64_t negs[2][13 * NEG];
+    for (int run = 0; run < 3; run++) {
+        cfg.num_workers = run == 1 ? 2 : 0;
+        cfg.neg_lo = run < 2 ? 300 : 0, cfg.neg_hi = run < 2 ? 420 : 0;
+        loader l;
+        ASSERT_EQ(loader_init(&l, &g, seeds, NULL, M, &cfg, &err), 0);
+        loader_start_epoch(&l, 0, 0);
+        minibatch *mb;
+        int64_t k = 0, outside = 0;
+        char seen[500] = {0};
+        while ((mb = loader_next(&l)) != NULL) {
+            ASSERT_EQ(mb->num_negatives, NEG);
+            for (int64_t j = 0; j < NEG; j++) {
+                const int64_t v = mb->input_nodes[mb->item_local[2 * mb->num_items + j]];
+                ASSERT(v >= 0 && v < n);
+                outside += v < 300 || v >= 420;
+                seen[v] = 1;
+                if (run < 2) negs[run][k] = v;
+                k++;
+            }
+            loader_release(&l, mb);
+        }
+        loader_free(&l);
+        ASSERT_EQ(k, 13 * NEG); /* 200 pairs / 16 = 13 batches */
+        int distinct = 0;
+        for (int v = 0; v < 500; v++) distinct += seen[v];
+        if (run < 2) {
+            ASSERT_EQ(outside, 0);
+            ASSERT(distinct > 100); /* 520 draws over 120 ids */
+        } else {
+            ASSERT(outside > 0);
+        }
+    }
+    ASSERT(memcmp(negs[0], negs[1], sizeof negs[0]) == 0); /* thread-count independent */
+    const int64_t bad[3][2] = {{420, 300}, {10, 10}, {0, 501}};
+    for (int b = 0; b < 3; b++) {
+        cfg.neg_lo = bad[b][0], cfg.neg_hi = bad[b][1];
+        loader l;
+        ASSERT_EQ(loader_init(&l, &g, seeds, NULL, M, &cfg, &err), -1);
+        ASSERT_STR_CONTAINS(err.msg, "node range");
+    }
+    csc_free(&g);
+    free(src), free(dst);
+}
+
 int main(void) {
     RUN(gather_matches_reference_all_dtypes);
     RUN(partitioned_gather_equals_whole_table);
     RUN(same_batches_with_0_1_4_workers);
     RUN(labelled_pairs_list_each_group_once);
+    RUN(negatives_from_candidate_range);
     return test_summary();
 }

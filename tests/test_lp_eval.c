@@ -623,6 +623,142 @@ TEST(full_typed) {
     free(q), free(c), free(test), free(train), free(excl);
 }
 
+/* The plain answer the range version must give: per anchor, every node of [lo, hi) not excluded
+ * (the anchor itself, its train / exclude positives; a test positive always in), scored by an
+ * exact dot product (integer data), sorted score descending then id ascending, Recall@K / NDCG@K. */
+static void brute_range(const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi, const int64_t *test,
+                        int64_t n_test, const int64_t *train, int64_t n_train, const int64_t *excl, int64_t n_excl,
+                        int K, double *recall, double *ndcg, int64_t *num_anchors) {
+    char *is_t = calloc((size_t)N, 1), *is_x = calloc((size_t)N, 1), *seen = calloc((size_t)N, 1);
+    int64_t *c = malloc((size_t)N * sizeof(int64_t));
+    double *sc = malloc((size_t)N * sizeof(double));
+    double sr = 0, sn = 0;
+    int64_t A = 0;
+    for (int64_t a = 0; a < N; a++) { /* anchors in increasing id: the order the library averages in */
+        int64_t T = 0;
+        for (int64_t i = 0; i < n_test; i++)
+            if (test[2 * i] == a && !is_t[test[2 * i + 1]]) is_t[test[2 * i + 1]] = 1, T++;
+        if (T == 0) continue;
+        seen[a] = 1;
+        is_x[a] = 1;
+        for (int64_t i = 0; i < n_train; i++)
+            if (train[2 * i] == a) is_x[train[2 * i + 1]] = 1;
+        for (int64_t i = 0; i < n_excl; i++)
+            if (excl[2 * i] == a) is_x[excl[2 * i + 1]] = 1;
+        int64_t n = 0;
+        for (int64_t v = lo; v < hi; v++) {
+            if (is_x[v] && !is_t[v]) continue;
+            double dot = 0;
+            for (int64_t d = 0; d < D; d++) dot += (double)emb[a * D + d] * emb[v * D + d];
+            c[n] = v, sc[n] = dot, n++;
+        }
+        for (int64_t i = 1; i < n; i++) /* insertion sort: score desc, id asc */
+            for (int64_t j = i; j > 0 && (sc[j] > sc[j - 1] || (sc[j] == sc[j - 1] && c[j] < c[j - 1])); j--) {
+                double ts = sc[j]; sc[j] = sc[j - 1], sc[j - 1] = ts;
+                int64_t tc = c[j]; c[j] = c[j - 1], c[j - 1] = tc;
+            }
+        double hits = 0, dcg = 0, idcg = 0;
+        for (int64_t r = 0; r < K && r < n; r++)
+            if (is_t[c[r]]) hits++, dcg += 1.0 / log2((double)r + 2);
+        for (int64_t r = 0; r < K && r < T; r++) idcg += 1.0 / log2((double)r + 2);
+        sr += hits / (double)T, sn += dcg / idcg, A++;
+        memset(is_t, 0, (size_t)N), memset(is_x, 0, (size_t)N);
+    }
+    *recall = A ? sr / (double)A : 0, *ndcg = A ? sn / (double)A : 0, *num_anchors = A;
+    free(is_t), free(is_x), free(seen), free(c), free(sc);
+}
+
+TEST(full_range) {
+    const int64_t N = 900, D = 5, lo = 300, hi = 900, n_test = 350, n_train = 1200, n_excl = 150;
+    float *emb = malloc((size_t)(N * D) * 4);
+    int64_t *test = malloc((size_t)n_test * 16), *train = malloc((size_t)n_train * 16),
+            *excl = malloc((size_t)n_excl * 16);
+    fill_int(emb, N * D, 31, -2, 2); /* integers: exact dot products, plenty of ties */
+    random_pairs(test, n_test, 32, N);
+    random_pairs(train, n_train, 33, N); /* train positives anywhere: outside the range they are ignored */
+    random_pairs(excl, n_excl, 34, N);
+    // anchors 200..399: some outside the range, some inside (then the anchor excludes itself);
+    // test positives inside the range, every third a copy of its anchor's row (hits)
+    for (int64_t i = 0; i < n_test; i++) {
+        test[2 * i] = 200 + test[2 * i] % 200;
+        test[2 * i + 1] = lo + test[2 * i + 1] % (hi - lo);
+        if (i % 3 == 0 && test[2 * i + 1] != test[2 * i])
+            memcpy(emb + test[2 * i + 1] * D, emb + test[2 * i] * D, (size_t)D * 4);
+    }
+    for (int64_t i = 0; i < n_train; i++) train[2 * i] = 200 + train[2 * i] % 200;
+    for (int64_t i = 0; i < n_excl; i++) excl[2 * i] = 200 + excl[2 * i] % 200;
+    test[0] = 350, test[1] = 350; /* an anchor whose own id is a test positive: a candidate */
+    const int Ks[] = {1, 7, 50, 1000};
+    for (int t = 0; t < 4; t++) {
+        double rb, nb, r1, n1, r2, n2;
+        int64_t ab, a1, a2;
+        cgnn_err err = {0};
+        brute_range(emb, N, D, lo, hi, test, n_test, train, n_train, excl, n_excl, Ks[t], &rb, &nb, &ab);
+        ASSERT(lp_full_ranking_range(emb, N, D, lo, hi, test, n_test, train, n_train, excl, n_excl, Ks[t], &r1, &n1,
+                                     &a1, &err) == 0);
+        ASSERT(lp_full_ranking_range_ref(emb, N, D, lo, hi, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2,
+                                         &n2, &a2, &err) == 0);
+        fprintf(stderr, "  range K %4d: %lld anchors, recall %.6f ndcg %.6f (ref %.6f %.6f, brute %.6f %.6f)\n", Ks[t],
+                (long long)a1, r1, n1, r2, n2, rb, nb);
+        ASSERT_EQ(a1, ab);
+        ASSERT_EQ(a2, ab);
+        ASSERT_NEAR(r1, rb, 1e-12);
+        ASSERT_NEAR(n1, nb, 1e-12);
+        ASSERT_NEAR(r2, rb, 1e-12);
+        ASSERT_NEAR(n2, nb, 1e-12);
+        ASSERT(r1 > 0.0);
+        if (Ks[t] == 1000) ASSERT_NEAR(r1, 1.0, 1e-12);
+        // the range matters: over every node the answer differs (users outrank items)
+        double ra, na_;
+        int64_t aa;
+        ASSERT(lp_full_ranking(emb, N, D, test, n_test, train, n_train, excl, n_excl, Ks[t], &ra, &na_, &aa, &err) == 0);
+        if (Ks[t] == 7) ASSERT(ra != r1);
+        // [0, N) is lp_full_ranking
+        ASSERT(lp_full_ranking_range(emb, N, D, 0, N, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2, &n2, &a2,
+                                     &err) == 0);
+        ASSERT(r2 == ra && n2 == na_ && a2 == aa);
+        // thread count independent
+        const int nt = omp_get_max_threads();
+        omp_set_num_threads(nt == 1 ? 2 : 1);
+        ASSERT(lp_full_ranking_range(emb, N, D, lo, hi, test, n_test, train, n_train, excl, n_excl, Ks[t], &r2, &n2,
+                                     &a2, &err) == 0);
+        omp_set_num_threads(nt);
+        ASSERT(r1 == r2 && n1 == n2);
+    }
+    // errors
+    double r, nd;
+    int64_t na;
+    cgnn_err err = {0};
+    ASSERT(lp_full_ranking_range(emb, N, D, 500, 500, test, n_test, NULL, 0, NULL, 0, 5, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "candidate range 500:500");
+    ASSERT(lp_full_ranking_range(emb, N, D, 0, N + 1, test, n_test, NULL, 0, NULL, 0, 5, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "<= 900");
+    ASSERT(lp_full_ranking_range_ref(emb, N, D, -1, 5, test, n_test, NULL, 0, NULL, 0, 5, &r, &nd, &na, &err) == -1);
+    const int64_t outside[4] = {5, 400, 6, 299};
+    ASSERT(lp_full_ranking_range(emb, N, D, lo, hi, outside, 2, NULL, 0, NULL, 0, 5, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "test_pairs: row 1: positive id 299 outside the candidate range [300, 900)");
+    const int64_t bad_train[2] = {5, 900};
+    ASSERT(lp_full_ranking_range_ref(emb, N, D, lo, hi, test, 1, bad_train, 1, NULL, 0, 5, &r, &nd, &na, &err) == -1);
+    ASSERT_STR_CONTAINS(err.msg, "train_pairs: row 0: positive id 900 out of range [0, 900)");
+    free(emb), free(test), free(train), free(excl);
+}
+
+TEST(candidate_range_parse) {
+    int64_t lo = -7, hi = -7;
+    ASSERT(lp_candidate_range_parse("31668:69716", &lo, &hi) == 0);
+    ASSERT(lo == 31668 && hi == 69716);
+    ASSERT(lp_candidate_range_parse(" 0 :\t1 ", &lo, &hi) == 0);
+    ASSERT(lo == 0 && hi == 1);
+    const char *bad[] = {"", ":", "5", "5:", ":5", "5:5", "6:5", "-1:5", "+1:5", "1:5:6", "1e3:5000", "0x1:5",
+                         "a:b", "1 2:5", "1:5 x", "9999999999999999999:99999999999999999999", "1.0:5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lo = hi = -7;
+        ASSERT(lp_candidate_range_parse(bad[i], &lo, &hi) == -1);
+        ASSERT(lo == -7 && hi == -7); /* nothing written */
+    }
+    ASSERT(lp_candidate_range_parse(NULL, &lo, &hi) == -1);
+}
+
 int main(void) {
     RUN(rank_hand);
     RUN(rank_boundaries_and_nan);
@@ -635,6 +771,8 @@ int main(void) {
     RUN(full_errors);
     RUN(full_fast_vs_ref);
     RUN(full_typed);
+    RUN(full_range);
+    RUN(candidate_range_parse);
     RUN(full_timing);
     RUN(auc_ap_hand);
     RUN(auc_ap_undefined);

@@ -233,5 +233,93 @@ contains "node type 'item' of dataset" "typed wrong rows names the type"
 expect 2 "typed: missing file" -- "$CGNN" rank --embeddings "$TD/nowhere" --dataset "$TD" --task buy
 contains "$TD/nowhere/user.npy" "typed missing file named"
 
+# ---- a homogeneous user-item graph ranked over the item ids only (--candidates LO:HI) ----
+# users 0..U-1, items U..U+I-1 in one id space; embeddings rounded to halves (ties) and a few
+# item rows copies of user rows (hits); numpy brute force over the candidate range: the anchor's
+# train (and, for test, validation) positives excluded, its split positives always in
+"$PY" - "$TMP/bip" <<'PY' || { echo "FAIL: writing the bipartite dataset"; exit 1; }
+import os, sys
+import numpy as np
+d = sys.argv[1]
+os.makedirs(d)
+rng = np.random.default_rng(11)
+U, I, D = 10, 17, 3
+N = U + I
+pairs = np.array(sorted({(int(rng.integers(U)), U + int(rng.integers(I))) for _ in range(90)}), dtype=np.int64)
+k = rng.permutation(len(pairs)); a, b = len(pairs) // 2, 3 * len(pairs) // 4
+tr, va, te = (pairs[np.sort(k[s])] for s in (slice(0, a), slice(a, b), slice(b, None)))
+np.save(f"{d}/edges.npy", np.concatenate([tr.T, tr[:, ::-1].T], axis=1).copy())
+for name, arr in [("train", tr), ("valid", va), ("test", te)]: np.save(f"{d}/{name}.npy", arr)
+np.save(f"{d}/test_user_pos.npy", np.concatenate([te, [[0, 3]]]).astype(np.int64))  # a positive among the users
+open(f"{d}/bad_row.txt", "w").write(str(len(te)))
+emb = np.round(rng.normal(size=(N, D)) * 2) / 2
+for u, i in te[::2]: emb[i] = emb[u]
+emb[U - 1] = emb[0] * 3  # a user scoring high: ranked only without --candidates
+np.save(f"{d}/emb.npy", emb.astype(np.float32))
+def split(name, seeds):
+    return f"    {name}:\n      - data:\n          - name: seeds\n            format: numpy\n            path: {seeds}\n"
+meta = lambda test: ("dataset_name: bip\ngraph:\n  nodes:\n    - num: %d\n  edges:\n    - format: numpy\n      path: edges.npy\n"
+                     "tasks:\n  - name: link_prediction\n" % N + split("train_set", "train.npy")
+                     + split("validation_set", "valid.npy") + split("test_set", test))
+open(f"{d}/metadata.yaml", "w").write(meta("test.npy"))
+os.makedirs(f"{d}/bad")
+for f in ["edges.npy", "train.npy", "valid.npy", "test_user_pos.npy"]: os.link(f"{d}/{f}", f"{d}/bad/{f}")
+open(f"{d}/bad/metadata.yaml", "w").write(meta("test_user_pos.npy"))
+E = emb.astype(np.float32)
+def brute(rank, train, excl, lo, hi, K):
+    rec, nd = [], []
+    for a in np.unique(rank[:, 0]):
+        T = set(rank[rank[:, 0] == a, 1].tolist())
+        x = ({int(a)} | set(train[train[:, 0] == a, 1].tolist()) | set(excl[excl[:, 0] == a, 1].tolist())) - T
+        cands = [v for v in range(lo, hi) if v not in x]
+        cands.sort(key=lambda v: (-float(np.float32(E[a] @ E[v])), v))
+        hits = [r for r, v in enumerate(cands[:K]) if v in T]
+        rec.append(len(hits) / len(T))
+        nd.append(sum(1 / np.log2(r + 2) for r in hits) / sum(1 / np.log2(r + 2) for r in range(min(K, len(T)))))
+    return np.mean(rec), np.mean(nd), len(rec)
+empty = np.zeros((0, 2), np.int64)
+with open(f"{d}/expected.txt", "w") as f:
+    for tag, rank, excl, lo, hi, K in [("items-test-3", te, va, U, N, 3), ("items-valid-2", va, empty, U, N, 2),
+                                       ("all-test-3", te, va, 0, N, 3), ("sub-valid-5", va, empty, U - 2, N, 5)]:
+        r, n, a = brute(rank, tr, excl, lo, hi, K)
+        f.write(f"{tag} {a} anchors Recall@{K}: {r:.6f} NDCG@{K}: {n:.6f}\n")
+PY
+BD=$TMP/bip
+check_line() { # TAG: the last output matches expected.txt's line TAG (anchors, recall, ndcg)
+  local line; line=$(grep "^$1 " "$BD/expected.txt")
+  contains "$(awk '{print $2}' <<<"$line") anchors" "$1: anchors"
+  contains "$(awk '{print $4, $5}' <<<"$line")" "$1: recall = numpy brute force"
+  contains "$(awk '{print $6, $7}' <<<"$line")" "$1: ndcg = numpy brute force"
+}
+expect 0 "candidates: items, test" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --k 3 --candidates 10:27 \
+  --out "$TMP/bm/metrics.json"
+contains "candidates: nodes [10, 27) of 27" "candidates: the range is reported";  check_line items-test-3
+grep -qF '"name": "recall_at_3"' "$TMP/bm/metrics.json" && pass=$((pass + 1)) || { echo "FAIL: candidates metrics JSON"; fails=$((fails + 1)); }
+expect 0 "candidates: items, valid" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --k 2 --split valid \
+  --candidates " 10 : 27 "
+check_line items-valid-2
+expect 0 "candidates: part of the users too" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --k 5 \
+  --split valid --candidates 8:27
+check_line sub-valid-5
+expect 0 "candidates: 0:N = no range" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --k 3 --candidates 0:27
+check_line all-test-3
+expect 0 "no candidates: every node" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --k 3
+check_line all-test-3
+if [[ $(grep "^items-test-3 " "$BD/expected.txt" | cut -d' ' -f4-) == $(grep "^all-test-3 " "$BD/expected.txt" | cut -d' ' -f4-) ]]; then
+  echo "FAIL: the fixture should rank differently over the items than over every node"; fails=$((fails + 1))
+else
+  pass=$((pass + 1))
+fi
+for bad in "27:10" "10:10" "-1:27" "10:28" "abc" "10:" ":27" "10:27:30" "1e1:27" "10:27x" "99999999999999999999:1"; do
+  expect 2 "--candidates '$bad'" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD" --candidates "$bad"
+  contains "--candidates" "--candidates '$bad' is named"
+done
+expect 2 "--candidates: a test positive outside" -- "$CGNN" rank --embeddings "$BD/emb.npy" --dataset "$BD/bad" \
+  --candidates 10:27
+contains "test_user_pos.npy" "positive outside the range: the file is named"
+contains "row $(cat "$BD/bad_row.txt"): positive id 3 outside the candidate range [10, 27)" "positive outside the range: the row is named"
+expect 2 "--candidates on a typed dataset" -- "$CGNN" rank --embeddings "$TD/emb" --dataset "$TD" --task buy --candidates 0:5
+contains "destination type" "typed + --candidates explained"
+
 echo "test_rank: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

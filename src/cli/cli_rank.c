@@ -25,10 +25,12 @@ static cli_flag RANK_FLAGS[] = {
     {"split", "NAME", "test (default) or valid: the pairs to rank", NULL},
     {"task", "NAME", "the link-prediction task (default: the first task with (M, 2) pair seeds)", NULL},
     {"out", "FILE", "also write GiGL's KFP metrics JSON (recall_at_K, ndcg_at_K) here", NULL},
+    {"candidates", "LO:HI", "rank only the nodes of the id range [LO, HI) (a homogeneous user-item graph: the items; "
+                            "trainerArgs.lp_candidate_range of the training)", NULL},
 };
 static const cli_command RANK_CMD = {
     .name = "rank",
-    .usage = "cgnn rank --embeddings E.npy --dataset DIR [--k 20] [--split test|valid] [--out FILE]",
+    .usage = "cgnn rank --embeddings E.npy --dataset DIR [--k 20] [--split test|valid] [--candidates LO:HI] [--out FILE]",
     .summary =
         "Full-ranking evaluation (LightGCN / NGCF protocol): for every anchor of the split's\n"
         "(anchor, positive) pairs, scores all N nodes by dot product, leaves out the anchor, its\n"
@@ -37,7 +39,9 @@ static const cli_command RANK_CMD = {
         "NDCG@K with binary relevance (IDCG over min(K, |positives|)), averaged over anchors.\n"
         "Pairs are directed; a split with `labels` contributes its rows with a non-zero label.\n"
         "A typed dataset: the task's edge type (s, r, d) has anchors of node type s and ranks every node\n"
-        "of type d; --embeddings is the directory cgnn embed wrote (s.npy and d.npy are read).",
+        "of type d; --embeddings is the directory cgnn embed wrote (s.npy and d.npy are read).\n"
+        "--candidates LO:HI (homogeneous datasets): only the nodes LO <= id < HI are candidates (the\n"
+        "items of a user-item graph); every ranked positive must lie in the range.",
     .flags = RANK_FLAGS,
     .num_flags = (int)(sizeof RANK_FLAGS / sizeof RANK_FLAGS[0]),
 };
@@ -133,6 +137,13 @@ int cli_cmd_rank(int argc, char **argv) {
         err_set(&err, CGNN_ERR_INPUT, "--k: expected an integer >= 1, got %lld", (long long)K);
         return cli_fail(&err);
     }
+    const char *cand_s = cli_flag_str(&RANK_CMD, "candidates");
+    int64_t c_lo = 0, c_hi = 0; /* c_hi 0: every node */
+    if (cand_s && lp_candidate_range_parse(cand_s, &c_lo, &c_hi) != 0) {
+        err_set(&err, CGNN_ERR_INPUT, "--candidates: expected LO:HI, two node ids with 0 <= LO < HI, got '%s'",
+                cand_s);
+        return cli_fail(&err);
+    }
     ds_split_id split = DS_SPLIT_TEST;
     if (split_name && strcmp(split_name, "valid") == 0)
         split = DS_SPLIT_VALID;
@@ -168,6 +179,13 @@ int cli_cmd_rank(int argc, char **argv) {
     outguard_init(&guard);
     const ds_task *task = find_lp_task(&ds, cli_flag_str(&RANK_CMD, "task"), &err);
     if (!task) goto fail;
+    if (typed && cand_s) {
+        err_set(&err, CGNN_ERR_INPUT,
+                "--candidates: dataset %s is typed: the candidates are the nodes of the task's destination type "
+                "(%s); the range applies to homogeneous datasets only",
+                ds.dir, ds.edge_types[task->type].name);
+        goto fail;
+    }
     if (typed) { /* anchors of the edge type's src type, candidates of its dst type */
         const ds_edge_type *et = &ds.edge_types[task->type];
         src_type = et->src_type, dst_type = et->dst_type;
@@ -197,6 +215,11 @@ int cli_cmd_rank(int argc, char **argv) {
     const int64_t N = typed ? ds.node_types[src_type].num_nodes : dataset_total_nodes(&ds);
     const int64_t Nc = typed ? ds.node_types[dst_type].num_nodes : N;
     const int two = typed && src_type != dst_type; /* anchors and candidates in two files */
+    if (c_hi > N) {
+        err_set(&err, CGNN_ERR_INPUT, "--candidates: %lld:%lld is outside the nodes [0, %lld) of dataset %s",
+                (long long)c_lo, (long long)c_hi, (long long)N, ds.dir);
+        goto fail;
+    }
     if (open_embeddings(&emb, q_path, &ds, typed ? src_type : -1, N, 0, &err) != 0) goto fail;
     if (two && open_embeddings(&cand, c_path, &ds, dst_type, Nc, emb.shape[1], &err) != 0) goto fail;
     // ranked: the split's positives; excluded: train positives, and validation for the test split
@@ -209,8 +232,12 @@ int cli_cmd_rank(int argc, char **argv) {
         goto fail;
     }
     t0 = timer_now();
-    if (lp_full_ranking_typed(emb.data, N, two ? cand.data : emb.data, Nc, emb.shape[1], !two, rank_pairs, n_rank,
-                              train_pairs, n_train, excl_pairs, n_excl, (int)K, &recall, &ndcg, &anchors, &err) != 0) {
+    if (c_hi > 0 ? lp_full_ranking_range(emb.data, N, emb.shape[1], c_lo, c_hi, rank_pairs, n_rank, train_pairs,
+                                         n_train, excl_pairs, n_excl, (int)K, &recall, &ndcg, &anchors, &err)
+                 : lp_full_ranking_typed(emb.data, N, two ? cand.data : emb.data, Nc, emb.shape[1], !two, rank_pairs,
+                                         n_rank, train_pairs, n_train, excl_pairs, n_excl, (int)K, &recall, &ndcg,
+                                         &anchors, &err)) {
+        if (c_hi > 0) err_prefix(&err, "%s (%s): ", task->splits[split].seeds_path, ds_split_name(split));
         err_prefix(&err, "rank: ");
         goto fail;
     }
@@ -221,6 +248,12 @@ int cli_cmd_rank(int argc, char **argv) {
                task->name, ds.edge_types[task->type].name, ds_split_name(split), (long long)n_rank, (long long)anchors,
                ds.node_types[src_type].name, ds.node_types[dst_type].name, (long long)Nc, (long long)emb.shape[1],
                (long long)(n_train + n_excl), split == DS_SPLIT_TEST ? " + validation" : "");
+    else if (c_hi > 0)
+        printf("task %s, %s: %lld pairs, %lld anchors; candidates: nodes [%lld, %lld) of %lld x %lld dims; excluded: "
+               "%lld train%s pairs\n",
+               task->name, ds_split_name(split), (long long)n_rank, (long long)anchors, (long long)c_lo,
+               (long long)c_hi, (long long)N, (long long)emb.shape[1], (long long)(n_train + n_excl),
+               split == DS_SPLIT_TEST ? " + validation" : "");
     else
         printf("task %s, %s: %lld pairs, %lld anchors; %lld nodes x %lld dims; excluded: %lld train%s pairs\n",
                task->name, ds_split_name(split), (long long)n_rank, (long long)anchors, (long long)N,

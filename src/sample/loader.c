@@ -234,8 +234,9 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
         const int64_t N = l->cfg.part     ? l->cfg.part->num_nodes
                           : l->cfg.remote ? l->cfg.remote->num_nodes
                                           : l->g->num_nodes;
+        const int64_t lo = l->cfg.neg_hi > 0 ? l->cfg.neg_lo : 0, span = l->cfg.neg_hi > 0 ? l->cfg.neg_hi - lo : N;
         for (int64_t k = 0; k < K; k++) {
-            const int64_t v = (int64_t)rng_below(&r, (uint64_t)N);
+            const int64_t v = lo + (int64_t)rng_below(&r, (uint64_t)span);
             seeds[2 * n + H + k] = l->cfg.neg_map ? l->cfg.neg_map[v] : v;
         }
         n_seeds = 2 * n + H + K;
@@ -466,6 +467,14 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     if (cfg->pairs && !cfg->typed &&
         (cfg->num_negatives < 0 || (cfg->remote ? cfg->remote->num_nodes : g->num_nodes) < 1))
         return err_set(err, CGNN_ERR_INPUT, "link prediction needs num_negatives >= 0 and a non-empty graph");
+    if (cfg->neg_hi > 0) {
+        const int64_t N = cfg->typed ? 0 : cfg->part ? cfg->part->num_nodes : cfg->remote ? cfg->remote->num_nodes : g->num_nodes;
+        if (cfg->typed || !cfg->pairs || cfg->neg_lo < 0 || cfg->neg_lo >= cfg->neg_hi || cfg->neg_hi > N)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "random negatives from the node range %lld:%lld: needs a homogeneous link-prediction "
+                           "loader and 0 <= LO < HI <= %lld (the nodes)",
+                           (long long)cfg->neg_lo, (long long)cfg->neg_hi, (long long)N);
+    }
     l->g = g;
     l->cfg = *cfg;
     l->seeds = seeds;

@@ -66,6 +66,10 @@ typedef struct loader_config {
      * seed list is [anchors (n) | positives (n) | num_negatives random nodes], see minibatch.h */
     int pairs;
     int64_t num_negatives;      /* random negatives per batch, uniform over all nodes */
+    int64_t neg_lo, neg_hi;     /* homogeneous graphs, neg_hi > 0: the random negatives are uniform over
+                                   the whole graph's ids [neg_lo, neg_hi) instead (the candidates of
+                                   trainerArgs.lp_candidate_range), drawn from the same stream:
+                                   neg_lo + rng_below(neg_hi - neg_lo) */
     int exclude_seed_edges;     /* sampled neighbourhoods never contain a batch's own pair edges */
     /* labelled pairs (GraphBolt `labels` + optional `indexes`): with pairs and labels != NULL,
      * rows labelled 1 are the items (positive pairs) and rows labelled 0 are listed negatives.

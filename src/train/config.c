@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "io/yamldoc.h"
+#include "train/lp_eval.h"
 
 /* ---- the trainerArgs keys ----------------------------------------------------- */
 
@@ -83,6 +84,9 @@ typedef enum targ {
     TARG_CACHE_RATIO,
     TARG_CACHE_MEMORY_BUDGET,
     TARG_CACHE_PRESAMPLE,
+    /* link prediction: candidates and full-ranking validation */
+    TARG_LP_CANDIDATE_RANGE,
+    TARG_VAL_AT_END,
     TARG_COUNT
 } targ;
 
@@ -144,6 +148,8 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "cache_ratio",
     "cache_memory_budget",
     "cache_presample_batches",
+    "lp_candidate_range",
+    "val_at_end",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -715,6 +721,10 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->softmax_temp = 0.07;
     a->should_remove_accidental_hits = 1;
     a->exclude_seed_edges = 0;
+    a->lp_candidate_lo = a->lp_candidate_hi = 0;
+    a->val_rank_k = 0;
+    a->val_rank_ndcg = 0;
+    a->val_at_end = 0;
     a->node_embedding_dim = 0;
     snprintf(a->embedding_optim, sizeof a->embedding_optim, "SparseAdam");
     a->embedding_lr = -1; /* = optim_lr */
@@ -1113,11 +1123,35 @@ static int sched_arg_applies(targ key, sched_kind kind) {
     }
 }
 
+/* "recall_at_K" / "ndcg_at_K" (any case; K a decimal integer 1 .. 1 << 20): the full-ranking
+ * early-stopping criteria. Writes the normalised name ("recall_at_20") into out, K and whether it
+ * is NDCG. Returns 0, or -1 when s is not one of them. */
+static int full_ranking_criterion(const char *s, char *out, size_t cap, int64_t *k, int *ndcg) {
+    int is_ndcg;
+    const char *p;
+    if (!strncasecmp(s, "recall_at_", 10))
+        is_ndcg = 0, p = s + 10;
+    else if (!strncasecmp(s, "ndcg_at_", 8))
+        is_ndcg = 1, p = s + 8;
+    else
+        return -1;
+    int64_t v = 0;
+    int digits = 0;
+    for (; *p; p++, digits++) {
+        if (*p < '0' || *p > '9' || digits >= 8) return -1;
+        v = v * 10 + (*p - '0');
+    }
+    if (digits == 0 || v < 1 || v > (1 << 20)) return -1;
+    snprintf(out, cap, "%s_at_%lld", is_ndcg ? "ndcg" : "recall", (long long)v);
+    *k = v, *ndcg = is_ndcg;
+    return 0;
+}
+
 /* Arguments that only a link-prediction task reads. */
 static int targ_lp_only(targ k) {
     return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
            k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES ||
-           k == TARG_EMB_REG;
+           k == TARG_EMB_REG || k == TARG_LP_CANDIDATE_RANGE;
 }
 
 /* ---- task_path ------------------------------------------------------------------ */
@@ -1383,6 +1417,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
         return -1;
     if ((n = g[TARG_EARLY_STOP_CRITERION])) {
         const char *s = n->scalar, *norm = NULL;
+        char rank_norm[32];
         if (!strcasecmp(s, "loss"))
             norm = "loss";
         else if (task == TASK_NODE_CLASSIFICATION && (!strcasecmp(s, "acc") || !strcasecmp(s, "accuracy")))
@@ -1397,10 +1432,14 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
             norm = "auc";
         else if (task == TASK_LINK_PREDICTION && !strcasecmp(s, "ap"))
             norm = "ap";
+        else if (task == TASK_LINK_PREDICTION && full_ranking_criterion(s, rank_norm, sizeof rank_norm, &a->val_rank_k,
+                                                                          &a->val_rank_ndcg) == 0)
+            norm = rank_norm;
         if (!norm)
             return node_err(doc, n, err, "unknown early-stopping criterion %s for %s (%s)",
                             shown(n, buf, sizeof buf), TASK_NAMES[task],
-                            task == TASK_NODE_CLASSIFICATION ? "loss, acc, accuracy, micro_f1 or macro_f1" : "loss, mrr, auc or ap");
+                            task == TASK_NODE_CLASSIFICATION ? "loss, acc, accuracy, micro_f1 or macro_f1"
+                                                              : "loss, mrr, auc, ap, recall_at_K or ndcg_at_K (K >= 1)");
         snprintf(a->early_stop_criterion, sizeof a->early_stop_criterion, "%s", norm);
     }
     if ((n = g[TARG_EARLY_STOP_PATIENCE]) &&
@@ -1416,6 +1455,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     }
     if ((n = g[TARG_REPLACE]) && arg_bool(doc, n, &a->replace, err) != 0) return -1;
     if ((n = g[TARG_DROP_UNEVEN]) && arg_bool(doc, n, &a->drop_uneven_inputs, err) != 0) return -1;
+    if ((n = g[TARG_VAL_AT_END]) && arg_bool(doc, n, &a->val_at_end, err) != 0) return -1;
 
     /* Optimiser: kind and lr first, then torch's defaults for that kind, then overrides. */
     optim_kind okind = OPTIM_ADAM;
@@ -1504,6 +1544,12 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     if ((n = g[TARG_REMOVE_ACCIDENTAL_HITS]) && arg_bool(doc, n, &a->should_remove_accidental_hits, err) != 0)
         return -1;
     if ((n = g[TARG_EXCLUDE_SEED_EDGES]) && arg_bool(doc, n, &a->exclude_seed_edges, err) != 0) return -1;
+    if ((n = g[TARG_LP_CANDIDATE_RANGE])) {
+        if (n->kind != YAMLDOC_SCALAR ||
+            lp_candidate_range_parse(n->scalar, &a->lp_candidate_lo, &a->lp_candidate_hi) != 0)
+            return node_err(doc, n, err, "expected \"LO:HI\", a node id range with 0 <= LO < HI (e.g. \"31668:69716\"), "
+                            "got %s", shown(n, buf, sizeof buf));
+    }
     /* learnable node embeddings (either task) */
     if ((n = g[TARG_NODE_EMB_DIM]) && arg_int(doc, n, 0, 1 << 20, &a->node_embedding_dim, err) != 0) return -1;
     if ((n = g[TARG_EMB_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->embedding_lr, err) != 0) return -1;

@@ -83,7 +83,12 @@ typedef struct trainer_args {
     int64_t val_every_num_batches;    /* 0 = once per epoch */
     int64_t num_val_batches;          /* 0 = all */
     int64_t num_test_batches;         /* 0 = all */
-    char early_stop_criterion[32];    /* "loss" or a metric name ("acc"/"accuracy") */
+    char early_stop_criterion[32];    /* "loss" or a metric name ("acc"/"accuracy"; LP: "mrr", "auc",
+                                         "ap", or "recall_at_K" / "ndcg_at_K": full ranking) */
+    int64_t val_rank_k;               /* LP, criterion recall_at_K / ndcg_at_K: K (0 = not ranking) */
+    int val_rank_ndcg;                /* ... 1: ndcg_at_K, 0: recall_at_K */
+    int val_at_end;                   /* validate once more after the last step when the last
+                                         validation was before it (false) */
     int64_t early_stop_patience;      /* 0 = off */
     int64_t checkpoint_every_n_batches; /* write the training state every N steps for an exact
                                          resume (train/train_state.h); 0 = off */
@@ -104,6 +109,9 @@ typedef struct trainer_args {
                                          default one Retrieval (softmax_temp,
                                          should_remove_accidental_hits) of weight 1 */
     lp_task lp_tasks[LP_TASK_COUNT];
+    int64_t lp_candidate_lo, lp_candidate_hi; /* lp_candidate_range "LO:HI": a homogeneous graph's
+                                         candidate nodes [LO, HI) for random negatives and full-ranking
+                                         validation; hi 0 = every node */
     int exclude_seed_edges;           /* LP: drop the batch's own positive edges from its sampled
                                          neighbourhoods (GraphBolt exclude_seed_edges; false) */
     /* learnable node embeddings (either task) */

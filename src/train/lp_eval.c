@@ -634,3 +634,96 @@ int lp_full_ranking_typed_ref(const float *q_emb, int64_t N, const float *c_emb,
     pair_index_free(&ix);
     return 0;
 }
+
+/* ---- (b) full ranking over a candidate id range --------------------------------------------- */
+
+int lp_candidate_range_parse(const char *s, int64_t *lo, int64_t *hi) {
+    if (!s) return -1;
+    const char *colon = strchr(s, ':');
+    if (!colon || strchr(colon + 1, ':')) return -1;
+    int64_t v[2];
+    const char *part[2] = {s, colon + 1};
+    const char *end[2] = {colon, s + strlen(s)};
+    for (int k = 0; k < 2; k++) {
+        const char *p = part[k];
+        while (p < end[k] && (*p == ' ' || *p == '\t')) p++;
+        const char *e = end[k];
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+        if (p == e || e - p > 18) return -1; /* empty, or might not fit int64 */
+        int64_t x = 0;
+        for (const char *q = p; q < e; q++) {
+            if (*q < '0' || *q > '9') return -1; /* digits only: no sign, no exponent */
+            x = x * 10 + (*q - '0');
+        }
+        v[k] = x;
+    }
+    if (v[0] >= v[1]) return -1;
+    *lo = v[0], *hi = v[1];
+    return 0;
+}
+
+/* Copies the rows of pairs whose positive lies in [lo, hi) into out (n, 2), positives shifted to
+ * candidate numbers (v - lo); returns the count. */
+static int64_t pairs_in_range(int64_t *out, const int64_t *pairs, int64_t n, int64_t lo, int64_t hi) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t v = pairs[2 * i + 1];
+        if (v >= lo && v < hi) out[2 * m] = pairs[2 * i], out[2 * m + 1] = v - lo, m++;
+    }
+    return m;
+}
+
+static int full_ranking_range(int use_ref, const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi,
+                              const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs, int64_t n_train,
+                              const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall, double *ndcg,
+                              int64_t *num_anchors, cgnn_err *err) {
+    if (N < 1 || D < 1)
+        return err_set(err, CGNN_ERR_INPUT, "embeddings: shape (%lld, %lld): need at least one node and one dim",
+                       (long long)N, (long long)D);
+    if (lo < 0 || hi > N || lo >= hi)
+        return err_set(err, CGNN_ERR_INPUT, "candidate range %lld:%lld: expected 0 <= LO < HI <= %lld (the nodes)",
+                       (long long)lo, (long long)hi, (long long)N);
+    if (check_pairs("test_pairs", test_pairs, n_test, N, N, err) != 0 ||
+        check_pairs("train_pairs", train_pairs, n_train, N, N, err) != 0 ||
+        check_pairs("exclude_pairs", exclude_pairs, n_exclude, N, N, err) != 0)
+        return -1;
+    for (int64_t i = 0; i < n_test; i++) {
+        const int64_t v = test_pairs[2 * i + 1];
+        if (v < lo || v >= hi)
+            return err_set(err, CGNN_ERR_INPUT, "test_pairs: row %lld: positive id %lld outside the candidate range "
+                           "[%lld, %lld)", (long long)i, (long long)v, (long long)lo, (long long)hi);
+    }
+    // candidate numbers: node lo + j is candidate j; train/exclude positives outside the range are
+    // not candidates anyway (dropped), and an anchor inside the range excludes itself as in
+    // lp_full_ranking (one more excluded pair per test row; duplicates are merged)
+    int64_t *tp = cgnn_malloc((size_t)(n_test > 0 ? n_test : 1) * 2 * sizeof(int64_t));
+    int64_t *xp = cgnn_malloc((size_t)(n_train + n_exclude + n_test + 1) * 2 * sizeof(int64_t));
+    const int64_t nt = pairs_in_range(tp, test_pairs, n_test, lo, hi);
+    CGNN_CHECK(nt == n_test);
+    int64_t nx = pairs_in_range(xp, train_pairs, n_train, lo, hi);
+    nx += pairs_in_range(xp + 2 * nx, exclude_pairs, n_exclude, lo, hi);
+    for (int64_t i = 0; i < n_test; i++) {
+        const int64_t a = test_pairs[2 * i];
+        if (a >= lo && a < hi) xp[2 * nx] = a, xp[2 * nx + 1] = a - lo, nx++;
+    }
+    const int rc = (use_ref ? lp_full_ranking_typed_ref : lp_full_ranking_typed)(
+        emb, N, emb + lo * D, hi - lo, D, 0, tp, nt, xp, nx, NULL, 0, K, recall, ndcg, num_anchors, err);
+    free(tp), free(xp);
+    return rc;
+}
+
+int lp_full_ranking_range(const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi, const int64_t *test_pairs,
+                          int64_t n_test, const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
+                          int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
+                          cgnn_err *err) {
+    return full_ranking_range(0, emb, N, D, lo, hi, test_pairs, n_test, train_pairs, n_train, exclude_pairs,
+                              n_exclude, K, recall, ndcg, num_anchors, err);
+}
+
+int lp_full_ranking_range_ref(const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi,
+                              const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs, int64_t n_train,
+                              const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall, double *ndcg,
+                              int64_t *num_anchors, cgnn_err *err) {
+    return full_ranking_range(1, emb, N, D, lo, hi, test_pairs, n_test, train_pairs, n_train, exclude_pairs,
+                              n_exclude, K, recall, ndcg, num_anchors, err);
+}

@@ -165,4 +165,28 @@ int lp_full_ranking_typed_ref(const float *q_emb, int64_t N, const float *c_emb,
                               int64_t n_train, const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall,
                               double *ndcg, int64_t *num_anchors, cgnn_err *err);
 
+/* lp_full_ranking with the candidates restricted to the node id range [lo, hi) of a homogeneous
+ * graph (e.g. the items of a user-item graph: trainerArgs.lp_candidate_range, cgnn rank
+ * --candidates): for each anchor, cands = the nodes of [lo, hi) except the anchor itself and its
+ * train / exclude positives (a node in T(a) always a candidate), top-K, Recall@K and NDCG@K
+ * exactly as lp_full_ranking; with lo = 0, hi = N it equals lp_full_ranking. Anchors may be any
+ * node of [0, N). Train / exclude pairs whose positive is outside the range are ignored (not a
+ * candidate anyway). Errors (CGNN_ERR_INPUT): 0 <= lo < hi <= N violated; an id outside [0, N)
+ * (as lp_full_ranking); a test positive outside [lo, hi) ("test_pairs: row 17: positive id 3
+ * outside the candidate range [10, 20)"). Implemented on lp_full_ranking_typed with the
+ * candidates' rows emb[lo, hi); the _ref on lp_full_ranking_typed_ref. */
+int lp_full_ranking_range(const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi, const int64_t *test_pairs,
+                          int64_t n_test, const int64_t *train_pairs, int64_t n_train, const int64_t *exclude_pairs,
+                          int64_t n_exclude, int K, double *recall, double *ndcg, int64_t *num_anchors,
+                          cgnn_err *err);
+int lp_full_ranking_range_ref(const float *emb, int64_t N, int64_t D, int64_t lo, int64_t hi,
+                              const int64_t *test_pairs, int64_t n_test, const int64_t *train_pairs, int64_t n_train,
+                              const int64_t *exclude_pairs, int64_t n_exclude, int K, double *recall, double *ndcg,
+                              int64_t *num_anchors, cgnn_err *err);
+
+/* Parses "LO:HI" (two non-negative decimal integers, optional blanks around each, LO < HI) into
+ * *lo, *hi. Returns 0, or -1 (nothing written) for anything else: the caller names its file and
+ * field. The upper bound against the graph's nodes is the caller's check. */
+int lp_candidate_range_parse(const char *s, int64_t *lo, int64_t *hi);
+
 #endif

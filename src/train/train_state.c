@@ -100,6 +100,7 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     fp_add(fp, "num_val_batches", "%lld", (long long)a->num_val_batches);
     fp_add(fp, "early_stop_criterion", "%s", a->early_stop_criterion);
     fp_add(fp, "early_stop_patience", "%lld", (long long)a->early_stop_patience);
+    if (a->val_at_end) fp_add(fp, "val_at_end", "%d", a->val_at_end);
     fp_add(fp, "seed", "%" PRIu64, a->seed);
     fp_add(fp, "drop_uneven_inputs", "%d", a->drop_uneven_inputs);
     /* the optimiser and the scheduler */
@@ -124,6 +125,8 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
         fp_add(fp, "softmax_temp", "%.17g", a->softmax_temp);
         fp_add(fp, "should_remove_accidental_hits", "%d", a->should_remove_accidental_hits);
         fp_add(fp, "exclude_seed_edges", "%d", a->exclude_seed_edges);
+        if (a->lp_candidate_hi > 0) /* only when given: older states' fingerprints stay valid */
+            fp_add(fp, "lp_candidate_range", "%lld:%lld", (long long)a->lp_candidate_lo, (long long)a->lp_candidate_hi);
         fp_add(fp, "task_path", "%d tasks", a->num_lp_tasks);
         for (int k = 0; k < a->num_lp_tasks; k++) { /* each task's weight and the arguments it reads */
             const lp_task *lt = &a->lp_tasks[k];

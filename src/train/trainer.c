@@ -20,6 +20,7 @@
 #include "io/file.h"
 #include "io/outguard.h"
 #include "nn/embedding.h"
+#include "nn/infer.h"
 #include "nn/lp_loss.h"
 #include "nn/model.h"
 #include "optim/optim.h"
@@ -29,6 +30,7 @@
 #include "sample/part_rpc.h"
 #include "train/graph_store.h"
 #include "train/head.h"
+#include "train/lp_eval.h"
 #include "train/outputs.h"
 #include "train/progress.h"
 #include "train/tb_events.h"
@@ -117,6 +119,9 @@ typedef struct trainer {
     progress prog;
     int64_t step;
     double last_vloss, last_vmetric; /* the latest validation (loss, head_main_metric) */
+    int64_t last_val_step;    /* t->step at the latest validation (-1: none yet; val_at_end) */
+    double t_rank;            /* seconds in full-ranking validations (embeddings + ranking), this rank */
+    int64_t n_rank;           /* full-ranking validations run */
     int64_t fault_nan_step;   /* CGNN_TEST_NAN_AT_STEP: pretend the loss is NaN at this step (tests) */
     int64_t fault_exit_step;  /* CGNN_TEST_EXIT_AT_STEP: exit abruptly at this step (tests) */
     int fault_rank;           /* CGNN_TEST_FAULT_RANK: the rank the faults apply to (-1 = all) */
@@ -151,10 +156,10 @@ static int is_root(const trainer *t) { return t->d->rank == 0; }
 static void log_record(trainer *t, const char *const *keys, const char *const *tb_tags, const double *vals, int n,
                        int n_int) {
     jsonl_write(&t->log, keys, vals, n, n_int);
-    const char *tags[8];
-    float v[8];
+    const char *tags[TB_MAX_VALUES_PER_EVENT]; /* (every LP metric fits: 8 used to drop val/ap and more) */
+    float v[TB_MAX_VALUES_PER_EVENT];
     int k = 0;
-    for (int i = 0; i < n && k < 8; i++)
+    for (int i = 0; i < n && k < TB_MAX_VALUES_PER_EVENT; i++)
         if (tb_tags[i] && isfinite(vals[i])) {
             tags[k] = tb_tags[i];
             v[k++] = (float)vals[i];
@@ -325,6 +330,7 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
                            : sp->labels            ? 0
                                                    : t->a->random_negative_sample_batch_size_for_evaluation;
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
+        lc.neg_lo = t->a->lp_candidate_lo, lc.neg_hi = t->a->lp_candidate_hi; /* random negatives: candidates only */
         lc.indexes = indexes;
     }
     if (t->typed) {
@@ -413,30 +419,104 @@ static int save_checkpoint(trainer *t, const float *params, const float *emb_row
     return rc;
 }
 
+/* The positive pairs of split s, (n, 2): its seeds, or (labelled pairs) a copy of the rows labelled
+ * non-zero in *owned (the caller frees it; NULL when not copied). */
+static const int64_t *split_positive_pairs(const ds_split *s, int64_t **owned, int64_t *n) {
+    *owned = NULL;
+    *n = s->present ? s->num_items : 0;
+    if (!s->present || !s->labels) return s->present ? s->seeds : NULL;
+    int64_t *p = cgnn_malloc((size_t)(s->num_items > 0 ? s->num_items : 1) * 2 * sizeof(int64_t));
+    int64_t m = 0;
+    for (int64_t i = 0; i < s->num_items; i++)
+        if (s->labels[i] != 0) p[2 * m] = s->seeds[2 * i], p[2 * m + 1] = s->seeds[2 * i + 1], m++;
+    *owned = p, *n = m;
+    return p;
+}
+
+/* LP full ranking (early_stop_criterion recall_at_K / ndcg_at_K; a homogeneous graph trained
+ * whole, checked in trainer_setup): every node's embedding with the current weights by full
+ * inference (nn/infer.h; num_layers 0: the table rows, normalised as the model does), then
+ * Recall@K and NDCG@K of split's positive pairs ranked against the candidates (every node, or
+ * lp_candidate_range's) less each anchor's train positives (the test split: and its validation
+ * positives) — lp_full_ranking(_range), LightGCN's definitions. Collective: infer_run gives every
+ * rank the same complete embeddings (each computes a slice, all-gathered) and every rank ranks
+ * them alike (deterministic for any thread count), so all ranks get the same values. Returns 0,
+ * or -1 with *err (collective). */
+static int rank_split(trainer *t, ds_split_id split, double *recall, double *ndcg, cgnn_err *err) {
+    const double t0 = timer_now();
+    infer_input in = {t->feat, strcmp(t->a->feature_normalization, "row") == 0, t->have_emb ? t->emb.weight : NULL,
+                      t->have_emb ? t->emb.num_rows : 0, t->have_emb ? t->emb.dim : 0};
+    infer_options opt = {INFER_DEFAULT_CHUNK, NULL, t->d, NULL, NULL};
+    infer_result r;
+    if (infer_run(&r, &t->m, t->g, &in, &opt, err) != 0) return err_prefix(err, "full-ranking %s: ", ds_split_name(split));
+    const double t1 = timer_now();
+    int64_t *owned[3], n_rank, n_train, n_excl = 0, anchors = 0;
+    const int64_t *rp = split_positive_pairs(&t->gtask->splits[split], &owned[0], &n_rank);
+    const int64_t *tp = split_positive_pairs(&t->gtask->splits[DS_SPLIT_TRAIN], &owned[1], &n_train);
+    const int64_t *xp = NULL;
+    owned[2] = NULL;
+    if (split == DS_SPLIT_TEST) xp = split_positive_pairs(&t->gtask->splits[DS_SPLIT_VALID], &owned[2], &n_excl);
+    const int K = (int)t->a->val_rank_k;
+    int rc = t->a->lp_candidate_hi > 0
+                 ? lp_full_ranking_range(r.embeddings, r.num_nodes, r.dim, t->a->lp_candidate_lo, t->a->lp_candidate_hi,
+                                         rp, n_rank, tp, n_train, xp, n_excl, K, recall, ndcg, &anchors, err)
+                 : lp_full_ranking(r.embeddings, r.num_nodes, r.dim, rp, n_rank, tp, n_train, xp, n_excl, K, recall,
+                                   ndcg, &anchors, err);
+    if (rc != 0) err_prefix(err, "%s (%s): full ranking: ", t->gtask->splits[split].seeds_path, ds_split_name(split));
+    const int64_t n_cand = t->a->lp_candidate_hi > 0 ? t->a->lp_candidate_hi - t->a->lp_candidate_lo : r.num_nodes;
+    for (int i = 0; i < 3; i++) free(owned[i]);
+    infer_result_free(&r);
+    const double t2 = timer_now();
+    t->t_rank += t2 - t0;
+    t->n_rank++;
+    if (rc == 0 && is_root(t))
+        log_info("full ranking (%s, %lld anchors, %lld candidates): Recall@%d %.6f NDCG@%d %.6f in %.2f s "
+                 "(embeddings %.2f s, ranking %.2f s)",
+                 ds_split_name(split), (long long)anchors, (long long)n_cand, K, *recall, K, *ndcg, t2 - t0, t1 - t0, t2 - t1);
+    return rc;
+}
+
 /* Validation + early stopping bookkeeping. Returns 1 if training should stop. */
 static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err, int *failed, trainer_result *res) {
     head_sums s;
     evaluate(t, &t->val, t->a->num_val_batches, &s);
+    t->last_val_step = t->step;
+    double rk[2] = {NAN, NAN}; /* full ranking: recall, ndcg */
+    char rk_name[2][48];
+    const int ranking = t->a->val_rank_k > 0;
+    if (ranking) {
+        snprintf(rk_name[0], sizeof rk_name[0], "recall_at_%lld", (long long)t->a->val_rank_k);
+        snprintf(rk_name[1], sizeof rk_name[1], "ndcg_at_%lld", (long long)t->a->val_rank_k);
+        if (rank_split(t, DS_SPLIT_VALID, &rk[0], &rk[1], err) != 0) {
+            *failed = 1;
+            return 1;
+        }
+    }
     const char *main_metric = head_main_metric(&t->head);
     double vloss = head_metric(&t->head, &s, "loss"), vmain = head_metric(&t->head, &s, main_metric);
     {
         const char *names[HEAD_MAX_METRICS];
         double mv[HEAD_MAX_METRICS];
         const int nm = head_metrics(&t->head, &s, names, mv);
-        char kbuf[HEAD_MAX_METRICS][48], tbuf[HEAD_MAX_METRICS][48];
-        const char *keys[HEAD_MAX_METRICS + 3], *tags[HEAD_MAX_METRICS + 3];
-        double vals[HEAD_MAX_METRICS + 3];
+        char kbuf[HEAD_MAX_METRICS + 2][64], tbuf[HEAD_MAX_METRICS + 2][64];
+        const char *keys[HEAD_MAX_METRICS + 5], *tags[HEAD_MAX_METRICS + 5];
+        double vals[HEAD_MAX_METRICS + 5];
         keys[0] = "step", keys[1] = "epoch", tags[0] = tags[1] = NULL;
         vals[0] = (double)t->step, vals[1] = (double)epoch;
-        for (int i = 0; i < nm; i++) {
-            snprintf(kbuf[i], sizeof kbuf[i], "val_%s", names[i]);
-            snprintf(tbuf[i], sizeof tbuf[i], "val/%s", names[i]);
-            keys[2 + i] = kbuf[i], tags[2 + i] = tbuf[i], vals[2 + i] = mv[i];
+        int nk = nm;
+        for (int i = 0; i < nm + (ranking ? 2 : 0); i++) {
+            const char *name = i < nm ? names[i] : rk_name[i - nm];
+            snprintf(kbuf[i], sizeof kbuf[i], "val_%s", name);
+            snprintf(tbuf[i], sizeof tbuf[i], "val/%s", name);
+            keys[2 + i] = kbuf[i], tags[2 + i] = tbuf[i], vals[2 + i] = i < nm ? mv[i] : rk[i - nm];
+            nk = i + 1;
         }
-        keys[2 + nm] = "train_loss", tags[2 + nm] = NULL, vals[2 + nm] = train_loss;
-        log_record(t, keys, tags, vals, nm + 3, 2);
+        keys[2 + nk] = "train_loss", tags[2 + nk] = NULL, vals[2 + nk] = train_loss;
+        log_record(t, keys, tags, vals, nk + 3, 2);
     }
-    double score = t->metric_is_loss ? vloss : head_metric(&t->head, &s, t->a->early_stop_criterion);
+    double score = t->metric_is_loss ? vloss
+                   : ranking        ? rk[t->a->val_rank_ndcg ? 1 : 0]
+                                    : head_metric(&t->head, &s, t->a->early_stop_criterion);
     int improved = !t->have_best || (t->metric_is_loss ? score < t->best_score : score > t->best_score);
     res->has_val = 1;
     if (improved && isfinite(score)) {
@@ -462,7 +542,8 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
     } else {
         t->bad_checks++;
     }
-    log_debug("validation at step %lld: loss %.4f %s %.4f (%s)", (long long)t->step, vloss, main_metric, vmain,
+    log_debug("validation at step %lld: loss %.4f %s %.4f%s%s%s (%s)", (long long)t->step, vloss, main_metric, vmain,
+              ranking ? " " : "", ranking ? t->a->early_stop_criterion : "", ranking ? " (full ranking)" : "",
               improved ? "best" : "no improvement");
     t->last_vloss = vloss;
     t->last_vmetric = vmain;
@@ -1060,6 +1141,45 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "%s: trainerConfig.trainerArgs.num_layers: 0 (the learnable embeddings alone) is for a homogeneous "
                        "graph trained whole; %s is %s", t->cfg->file, t->parted ? t->pb.json_path : t->ds->dir,
                        t->parted ? "a partitioned graph" : "a typed graph");
+    if (lp && a->lp_candidate_hi > 0) {
+        if (t->typed)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.lp_candidate_range: %s is a typed graph, whose candidates are "
+                           "the nodes of the supervision edge type's destination type; the range is for a homogeneous "
+                           "graph",
+                           t->cfg->file, t->ds->dir);
+        const int64_t N = t->parted || t->client ? t->pb.num_nodes : dataset_total_nodes(t->ds);
+        if (a->lp_candidate_hi > N)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.lp_candidate_range: %lld:%lld is outside the nodes [0, %lld) "
+                           "of %s",
+                           t->cfg->file, (long long)a->lp_candidate_lo, (long long)a->lp_candidate_hi, (long long)N,
+                           t->ds->dir);
+        /* every pair's positive (and listed negative) must be a candidate; a partitioned graph's splits
+         * are in its new ids, so the check is the whole graph's (replicated) only */
+        for (int sp_i = 0; sp_i < DS_SPLIT_COUNT && !t->parted && !t->client; sp_i++) {
+            const ds_split *sp = &t->gtask->splits[sp_i];
+            for (int64_t i = 0; sp->present && i < sp->num_items; i++) {
+                const int64_t v = sp->seeds[2 * i + 1];
+                if (v < a->lp_candidate_lo || v >= a->lp_candidate_hi)
+                    return err_set(err, CGNN_ERR_INPUT,
+                                   "%s: row %lld: %s id %lld is outside trainerArgs.lp_candidate_range %lld:%lld (%s)",
+                                   sp->seeds_path, (long long)i, sp->labels && sp->labels[i] == 0 ? "negative" : "positive",
+                                   (long long)v, (long long)a->lp_candidate_lo, (long long)a->lp_candidate_hi,
+                                   t->cfg->file);
+            }
+        }
+    }
+    if (lp && a->val_rank_k > 0 && (t->typed || t->parted || t->client))
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.early_stop_criterion: %s (full ranking over every candidate) needs "
+                       "a homogeneous graph trained whole; %s is %s (use mrr, auc or ap)",
+                       t->cfg->file, a->early_stop_criterion, t->parted ? t->pb.json_path : t->ds->dir,
+                       t->typed ? "a typed graph" : t->parted ? "a partitioned graph" : "served by storage ranks");
+    if (lp && a->val_rank_k > 0 && !t->gtask->splits[DS_SPLIT_VALID].present && !t->cfg->should_skip_training)
+        return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.early_stop_criterion: %s needs a "
+                       "validation split; %s task '%s' has none",
+                       t->cfg->file, a->early_stop_criterion, t->ds->dir, t->task->name);
     if (a->node_embedding_reg > 0 && t->typed)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.node_embedding_reg: not available on a typed graph (%s) yet",
@@ -1723,6 +1843,13 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         log_epoch_stages(t, epoch, stages_before, steps_before, gemm_s0, gemm_f0);
         if (dist_phase_failed(t->d, is_root(t) && logs_check(t, 0, err) != 0, err)) return -1;
     }
+    /* val_at_end: the steps after the latest validation are validated too (best weights, early
+     * stopping's bookkeeping); not after an early stop (it stopped at a validation) */
+    if (a->val_at_end && t->have_val && !res->stopped_early && t->step > 0 && t->last_val_step != t->step) {
+        if (is_root(t)) log_info("validation at the end of training (step %lld)", (long long)t->step);
+        validate(t, res->epochs > 0 ? res->epochs - 1 : 0, NAN, err, &failed, res);
+        if (failed) return -1;
+    }
     res->steps = t->step;
     res->train_seconds = timer_now() - t_start;
     if (t->timed_steps > 0 && is_root(t)) {
@@ -1738,6 +1865,9 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
                      t->loss_gemm_flops / n / 1e9, t->loss_gemm_s * ms,
                      100.0 * t->loss_gemm_s / (t->t_loss > 0 ? t->t_loss : 1), gf);
     }
+    if (t->n_rank > 0 && is_root(t))
+        log_info("full-ranking validation: %lld runs, %.2f s each on average (rank 0: embeddings + ranking)",
+                 (long long)t->n_rank, t->t_rank / (double)t->n_rank);
     if (res->stopped_early && is_root(t))
         log_info("early stopping after %lld steps (no improvement in %lld validations)", (long long)t->step,
                  (long long)a->early_stop_patience);
@@ -1914,6 +2044,7 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     t.a = &cfg->args;
     t.d = opt && opt->dist ? opt->dist : &serial;
     t.metric_is_loss = strcmp(cfg->args.early_stop_criterion, "loss") == 0;
+    t.last_val_step = -1;
     const char *f = getenv("CGNN_TEST_NAN_AT_STEP");
     t.fault_nan_step = f ? strtoll(f, NULL, 10) : -1;
     f = getenv("CGNN_TEST_EXIT_AT_STEP");
@@ -2028,9 +2159,19 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
         head_sums s;
         evaluate(&t, &t.test, cfg->args.num_test_batches, &s);
         out->has_test = 1;
-        const char *names[HEAD_MAX_METRICS];
-        double mv[HEAD_MAX_METRICS];
-        const int nm = head_metrics(&t.head, &s, names, mv);
+        const char *names[HEAD_MAX_METRICS + 2];
+        double mv[HEAD_MAX_METRICS + 2];
+        int nm = head_metrics(&t.head, &s, names, mv);
+        if (cfg->args.val_rank_k > 0) { /* the early-stopping criterion's full ranking on the test split too */
+            static char rk_name[2][48];
+            snprintf(rk_name[0], sizeof rk_name[0], "recall_at_%lld", (long long)cfg->args.val_rank_k);
+            snprintf(rk_name[1], sizeof rk_name[1], "ndcg_at_%lld", (long long)cfg->args.val_rank_k);
+            CGNN_CHECK(nm + 2 <= HEAD_MAX_METRICS);
+            bad = rank_split(&t, DS_SPLIT_TEST, &mv[nm], &mv[nm + 1], err) != 0;
+            if (dist_phase_failed(t.d, bad, err)) goto done;
+            names[nm] = rk_name[0], names[nm + 1] = rk_name[1];
+            nm += 2;
+        }
         out->test_loss = mv[0];
         out->test_acc = mv[1]; /* the main metric: acc (NC) or mrr (LP) */
         out->num_test_metrics = nm;
