@@ -2054,6 +2054,16 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     f = getenv("CGNN_TEST_EXIT_IN_CHECKPOINT");
     t.fault_state_exit = f ? strtoll(f, NULL, 10) : 0;
     const int root = is_root(&t);
+    /* test hook (tests/test_gigl_configs.sh: GiGL's MAG240M config asks for 20000 batches): at most
+     * this many training batches, said on a log line; never set outside tests */
+    f = getenv("CGNN_TEST_MAX_TRAIN_BATCHES");
+    if (f && strtoll(f, NULL, 10) > 0) {
+        const int64_t cap = strtoll(f, NULL, 10), had = t.own_cfg->args.num_max_train_batches;
+        if (had == 0 || had > cap) t.own_cfg->args.num_max_train_batches = cap;
+        if (root)
+            log_info("CGNN_TEST_MAX_TRAIN_BATCHES (a test hook): at most %lld training batches (the config: %lld; 0 = "
+                     "no limit)", (long long)cap, (long long)had);
+    }
     int rc = -1, bad = 0;
     if (cfg->should_skip_training && cfg->should_skip_model_evaluation) { /* GiGL's Trainer stops here too */
         if (root)
