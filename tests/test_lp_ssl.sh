@@ -102,6 +102,22 @@ fi
 hom_cfg hom_seed "${SSL[@]}" 'seed: "9"' && train hom_seed
 [[ $(rc hom_seed) == 0 && "$(split hom_seed trp) $(split hom_seed vap)" != "$(split hom trp) $(split hom vap)" ]] && ok \
   || bad "another seed gives the same split (or failed): $(tail -2 "$TMP/hom_seed.err")"
+# data parallel: every rank computes the same split (rank 0 logs it): the split and the removed
+# edges are those of the single process
+if "$CGNN" --version | grep -q "distributed: MPI" && command -v mpirun >/dev/null; then
+  MPIRUN=(mpirun --oversubscribe --bind-to none)
+  [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
+  [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+  hom_cfg hom_np2 "${SSL[@]}"
+  OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 300 "${MPIRUN[@]}" -np 2 \
+    "$CGNN" train --task_config_uri="$TMP/hom_np2.yaml" >"$TMP/hom_np2.out" 2>"$TMP/hom_np2.err"
+  echo $? >"$TMP/hom_np2.rc"
+  line() { grep -o 'split (GiGL.*pairs' "$TMP/$1.err"; }
+  [[ $(rc hom_np2) == 0 && -n $(line hom) && "$(line hom_np2)" == "$(line hom)" && $(removed hom_np2) == $(removed hom) ]] \
+    && ok || bad "mpirun -np 2: another split or failed (exit $(rc hom_np2)): $(line hom_np2) $(tail -2 "$TMP/hom_np2.err")"
+else
+  echo "note: no MPI build or mpirun: the 2-rank check did not run (not counted)"
+fi
 # bad values: exit 2 naming the config file and the field
 expect2() { # expect2 NAME REGEX
   if [[ $(rc "$1") == 2 ]] && grep -Eq "$2" "$TMP/$1.err" && grep -q "$TMP/$1.yaml" "$TMP/$1.err" \
