@@ -2069,6 +2069,7 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
         if (root)
             log_info("shouldSkipTraining and shouldSkipModelEvaluation are both true: nothing to do (no input read, "
                      "no output touched)");
+        free(t.own_cfg);
         return 0;
     }
 
