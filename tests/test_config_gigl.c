@@ -250,10 +250,37 @@ TEST(no_effect_and_unread) {
     free(c);
 }
 
+/* GiGL's self-supervised split (graph/edge_split.h): kept for link prediction, checked as GiGL
+ * does (plus p > 0), a note on node classification (GiGL reads it for link prediction only). */
+TEST(ssl_positive_label_percentage) {
+    task_config *c = calloc(1, sizeof *c);
+    cgnn_err err;
+    ASSERT_EQ(load(c, "ssl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: '0.05', "
+                   "num_val: '0.3', num_test: '0.2', ssl_keep_eval_edges: 'true'}\n", &err), 0);
+    ASSERT_NEAR(c->args.ssl_positive_label_percentage, 0.05, 1e-15);
+    ASSERT_NEAR(c->args.num_val, 0.3, 1e-15);
+    ASSERT_NEAR(c->args.num_test, 0.2, 1e-15);
+    ASSERT_EQ(c->args.ssl_keep_eval_edges, 1);
+    ASSERT(has_note(c, "of the anchors of the self-supervised labels go to validation / test"));
+    ASSERT_EQ(load(c, "ssl_nc.yaml", NC_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: '0.05'}\n",
+                   &err), 0);
+    ASSERT_EQ(c->args.ssl_positive_label_percentage, 0);
+    ASSERT(has_note(c, "ssl_positive_label_percentage: accepted, no effect"));
+    ASSERT_EQ(load(c, "keep_only.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_keep_eval_edges: 'true'}\n", &err), 0);
+    ASSERT(has_note(c, "ssl_keep_eval_edges: no effect without ssl_positive_label_percentage"));
+    free(c);
+    EXPECT_ERR("ssl0.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: '0'}\n",
+               "ssl_positive_label_percentage", "(0, 1]");
+    EXPECT_ERR("ssl2.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: '1.01'}\n",
+               "ssl_positive_label_percentage", "(0, 1]");
+    EXPECT_ERR("sslx.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: 'half'}\n",
+               "ssl_positive_label_percentage", NULL);
+    EXPECT_ERR("sslk.yaml", NC_HEAD "trainerConfig:\n  trainerArgs: {ssl_keep_eval_edges: 'true'}\n",
+               "ssl_keep_eval_edges", "link prediction");
+}
+
 /* GiGL capabilities cgnn lacks yet: an error naming the capability. */
 TEST(missing) {
-    EXPECT_ERR("ssl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {ssl_positive_label_percentage: '0.05'}\n",
-               "ssl_positive_label_percentage", "self-supervised link prediction splits");
     EXPECT_ERR("maxl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {max_labels_per_anchor_node: '4'}\n",
                "max_labels_per_anchor_node", "anchor batching");
 }
@@ -436,6 +463,7 @@ int main(void) {
     RUN(conflicts);
     RUN(kept);
     RUN(no_effect_and_unread);
+    RUN(ssl_positive_label_percentage);
     RUN(missing);
     RUN(graph_store_accepted);
     RUN(typos);

@@ -212,7 +212,7 @@ static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_
     if (infer_typed_model_from_checkpoint(&j->m, &j->tin, &j->ckpt, ds, tc->args.l2_normalize_output, err) != 0)
         return -1;
     j->have_m = 1;
-    if (j->m.cfg.kind != tc->args.model && root)
+    if (j->m.cfg.kind != tc->args.model && tc->args.model_given && root) /* none named: HGT is the typed default */
         log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
                  model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
     j->tin.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;

@@ -82,6 +82,17 @@ int typed_graph_open(typed_graph *g, const dataset *ds, int nthreads, cgnn_err *
     return 0;
 }
 
+void typed_graph_replace(typed_graph *g, int e, csc_graph *c) {
+    CGNN_CHECK(g->owned && !g->parted && e >= 0 && e < g->num_edge_types);
+    CGNN_CHECK(c->num_nodes == g->csc[e]->num_nodes && c->num_src_nodes == g->csc[e]->num_src_nodes);
+    csc_free(&g->owned[e]);
+    g->owned[e] = *c;
+    memset(c, 0, sizeof *c);
+    g->csc[e] = &g->owned[e];
+    g->max_in_degree[e] = max_degree(&g->owned[e]);
+    g->num_edges[e] = g->owned[e].num_edges;
+}
+
 void typed_graph_free(typed_graph *g) {
     if (!g) return;
     if (g->owned)

@@ -40,6 +40,11 @@ typedef struct typed_graph {
  * node or edge types than a batch can carry is CGNN_ERR_INPUT. Caller owns *g (typed_graph_free). */
 int typed_graph_open(typed_graph *g, const dataset *ds, int nthreads, cgnn_err *err);
 
+/* Replaces edge type e's index of a graph typed_graph_open built with *c (the same rows and
+ * source ids, e.g. fewer edges: graph/edge_split.h); the graph takes *c over (and zeroes it),
+ * frees the old index and updates the edge count and the maximum in-degree. */
+void typed_graph_replace(typed_graph *g, int e, csc_graph *c);
+
 /* A typed graph over indexes the caller owns (tests, benchmarks): csc[e] must have
  * num_nodes[etype_dst[e]] rows and sources below num_nodes[etype_src[e]]. */
 void typed_graph_init(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,

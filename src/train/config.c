@@ -68,6 +68,7 @@ typedef enum targ {
     TARG_REMOVE_ACCIDENTAL_HITS,
     TARG_TASK_PATH,
     TARG_EXCLUDE_SEED_EDGES,
+    TARG_SSL_KEEP_EVAL_EDGES,
     TARG_NODE_EMB_DIM,
     TARG_EMB_OPTIM,
     TARG_EMB_LR,
@@ -133,6 +134,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "should_remove_accidental_hits",
     "task_path",
     "exclude_seed_edges",
+    "ssl_keep_eval_edges",
     "node_embedding_dim",
     "embedding_optim_class_path",
     "embedding_lr",
@@ -742,6 +744,8 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->log_every_n_batch = 0;
     a->num_val = a->num_test = 0.1; /* GiGL's (dataset_factory.py) */
     a->split_fractions_given = 0;
+    a->ssl_positive_label_percentage = 0; /* off */
+    a->ssl_keep_eval_edges = 0;
     a->prefetch_size = 4;
     a->cache_policy = CACHE_POLICY_NONE;
     a->cache_ratio = 0;
@@ -828,10 +832,7 @@ static const gigl_arg GIGL_ARGS[] = {
     {"sample_edge_direction", GIGL_KEPT, GIGL_STR, -1, -1, 0, 0, NULL},
     {"should_use_range_partitioning", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
     {"should_load_tensors_in_parallel", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
-    {"ssl_positive_label_percentage", GIGL_MISSING, GIGL_NUM, -1, -1, 0, 0,
-     "self-supervised link prediction splits (GiGL picks this fraction of the supervision edges as labels and "
-     "splits them, dataset_factory.py) are not implemented in cgnn yet; train on a dataset whose link_prediction "
-     "task lists its train / validation / test pairs"},
+    {"ssl_positive_label_percentage", GIGL_KEPT, GIGL_NUM, -1, -1, 0, 0, NULL},
     {"max_labels_per_anchor_node", GIGL_MISSING, GIGL_INT, -1, -1, 0, 0,
      "GiGL's anchor batching (DistABLPLoader: each anchor with up to this many positives) is not implemented in "
      "cgnn yet: cgnn batches (anchor, positive) pairs and uses every pair of the split"},
@@ -1004,6 +1005,16 @@ static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const 
             a->num_val = num, a->split_fractions_given = 1;
         } else if (!strcmp(e->name, "num_test")) {
             a->num_test = num, a->split_fractions_given = 1;
+        } else if (!strcmp(e->name, "ssl_positive_label_percentage")) {
+            if (task != TASK_LINK_PREDICTION) { /* GiGL reads it for link prediction tasks only */
+                note_add(notes, "trainerArgs.ssl_positive_label_percentage: accepted, no effect: GiGL selects "
+                         "self-supervised labels for link prediction tasks only; this task is %s", TASK_NAMES[task]);
+                continue;
+            }
+            if (!(num > 0 && num <= 1))
+                return node_err(doc, v, err, "ssl_positive_label_percentage is %g: the fraction of the supervision "
+                                "edges taken as labels must be in (0, 1]", num);
+            a->ssl_positive_label_percentage = num;
         } else if (!strcmp(e->name, "sample_edge_direction")) {
             char buf[80];
             if (!strcmp(v->scalar, "out"))
@@ -1024,15 +1035,23 @@ static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const 
         if (a->num_val + a->num_test >= 1)
             return node_err(doc, n, err, "num_val + num_test is %g: GiGL's validation and test fractions must leave "
                             "edges or nodes to train on (sum < 1)", a->num_val + a->num_test);
-        note_add(notes, "trainerArgs.num_val / num_test (GiGL's validation / test fractions for its splitter, "
-                 "data_splitters.py): kept (%g / %g), no effect: the dataset comes split (its metadata.yaml lists "
-                 "train / validation / test sets)", a->num_val, a->num_test);
+        if (a->ssl_positive_label_percentage > 0)
+            note_add(notes, "trainerArgs.num_val / num_test: %g / %g of the anchors of the self-supervised labels go "
+                     "to validation / test (GiGL's DistNodeAnchorLinkSplitter, data_splitters.py)", a->num_val,
+                     a->num_test);
+        else
+            note_add(notes, "trainerArgs.num_val / num_test (GiGL's validation / test fractions for its splitter, "
+                     "data_splitters.py): kept (%g / %g), no effect: the dataset comes split (its metadata.yaml lists "
+                     "train / validation / test sets)", a->num_val, a->num_test);
     }
     if (via_gigl(gname, TARG_OPTIM_WEIGHT_DECAY) && a->optim.kind != OPTIM_ADAMW)
         note_add(notes, "trainerArgs.%s: the weight decay of %s (optim_class_path), an L2 penalty; GiGL's example "
                  "scripts train with AdamW, whose decay is decoupled: set optim_class_path: AdamW for theirs",
                  gname[TARG_OPTIM_WEIGHT_DECAY], optim_kind_name(a->optim.kind));
     if (len) note_add(notes, "trainerArgs: GiGL's names read as cgnn's: %s", same);
+    if (a->ssl_keep_eval_edges && a->ssl_positive_label_percentage == 0)
+        note_add(notes, "trainerArgs.ssl_keep_eval_edges: no effect without ssl_positive_label_percentage (the dataset's "
+                 "own link prediction pairs are not message-passing edges cgnn removes)");
     return 0;
 }
 
@@ -1151,7 +1170,8 @@ static int full_ranking_criterion(const char *s, char *out, size_t cap, int64_t 
 static int targ_lp_only(targ k) {
     return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
            k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES ||
-           k == TARG_EMB_REG || k == TARG_LP_CANDIDATE_RANGE;
+           k == TARG_EMB_REG || k == TARG_LP_CANDIDATE_RANGE ||
+           k == TARG_SSL_KEEP_EVAL_EDGES;
 }
 
 /* ---- task_path ------------------------------------------------------------------ */
@@ -1344,6 +1364,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
     const yamldoc_node *n;
     int64_t iv;
     if ((n = g[TARG_GNN_MODEL_CLASS_PATH])) {
+        a->model_given = 1;
         /* model_kind_parse takes dotted paths too (GiGL's gigl.src.common.models.pyg.homogeneous.GraphSAGE). */
         if (model_kind_parse(n->scalar, &a->model) != 0) {
             char list[128];
@@ -1550,6 +1571,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
             return node_err(doc, n, err, "expected \"LO:HI\", a node id range with 0 <= LO < HI (e.g. \"31668:69716\"), "
                             "got %s", shown(n, buf, sizeof buf));
     }
+    if ((n = g[TARG_SSL_KEEP_EVAL_EDGES]) && arg_bool(doc, n, &a->ssl_keep_eval_edges, err) != 0) return -1;
     /* learnable node embeddings (either task) */
     if ((n = g[TARG_NODE_EMB_DIM]) && arg_int(doc, n, 0, 1 << 20, &a->node_embedding_dim, err) != 0) return -1;
     if ((n = g[TARG_EMB_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->embedding_lr, err) != 0) return -1;

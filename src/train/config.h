@@ -51,7 +51,9 @@ typedef struct config_etype_fanout {
 
 typedef struct trainer_args {
     /* model */
-    model_kind model;                 /* gnn_model_class_path (GraphSAGE) */
+    model_kind model;                 /* gnn_model_class_path (GraphSAGE; on a typed dataset HGT when
+                                         the config names none: model_given) */
+    int model_given;                  /* gnn_model_class_path was given */
     int num_layers;                   /* 2; 0 = link prediction with the learnable embeddings alone
                                          (matrix factorisation: scores are dot products of table
                                          rows; needs node_embedding_dim, no fanouts) */
@@ -137,9 +139,15 @@ typedef struct trainer_args {
     int64_t val_num_workers;          /* val_main_num_workers: sampler threads of the validation loader; -1 = num_workers */
     int64_t test_num_workers;         /* test_main_num_workers: the same for the test loader; -1 = num_workers */
     int64_t log_every_n_batch;        /* a plain progress line every N training batches (no terminal); 0 = every 10 s */
-    double num_val, num_test;         /* GiGL's split fractions (data_splitters.py; 0.1, 0.1): kept, no effect on a
-                                         dataset that comes split */
+    double num_val, num_test;         /* GiGL's split fractions (data_splitters.py; 0.1, 0.1): used by the
+                                         ssl split; no effect on a dataset that comes split */
     int split_fractions_given;        /* num_val or num_test was given */
+    /* GiGL's self-supervised link prediction split (graph/edge_split.h): this fraction of the
+     * supervision edge type's edges become labels, split per anchor by num_val / num_test;
+     * 0 = off (the dataset's own link prediction task) */
+    double ssl_positive_label_percentage;
+    int ssl_keep_eval_edges;          /* ssl: validation / test label edges stay message-passing
+                                         edges (GiGL's behaviour); default 0: removed */
     /* server-client mode (train/graph_store.h): batches a compute rank keeps requested ahead (GLT's
      * prefetch_size, 4) */
     int64_t prefetch_size;

@@ -127,6 +127,11 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
         fp_add(fp, "exclude_seed_edges", "%d", a->exclude_seed_edges);
         if (a->lp_candidate_hi > 0) /* only when given: older states' fingerprints stay valid */
             fp_add(fp, "lp_candidate_range", "%lld:%lld", (long long)a->lp_candidate_lo, (long long)a->lp_candidate_hi);
+        if (a->ssl_positive_label_percentage > 0) { /* the split and the message-passing graph */
+            fp_add(fp, "ssl_positive_label_percentage", "%.17g", a->ssl_positive_label_percentage);
+            fp_add(fp, "ssl_split", "%.17g %.17g", a->num_val, a->num_test);
+            fp_add(fp, "ssl_keep_eval_edges", "%d", a->ssl_keep_eval_edges);
+        }
         fp_add(fp, "task_path", "%d tasks", a->num_lp_tasks);
         for (int k = 0; k < a->num_lp_tasks; k++) { /* each task's weight and the arguments it reads */
             const lp_task *lt = &a->lp_tasks[k];

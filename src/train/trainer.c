@@ -13,6 +13,7 @@
 #include "dist/dist.h"
 #include "dist/dist_rpc.h"
 #include "graph/csc.h"
+#include "graph/edge_split.h"
 #include "graph/partbook.h"
 #include "graph/typed_graph.h"
 #include "io/dataset.h"
@@ -81,6 +82,13 @@ typedef struct trainer {
     int64_t sel_n[DS_SPLIT_COUNT]; /* replicated + local: the rows whose anchor the part owns */
     int64_t train_batches_min, train_batches_max; /* local: training batches over all ranks */
     const ds_task *task;
+    /* trainerArgs.ssl_positive_label_percentage (graph/edge_split.h): GiGL's self-supervised
+     * split of the supervision edge type's edges; ssl_task's splits point into ssl.pairs */
+    int have_ssl;
+    edge_split ssl;
+    ds_task ssl_task;
+    task_config *own_cfg;     /* the run's copy of the config (cfg points to it): the trainer fills
+                                 in what the config leaves to the dataset (the typed default model) */
     const ds_feature *feat;
     /* a typed graph (the dataset has node / edge types): node classification on the task's node
      * type with a typed model; each featureless node type gets a learnable embedding table */
@@ -576,6 +584,7 @@ static void trainer_free(trainer *t) {
     jsonl_close(&t->log, NULL);
     tb_close(&t->tb);
     csc_free(&t->own_g);
+    edge_split_free(&t->ssl);
     dataset_close(&t->own_ds);
     /* the loaders are stopped: no thread calls the rpc layer any more */
     if (t->have_cache) feat_cache_free(&t->cache);
@@ -857,6 +866,105 @@ static int select_local_seeds(trainer *t, cgnn_err *err) {
     return 0;
 }
 
+/* trainerArgs.ssl_positive_label_percentage: GiGL's self-supervised split (graph/edge_split.h)
+ * of the supervision edge type's edges becomes the run's link prediction task (ssl_task), as if
+ * the dataset listed its pairs. GiGL refuses labels loaded together with self-supervised ones
+ * (dataset_factory.py), and so does cgnn: a dataset with a link prediction task of its own is an
+ * error. Whole graphs only (every rank computes the same split). */
+static int ssl_setup(trainer *t, cgnn_err *err) {
+    const trainer_args *a = t->a;
+    const dataset *ds = t->ds;
+    const char *file = t->cfg->file;
+    if (t->parted || t->client)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.ssl_positive_label_percentage: self-supervised splits are built "
+                       "on a whole graph; %s is %s (split the dataset's edges into link prediction pairs before "
+                       "partitioning)", file, t->cfg->dataset_path,
+                       t->parted ? "a partitioned graph" : "served by storage ranks (server-client mode)");
+    for (int i = 0; i < ds->num_tasks; i++)
+        if (ds->tasks[i].kind == DS_TASK_LINK_PREDICTION)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.ssl_positive_label_percentage: the dataset %s has link "
+                           "prediction task '%s' with its own pairs; GiGL refuses labels loaded together with "
+                           "self-supervised ones (dataset_factory.py): remove one of them", file, ds->dir,
+                           ds->tasks[i].name);
+    int e = 0;
+    if (ds->typed) {
+        const config_edge_type *se = &t->cfg->supervision_edge_type;
+        if (!se->relation[0]) {
+            if (ds->num_edge_types != 1)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: trainerConfig.trainerArgs.ssl_positive_label_percentage: the dataset %s has %d edge "
+                               "types; name the one to take labels from in taskMetadata."
+                               "nodeAnchorBasedLinkPredictionTaskMetadata.supervisionEdgeTypes",
+                               file, ds->dir, ds->num_edge_types);
+        } else {
+            char name[3 * CONFIG_TYPE_NAME_MAX + 4];
+            config_edge_type_name(se, name, sizeof name);
+            for (e = 0; e < ds->num_edge_types && strcmp(ds->edge_types[e].name, name) != 0; e++) {
+            }
+            if (e == ds->num_edge_types) /* config_check_types refuses this first; kept as a guard */
+                return err_set(err, CGNN_ERR_INPUT, "%s: supervisionEdgeTypes: %s is not an edge type of %s", file,
+                               name, ds->dir);
+        }
+    }
+    const ds_edge_type *et = &ds->edge_types[e];
+    if (edge_split_make(&t->ssl, &et->edges, ds->node_types[et->src_type].num_nodes, a->ssl_positive_label_percentage,
+                        a->num_val, a->num_test, a->seed, err) != 0)
+        return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
+    t->have_ssl = 1;
+    ds_task *task = &t->ssl_task;
+    memset(task, 0, sizeof *task);
+    snprintf(task->name, sizeof task->name, "ssl_link_prediction");
+    task->kind = DS_TASK_LINK_PREDICTION;
+    task->type = e;
+    static const int map[DS_SPLIT_COUNT] = {[DS_SPLIT_TRAIN] = EDGE_SPLIT_TRAIN, [DS_SPLIT_VALID] = EDGE_SPLIT_VALID,
+                                            [DS_SPLIT_TEST] = EDGE_SPLIT_TEST};
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        ds_split *sp = &task->splits[s];
+        sp->present = 1;
+        sp->num_items = t->ssl.num_pairs[map[s]];
+        sp->seed_width = 2;
+        sp->seeds = t->ssl.pairs[map[s]]; /* owned by t->ssl */
+        snprintf(sp->seeds_path, sizeof sp->seeds_path,
+                 "%.3000s: trainerConfig.trainerArgs.ssl_positive_label_percentage (the %s labels of %.200s)", file,
+                 ds_split_name((ds_split_id)s), et->name);
+    }
+    t->task = task;
+    if (is_root(t))
+        log_info("self-supervised link prediction split (GiGL's ssl_positive_label_percentage %g, num_val %g, "
+                 "num_test %g): %lld of the %lld edges of %s are labels; per anchor: %lld / %lld / %lld anchors, "
+                 "%lld / %lld / %lld pairs (train / validation / test)",
+                 a->ssl_positive_label_percentage, a->num_val, a->num_test, (long long)t->ssl.num_labels,
+                 (long long)t->ssl.num_edges, et->name, (long long)t->ssl.num_anchors[0],
+                 (long long)t->ssl.num_anchors[1], (long long)t->ssl.num_anchors[2], (long long)t->ssl.num_pairs[0],
+                 (long long)t->ssl.num_pairs[1], (long long)t->ssl.num_pairs[2]);
+    return 0;
+}
+
+/* The supervision edge type's in-neighbour index for an ssl run: without the validation and
+ * test label edges unless ssl_keep_eval_edges (built once here, never cached). */
+static int ssl_graph(trainer *t, csc_graph *g, cgnn_err *err) {
+    const dataset *ds = t->ds;
+    const ds_edge_type *et = &ds->edge_types[t->ssl_task.type];
+    int64_t removed = 0;
+    if (edge_split_csc(g, &et->edges, ds->node_types[et->dst_type].num_nodes, ds->node_types[et->src_type].num_nodes,
+                       &t->ssl, t->a->ssl_keep_eval_edges, t->threads, &removed, err) != 0)
+        return -1;
+    if (is_root(t)) {
+        if (t->a->ssl_keep_eval_edges)
+            log_info("ssl: message passing keeps all %lld edges of %s, the %lld validation / test label edges "
+                     "included (ssl_keep_eval_edges: true, GiGL's behaviour)",
+                     (long long)et->edges.num_edges, et->name,
+                     (long long)(t->ssl.num_pairs[EDGE_SPLIT_VALID] + t->ssl.num_pairs[EDGE_SPLIT_TEST]));
+        else
+            log_info("ssl: removed %lld validation / test label edges of %s from message passing (%lld of %lld "
+                     "edges left; training labels stay, as in GiGL; ssl_keep_eval_edges: true keeps them all)",
+                     (long long)removed, et->name, (long long)g->num_edges, (long long)et->edges.num_edges);
+    }
+    return 0;
+}
+
 /* trainerArgs.seed_assignment: local by default on a partitioned graph, global on a replicated
  * one; a replicated run takes the local assignment from seed_partition_uri. */
 static int seed_assignment(trainer *t, cgnn_err *err) {
@@ -891,6 +999,17 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     const dataset *ds = t->ds;
     const char *file = t->cfg->file;
     const int T = ds->num_node_types, K = ds->num_edge_types, L = a->num_layers;
+    if (!a->model_given && !model_kind_is_typed(a->model)) { /* GiGL's heterogeneous examples train HGT */
+        t->own_cfg->args.model = MODEL_HGT;
+        if (a->hidden_dim % a->num_heads != 0)
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs: the dataset %s is typed and the config names no model "
+                           "(gnn_model_class_path), so cgnn trains HGT, which needs hidden_dim (%lld) divisible by "
+                           "num_heads (%d)", file, ds->dir, (long long)a->hidden_dim, a->num_heads);
+        if (is_root(t))
+            log_info("gnn_model_class_path not given and the dataset %s is typed (%d node types, %d edge types): "
+                     "training HGT (GiGL's heterogeneous examples' model)", ds->dir, T, K);
+    }
     if (!model_kind_is_typed(a->model))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.gnn_model_class_path: %s is a homogeneous model, but the dataset "
@@ -910,6 +1029,10 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         typed_graph_init_part(&t->tg, T, pb->type_nodes, K, src, dst, views, pb->etype_max_in_degree, num_edges);
     } else if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) {
         return -1;
+    } else if (t->have_ssl) { /* the supervision edge type's index without the held-out labels */
+        csc_graph c;
+        if (ssl_graph(t, &c, err) != 0) return -1;
+        typed_graph_replace(&t->tg, t->ssl_task.type, &c);
     }
     int64_t fan[MINIBATCH_MAX_EDGE_TYPES * MINIBATCH_MAX_LAYERS];
     if (config_resolve_fanouts(t->cfg, ds, fan, err) != 0) return -1;
@@ -1107,6 +1230,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->ds = &t->own_ds;
     }
     if (config_check_types(t->cfg, t->ds, err) != 0) return -1;
+    if (lp && a->ssl_positive_label_percentage > 0 && ssl_setup(t, err) != 0) return -1;
     for (int i = 0; i < t->ds->num_tasks && !t->task; i++)
         if (t->ds->tasks[i].kind == want) t->task = &t->ds->tasks[i];
     if (!t->task)
@@ -1225,7 +1349,11 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_set(err, CGNN_ERR_INPUT, "%s: server-client mode serves homogeneous graphs only (for now)",
                        t->cfg->dataset_path);
     if (!t->parted && !t->typed && !t->client) {
-        if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) return -1;
+        if (t->have_ssl) {
+            if (ssl_graph(t, &t->own_g, err) != 0) return -1;
+        } else if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) {
+            return -1;
+        }
         t->g = &t->own_g;
     }
     if (seed_assignment(t, err) != 0) return -1;
@@ -2033,11 +2161,14 @@ static void log_part_traffic(trainer *t) {
     }
 }
 
-int trainer_run(const task_config *cfg, const resource_config *res, const trainer_options *opt,
+int trainer_run(const task_config *cfg_in, const resource_config *res, const trainer_options *opt,
                 trainer_result *out, cgnn_err *err) {
     static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     trainer t;
     memset(&t, 0, sizeof t);
+    t.own_cfg = cgnn_malloc(sizeof *t.own_cfg);
+    *t.own_cfg = *cfg_in; /* a plain copy: the trainer never frees what the config points to */
+    const task_config *cfg = t.own_cfg;
     memset(out, 0, sizeof *out);
     out->best_val_loss = out->best_val_acc = out->test_loss = out->test_acc = NAN;
     t.cfg = cfg;
@@ -2054,11 +2185,22 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     f = getenv("CGNN_TEST_EXIT_IN_CHECKPOINT");
     t.fault_state_exit = f ? strtoll(f, NULL, 10) : 0;
     const int root = is_root(&t);
+    /* test hook (tests/test_gigl_configs.sh: GiGL's MAG240M config asks for 20000 batches): at most
+     * this many training batches, said on a log line; never set outside tests */
+    f = getenv("CGNN_TEST_MAX_TRAIN_BATCHES");
+    if (f && strtoll(f, NULL, 10) > 0) {
+        const int64_t cap = strtoll(f, NULL, 10), had = t.own_cfg->args.num_max_train_batches;
+        if (had == 0 || had > cap) t.own_cfg->args.num_max_train_batches = cap;
+        if (root)
+            log_info("CGNN_TEST_MAX_TRAIN_BATCHES (a test hook): at most %lld training batches (the config: %lld; 0 = "
+                     "no limit)", (long long)cap, (long long)had);
+    }
     int rc = -1, bad = 0;
     if (cfg->should_skip_training && cfg->should_skip_model_evaluation) { /* GiGL's Trainer stops here too */
         if (root)
             log_info("shouldSkipTraining and shouldSkipModelEvaluation are both true: nothing to do (no input read, "
                      "no output touched)");
+        free(t.own_cfg);
         return 0;
     }
 
@@ -2218,5 +2360,6 @@ int trainer_run(const task_config *cfg, const resource_config *res, const traine
     rc = 0;
 done:
     trainer_free(&t);
+    free(t.own_cfg);
     return rc;
 }
