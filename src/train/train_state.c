@@ -124,6 +124,8 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
         fp_add(fp, "softmax_temp", "%.17g", a->softmax_temp);
         fp_add(fp, "should_remove_accidental_hits", "%d", a->should_remove_accidental_hits);
         fp_add(fp, "exclude_seed_edges", "%d", a->exclude_seed_edges);
+        fp_add(fp, "lp_batching", "%s max_labels_per_anchor_node %lld", a->lp_anchor_batching ? "anchors" : "pairs",
+               (long long)a->max_labels_per_anchor_node);
         fp_add(fp, "task_path", "%d tasks", a->num_lp_tasks);
         for (int k = 0; k < a->num_lp_tasks; k++) { /* each task's weight and the arguments it reads */
             const lp_task *lt = &a->lp_tasks[k];

@@ -268,6 +268,16 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     head_scores_finish(&t->head, t->d, s);
 }
 
+/* The most items (LP: pairs) one batch of any loader carries: batch_size, or more with anchor
+ * batching (each anchor with its positives). */
+static int64_t max_batch_pairs(const trainer *t) {
+    int64_t m = t->a->batch_size;
+    const loader *ls[3] = {t->have_train ? &t->train : NULL, t->have_val ? &t->val : NULL, t->have_test ? &t->test : NULL};
+    for (int i = 0; i < 3; i++)
+        if (ls[i] && t->cfg->task == TASK_LINK_PREDICTION && loader_max_pairs(ls[i]) > m) m = loader_max_pairs(ls[i]);
+    return m;
+}
+
 /* LP, after head_init (every rank): the auc / ap rows, 2 per positive pair of the largest
  * evaluated split. */
 static void reserve_lp_scores(trainer *t) {
@@ -326,6 +336,8 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
                                                    : t->a->random_negative_sample_batch_size_for_evaluation;
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
         lc.indexes = indexes;
+        lc.anchor_batches = t->a->lp_anchor_batching; /* GiGL's DistABLPLoader for every split alike */
+        lc.max_labels_per_anchor = t->a->max_labels_per_anchor_node;
     }
     if (t->typed) {
         lc.typed = &t->tg;
@@ -946,7 +958,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     minibatch_capacity cap;
     memset(&cap, 0, sizeof cap);
     cap.num_layers = L;
-    cap.max_items = a->batch_size;
+    cap.max_items = max_batch_pairs(t);
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
     int64_t max_negatives = 0, max_rows = ty->cap.max_nodes[ty->output_type][0];
@@ -965,7 +977,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         max_rows = t->lp_src == t->lp_dst ? md : ms + md;
         t->lp_out = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     }
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, max_batch_pairs(t), max_negatives, err) != 0) return -1;
     if (lp) reserve_lp_scores(t);
     for (int l = 0; l < L; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (t->d->size > 1) {
@@ -1113,6 +1125,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
                        "is not available in server-client mode yet; train without it", t->cfg->file);
+    if ((t->client || t->parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.lp_batching: anchors (GiGL's anchor batching%s) is not available "
+                       "%s yet; use lp_batching: pairs, or train on the whole dataset",
+                       t->cfg->file, a->max_labels_per_anchor_node > 0 ? ", max_labels_per_anchor_node" : "",
+                       t->client ? "in server-client mode" : "on a partitioned graph");
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
@@ -1220,7 +1238,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     }
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, max_batch_pairs(t), max_negatives, err) != 0) return -1;
     if (lp) reserve_lp_scores(t);
     if (t->have_emb)
         t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
