@@ -278,6 +278,18 @@ static int64_t max_batch_pairs(const trainer *t) {
     return m;
 }
 
+/* LP anchor batching: one log line (root) with the batches' shape. */
+static void log_anchor_batching(const trainer *t) {
+    if (t->cfg->task != TASK_LINK_PREDICTION || !t->a->lp_anchor_batching || !is_root(t)) return;
+    char cap[64] = "all their positives";
+    if (t->a->max_labels_per_anchor_node > 0)
+        snprintf(cap, sizeof cap, "their first %lld positives", (long long)t->a->max_labels_per_anchor_node);
+    log_info("link prediction batches: %lld anchors with %s (lp_batching: anchors, GiGL's DistABLPLoader); "
+             "%lld training anchors (%lld pairs), at most %lld pairs a batch",
+             (long long)t->a->batch_size, cap, (long long)(t->have_train ? loader_num_batch_items(&t->train) : 0),
+             (long long)(t->have_train ? loader_num_items(&t->train) : 0), (long long)max_batch_pairs(t));
+}
+
 /* LP, after head_init (every rank): the auc / ap rows, 2 per positive pair of the largest
  * evaluated split. */
 static void reserve_lp_scores(trainer *t) {
@@ -986,6 +998,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     }
     t->dlogits = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+    log_anchor_batching(t);
     if (is_root(t)) {
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
@@ -1249,6 +1262,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+    log_anchor_batching(t);
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
