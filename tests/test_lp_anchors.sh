@@ -7,6 +7,8 @@
 #   - 0 and 2 sampler threads give bitwise the same model; anchors give another model than pairs;
 #   - the epoch's batch count is ceil(anchors / batch_size);
 #   - a labelled typed split (listed hard negatives, capped) trains under anchor batching;
+#   - exact resume (checkpoint_every_n_batches) gives the uninterrupted model; a state written
+#     with pairs batching is refused by an anchors job (exit 2, naming lp_batching);
 #   - mpirun -np 2 (anchors sliced over the ranks) runs and writes its metrics;
 #   - errors, exit 2 naming the field: max_labels_per_anchor_node with lp_batching: pairs, and
 #     anchor batching on a partitioned graph.
@@ -58,6 +60,26 @@ cmp -s "$TMP/lf0/model.safetensors" "$TMP/lf2/model.safetensors" && ok \
 lastfm lfpairs 0 -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "64"/'
 train lfpairs && ok || bad "lastfm-mini pairs: $(tail -3 "$TMP/lfpairs.err")"
 cmp -s "$TMP/lf0/model.safetensors" "$TMP/lfpairs/model.safetensors" && bad "anchors and pairs give the same model" || ok
+
+# ---- exact resume: killed at step 5 of 10 (a state every 3 steps), resumed: the same model ----
+for r in res_ref res; do
+  lastfm "$r" 0 "${ANCH[@]}" -e 's/    seed: "0"/    seed: "0"\n    checkpoint_every_n_batches: "3"/'
+done
+train res_ref && ok || bad "resume reference run: $(tail -3 "$TMP/res_ref.err")"
+CGNN_TEST_EXIT_AT_STEP=5 train res; rc=$?
+[[ $rc -ne 0 && ! -e $TMP/res/model.safetensors && -e $TMP/res/model.safetensors.state ]] && ok \
+  || bad "the interrupted run: exit $rc, files $(ls "$TMP/res" 2>/dev/null)"
+train res && grep -q "resuming from the training state" "$TMP/res.err" && ok || bad "resume: $(tail -3 "$TMP/res.err")"
+cmp -s "$TMP/res_ref/model.safetensors" "$TMP/res/model.safetensors" && ok \
+  || bad "anchor batching: the resumed run's model differs from the uninterrupted one"
+# a state of pairs batching is not resumed with anchors
+lastfm res_pairs 0 -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "64"/' \
+  -e 's/    seed: "0"/    seed: "0"\n    checkpoint_every_n_batches: "3"/'
+CGNN_TEST_EXIT_AT_STEP=5 train res_pairs
+lastfm res_pairs 0 "${ANCH[@]}" -e 's/    seed: "0"/    seed: "0"\n    checkpoint_every_n_batches: "3"/'
+train res_pairs; rc=$?
+[[ $rc -eq 2 ]] && grep -q "cannot resume.*lp_batching" "$TMP/res_pairs.err" && ok \
+  || bad "a pairs state resumed with anchors: exit $rc: $(tail -3 "$TMP/res_pairs.err")"
 
 # ---- labelled typed split: listed hard negatives travel with their anchor (capped at 2) ----
 "$PY" - "$SRC/data/lastfm-mini" "$TMP/lab" <<'PY' || bad "writing the labelled dataset"
