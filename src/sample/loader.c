@@ -369,10 +369,10 @@ static void anchor_mismatch(cgnn_err *err, int64_t row_a, int64_t row_b, int64_t
 }
 
 /* Labelled pairs: splits rows into positive items and grouped listed negatives (loader.h).
- * Sets l->pos_rows, pos_group, group_ptr, group_nodes, max_listed; returns the number
+ * Sets l->pos_rows, pos_group, group_ptr, group_nodes, num_groups; returns the number
  * of positives, or -1 with *err (nothing left allocated). */
 static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64_t *labels, const int64_t *indexes,
-                                    int64_t num_rows, int64_t batch_size, cgnn_err *err) {
+                                    int64_t num_rows, cgnn_err *err) {
     int64_t num_pos = 0, num_neg = 0;
     for (int64_t r = 0; r < num_rows; r++) {
         if (labels[r] != 0 && labels[r] != 1)
@@ -392,7 +392,6 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
     for (int64_t j = 0; j < num_neg; j++) G += j == 0 || neg[j].key != neg[j - 1].key;
     int64_t *keys = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     int64_t *anchor = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
-    int64_t *sizes = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     l->group_ptr = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     l->group_nodes = cgnn_malloc((size_t)(num_neg + 1) * sizeof(int64_t));
     l->pos_rows = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
@@ -430,18 +429,15 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
         l->pos_rows[k] = r;
         l->pos_group[k++] = pg;
     }
-    l->num_groups = G;
-    (void)batch_size;
+    l->num_groups = G; /* max_listed: set_max_listed, once the batches' pair count is known */
     free(neg);
     free(keys);
     free(anchor);
-    free(sizes);
     return num_pos;
 fail:
     free(neg);
     free(keys);
     free(anchor);
-    free(sizes);
     free(l->group_ptr);
     free(l->group_nodes);
     free(l->pos_rows);
@@ -558,7 +554,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     if (cfg->anchor_batches && (!cfg->pairs || cfg->max_labels_per_anchor < 0))
         return err_set(err, CGNN_ERR_INPUT, "anchor batching needs link-prediction pairs and a cap >= 0");
     if (cfg->pairs && labels) {
-        const int64_t num_pos = setup_labelled_pairs(l, seeds, labels, cfg->indexes, num_items, cfg->batch_size, err);
+        const int64_t num_pos = setup_labelled_pairs(l, seeds, labels, cfg->indexes, num_items, err);
         if (num_pos < 0) return -1;
         num_items = num_pos;
     }
