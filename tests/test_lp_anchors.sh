@@ -7,6 +7,7 @@
 #   - 0 and 2 sampler threads give bitwise the same model; anchors give another model than pairs;
 #   - the epoch's batch count is ceil(anchors / batch_size);
 #   - a labelled typed split (listed hard negatives, capped) trains under anchor batching;
+#   - the other task_path losses (BPR, Softmax, Margin, DirectAU beside Retrieval) train on them;
 #   - exact resume (checkpoint_every_n_batches) gives the uninterrupted model; a state written
 #     with pairs batching is refused by an anchors job (exit 2, naming lp_batching);
 #   - mpirun -np 2 (anchors sliced over the ranks) runs and writes its metrics;
@@ -60,6 +61,12 @@ cmp -s "$TMP/lf0/model.safetensors" "$TMP/lf2/model.safetensors" && ok \
 lastfm lfpairs 0 -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "64"/'
 train lfpairs && ok || bad "lastfm-mini pairs: $(tail -3 "$TMP/lfpairs.err")"
 cmp -s "$TMP/lf0/model.safetensors" "$TMP/lfpairs/model.safetensors" && bad "anchors and pairs give the same model" || ok
+
+# ---- the other task_path losses take anchor batches as they take pair batches ----
+lastfm tasks 0 "${ANCH[@]}" -e 's/    seed: "0"/    seed: "0"\n    task_path: "{Retrieval: 1.0, BPR: {weight: 0.5, num_negatives: 4}, Softmax: 0.5, Margin: 0.2, DirectAU: 0.2}"/' \
+  -e 's/softmax_temp: "0.07"//' -e 's/should_remove_accidental_hits: "true"//'
+train tasks && has_metrics tasks && grep -q "^train: .*loss [0-9.]*\|epoch 1/1  train loss [0-9.]" "$TMP/tasks.err" "$TMP/tasks.out" && ok \
+  || bad "task_path losses with anchor batches: $(tail -3 "$TMP/tasks.err")"
 
 # ---- exact resume: killed at step 5 of 10 (a state every 3 steps), resumed: the same model ----
 for r in res_ref res; do
