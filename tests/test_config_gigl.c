@@ -279,10 +279,27 @@ TEST(ssl_positive_label_percentage) {
                "ssl_keep_eval_edges", "link prediction");
 }
 
-/* GiGL capabilities cgnn lacks yet: an error naming the capability. */
-TEST(missing) {
-    EXPECT_ERR("maxl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {max_labels_per_anchor_node: '4'}\n",
-               "max_labels_per_anchor_node", "anchor batching");
+/* max_labels_per_anchor_node: GiGL's anchor batching with that cap (implied), refused against
+ * lp_batching: pairs; lp_batching is pairs by default and checked. */
+TEST(anchor_batching) {
+    task_config *c = calloc(1, sizeof *c);
+    cgnn_err err;
+    ASSERT_EQ(load(c, "maxl.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {max_labels_per_anchor_node: '4'}\n", &err), 0);
+    ASSERT_EQ(c->args.lp_anchor_batching, 1);
+    ASSERT_EQ(c->args.max_labels_per_anchor_node, 4);
+    ASSERT_EQ(load(c, "maxl2.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {lp_batching: anchors}\n", &err), 0);
+    ASSERT_EQ(c->args.lp_anchor_batching, 1);
+    ASSERT_EQ(c->args.max_labels_per_anchor_node, 0);
+    ASSERT_EQ(load(c, "pairs.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {hid_dim: '16'}\n", &err), 0);
+    ASSERT_EQ(c->args.lp_anchor_batching, 0);
+    free(c);
+    EXPECT_ERR("maxl3.yaml",
+               LP_HEAD "trainerConfig:\n  trainerArgs: {lp_batching: pairs, max_labels_per_anchor_node: '4'}\n",
+               "max_labels_per_anchor_node", "lp_batching: pairs");
+    EXPECT_ERR("maxl4.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {max_labels_per_anchor_node: '0'}\n",
+               "max_labels_per_anchor_node", "");
+    EXPECT_ERR("lpb.yaml", LP_HEAD "trainerConfig:\n  trainerArgs: {lp_batching: anchor}\n", "lp_batching",
+               "expected pairs");
 }
 
 /* GiGL's graph-store resource config is server-client mode now (test_config: graph_store_*). */
@@ -464,7 +481,7 @@ int main(void) {
     RUN(kept);
     RUN(no_effect_and_unread);
     RUN(ssl_positive_label_percentage);
-    RUN(missing);
+    RUN(anchor_batching);
     RUN(graph_store_accepted);
     RUN(typos);
     RUN(scheduler);

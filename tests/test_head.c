@@ -1,9 +1,16 @@
 /* test_head.c — the node-classification head's metrics: accuracy = micro-F1 and macro-F1
  * (scikit-learn's f1_score(average='macro') over the classes present), summed over batches;
  * the link-prediction head's auc / ap rows: each positive pair against the batch's random
- * negative i mod K, else its first listed negative, worked out by hand. */
+ * negative i mod K, else its first listed negative, worked out by hand; an anchor batch (GiGL's
+ * DistABLPLoader: anchors with several positives and hard negatives) laid out as the loader lays
+ * it out gives the loss and table gradient of GiGL's _compute_loss (PyTorch fixture,
+ * scripts/fixtures/make_ablp_fixtures.py). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "io/npy.h"
 #include "test.h"
 #include "train/head.h"
 
@@ -102,8 +109,87 @@ TEST(lp_auc_rows) {
     head_free(&h);
 }
 
+static int ablp_open(npy_array *a, const char *name, npy_dtype want) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/ablp/%s", test_source_dir(), name);
+    cgnn_err err;
+    if (npy_open(a, path, 0, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    if (a->dtype != want) {
+        fprintf(stderr, "%s: dtype %s\n", path, npy_dtype_name(a->dtype));
+        npy_close(a);
+        return -1;
+    }
+    return 0;
+}
+
+/* GiGL's anchor batch (padded labels) -> cgnn's pair layout, as sample/loader.c builds it with
+ * anchor batching: pairs anchor by anchor in label order, [anchors | positives | listed | random],
+ * each anchor's hard negatives listed once; out rows = node ids (the table is the output). The
+ * head's loss and d(loss)/d(table) must equal GiGL's _compute_loss in PyTorch. */
+TEST(anchor_batch_gigl) {
+    npy_array emb, anc, pos, neg, rnd, par, los, dem;
+    ASSERT(ablp_open(&emb, "emb.npy", NPY_DTYPE_FLOAT32) == 0 && ablp_open(&anc, "anchors.npy", NPY_DTYPE_INT64) == 0 &&
+           ablp_open(&pos, "positives.npy", NPY_DTYPE_INT64) == 0 &&
+           ablp_open(&neg, "negatives.npy", NPY_DTYPE_INT64) == 0 && ablp_open(&rnd, "random.npy", NPY_DTYPE_INT64) == 0 &&
+           ablp_open(&par, "params.npy", NPY_DTYPE_FLOAT64) == 0 && ablp_open(&los, "loss.npy", NPY_DTYPE_FLOAT64) == 0 &&
+           ablp_open(&dem, "demb.npy", NPY_DTYPE_FLOAT32) == 0);
+    const int64_t N = emb.shape[0], D = emb.shape[1], A = anc.shape[0], Lp = pos.shape[1], Ln = neg.shape[1];
+    const int64_t K = rnd.shape[0];
+    const int64_t *a_ids = anc.data, *p_ids = pos.data, *n_ids = neg.data, *r_ids = rnd.data;
+    int64_t P = 0, H = 0;
+    for (int64_t i = 0; i < A * Lp; i++) P += p_ids[i] >= 0;
+    for (int64_t i = 0; i < A * Ln; i++) H += n_ids[i] >= 0;
+    const int64_t S = 2 * P + H + K;
+    int32_t *rows = calloc((size_t)S, sizeof *rows);
+    int64_t *off = calloc((size_t)P, sizeof *off), *len = calloc((size_t)P, sizeof *len);
+    int64_t *ids = calloc((size_t)N, sizeof *ids);
+    for (int64_t v = 0; v < N; v++) ids[v] = v;
+    int64_t p = 0, h = 0;
+    for (int64_t a = 0; a < A; a++) {
+        const int64_t h0 = h;
+        for (int64_t j = 0; j < Ln; j++)
+            if (n_ids[a * Ln + j] >= 0) rows[2 * P + h++] = (int32_t)n_ids[a * Ln + j];
+        for (int64_t j = 0; j < Lp; j++) {
+            if (p_ids[a * Lp + j] < 0) continue;
+            rows[p] = (int32_t)a_ids[a], rows[P + p] = (int32_t)p_ids[a * Lp + j];
+            off[p] = h0, len[p] = h - h0;
+            p++;
+        }
+    }
+    for (int64_t k = 0; k < K; k++) rows[2 * P + H + k] = (int32_t)r_ids[k];
+    minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    mb.num_items = P, mb.num_listed = H, mb.num_negatives = K, mb.num_seeds = N;
+    mb.item_local = rows, mb.input_nodes = ids, mb.listed_off = off, mb.listed_len = len;
+    task_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.task = TASK_LINK_PREDICTION;
+    config_default_trainer_args(&cfg.args, TASK_LINK_PREDICTION);
+    cfg.args.softmax_temp = ((const double *)par.data)[0];
+    cfg.args.lp_tasks[0].temperature = cfg.args.softmax_temp;
+    cfg.args.lp_tasks[0].remove_accidental_hits = cfg.args.should_remove_accidental_hits = 1;
+    task_head hd;
+    cgnn_err err = {0};
+    ASSERT_EQ(head_init(&hd, &cfg, D, P, H + K, &err), 0);
+    float *dout = calloc((size_t)(N * D), sizeof *dout);
+    const double loss = head_batch(&hd, &mb, emb.data, dout, NULL);
+    const double want = ((const double *)los.data)[0];
+    ASSERT_NEAR(loss, want, 1e-5 * fabs(want));
+    const float *g = dem.data;
+    for (int64_t i = 0; i < N * D; i++) ASSERT_NEAR(dout[i], g[i], 1e-4 + 1e-4 * fabs(g[i]));
+    head_free(&hd);
+    free(dout);
+    free(rows), free(off), free(len), free(ids);
+    npy_close(&emb), npy_close(&anc), npy_close(&pos), npy_close(&neg), npy_close(&rnd), npy_close(&par);
+    npy_close(&los), npy_close(&dem);
+}
+
 int main(void) {
     RUN(macro_f1);
     RUN(lp_auc_rows);
+    RUN(anchor_batch_gigl);
     return test_summary();
 }

@@ -415,6 +415,163 @@ TEST(labelled_pairs_list_each_group_once) {
     free(dst);
 }
 
+/* Anchor batching (GiGL's DistABLPLoader): over 1 and 3 ranks and two epochs, every anchor of
+ * the split appears in exactly one batch of one rank (ranks disjoint), at most batch_size anchors
+ * a batch, with its first `cap` positives in row order (all for cap 0), adjacent; each pair's
+ * listed negatives are its anchor's first `cap` negatives; the same batches for 0 and 3 sampler
+ * threads; another seed gives another order. */
+TEST(anchor_batches_carry_each_anchor_once) {
+    int32_t *src, *dst;
+    const int64_t n = 500;
+    int64_t e = test_random_graph(n, 4, 50, 7, &src, &dst);
+    ds_edges ed = test_edges(src, dst, e);
+    csc_graph g;
+    cgnn_err err;
+    ASSERT_EQ(csc_build(&g, n, &ed, 2, &err), 0);
+    /* 70 anchors 11k % n (distinct), 1 + k % 4 positives, k % 3 listed negatives; rows
+     * interleaved by row r <- entry (r * 31) % M */
+    enum { A = 70, MAXR = 420 };
+    int64_t ent_seeds[2 * MAXR], ent_labels[MAXR], M = 0;
+    for (int64_t k = 0; k < A; k++) {
+        const int64_t a = (11 * k) % n;
+        for (int64_t j = 0; j < 1 + k % 4; j++, M++)
+            ent_seeds[2 * M] = a, ent_seeds[2 * M + 1] = (a + 1 + j) % n, ent_labels[M] = 1;
+        for (int64_t j = 0; j < k % 3; j++, M++)
+            ent_seeds[2 * M] = a, ent_seeds[2 * M + 1] = (a + 200 + 5 * j) % n, ent_labels[M] = 0;
+    }
+    ASSERT(M % 31 != 0 && M <= MAXR);
+    int64_t seeds[2 * MAXR], labels[MAXR];
+    for (int64_t r = 0; r < M; r++) {
+        const int64_t q = (r * 31) % M;
+        seeds[2 * r] = ent_seeds[2 * q], seeds[2 * r + 1] = ent_seeds[2 * q + 1], labels[r] = ent_labels[q];
+    }
+    for (int labelled = 0; labelled < 2; labelled++)
+        for (int64_t cap = 0; cap <= 2; cap += 2)
+            for (int W = 1; W <= 3; W += 2)
+                for (int epoch = 0; epoch < 2; epoch++) {
+                    int64_t batch_of[n]; /* anchor -> (rank, batch) seen, or -1 */
+                    for (int64_t v = 0; v < n; v++) batch_of[v] = -1;
+                    int64_t anchors_seen = 0;
+                    for (int rank = 0; rank < W; rank++) {
+                        loader_config cfg;
+                        memset(&cfg, 0, sizeof cfg);
+                        cfg.sampler.num_layers = 1;
+                        cfg.sampler.fanouts[0] = 3;
+                        cfg.batch_size = 8;
+                        cfg.shuffle = 1;
+                        cfg.seed = 5;
+                        cfg.rank = rank;
+                        cfg.world_size = W;
+                        cfg.pairs = 1;
+                        cfg.num_negatives = 4;
+                        cfg.anchor_batches = 1;
+                        cfg.max_labels_per_anchor = cap;
+                        epoch_digest ref;
+                        memset(&ref, 0, sizeof ref);
+                        for (int wi = 0; wi < 2; wi++) {
+                            cfg.num_workers = wi ? 3 : 0;
+                            loader l;
+                            ASSERT_EQ(loader_init(&l, &g, seeds, labelled ? labels : NULL, M, &cfg, &err), 0);
+                            ASSERT_EQ(loader_num_batch_items(&l), A);
+                            { /* the 8 anchors with the most (capped) positives */
+                                int64_t deg[A], bound = 0;
+                                for (int64_t k = 0; k < A; k++) {
+                                    deg[k] = 1 + k % 4 + (labelled ? 0 : k % 3);
+                                    if (cap && deg[k] > cap) deg[k] = cap;
+                                }
+                                for (int t = 0; t < 8; t++) {
+                                    int64_t best = 0;
+                                    for (int64_t k = 1; k < A; k++) if (deg[k] > deg[best]) best = k;
+                                    bound += deg[best];
+                                    deg[best] = -1;
+                                }
+                                ASSERT_EQ(loader_max_pairs(&l), bound);
+                            }
+                            loader_start_epoch(&l, epoch, 0);
+                            epoch_digest got;
+                            memset(&got, 0, sizeof got);
+                            minibatch *mb;
+                            while ((mb = loader_next(&l)) != NULL) {
+                                const int64_t P = mb->num_items, H = mb->num_listed;
+                                ASSERT(P <= loader_max_pairs(&l) && got.batches < 64);
+                                int64_t distinct = 0;
+                                for (int64_t i = 0; i < P;) {
+                                    const int64_t a = seeds[2 * mb->items[i]];
+                                    distinct++;
+                                    if (wi == 0) { /* once over every rank and batch */
+                                        ASSERT_EQ(batch_of[a], -1);
+                                        batch_of[a] = rank * 1000 + got.batches;
+                                        anchors_seen++;
+                                    }
+                                    /* its pairs: the anchor's first cap positive rows, in row order */
+                                    int64_t cnt = 0, negs = 0;
+                                    for (int64_t r = 0; r < M; r++) {
+                                        if (seeds[2 * r] != a) continue;
+                                        if (labelled && labels[r] == 0) {
+                                            if (cap && negs >= cap) continue;
+                                            ASSERT(negs < mb->listed_len[i]);
+                                            ASSERT_EQ(mb->input_nodes[mb->item_local[2 * P + mb->listed_off[i] + negs]],
+                                                      seeds[2 * r + 1]);
+                                            negs++;
+                                            continue;
+                                        }
+                                        if (cap && cnt >= cap) continue;
+                                        ASSERT(i + cnt < P);
+                                        ASSERT_EQ(mb->items[i + cnt], r);
+                                        ASSERT_EQ(mb->input_nodes[mb->item_local[i + cnt]], a);
+                                        ASSERT_EQ(mb->input_nodes[mb->item_local[P + i + cnt]], seeds[2 * r + 1]);
+                                        cnt++;
+                                    }
+                                    ASSERT(cnt >= 1);
+                                    ASSERT_EQ(mb->listed_len[i], negs);
+                                    i += cnt;
+                                }
+                                ASSERT(distinct <= 8);
+                                ASSERT_EQ(mb->num_negatives, 4);
+                                uint64_t h = fnv(1469598103934665603ULL, mb->items, (size_t)P * 8);
+                                h = fnv(h, mb->input_nodes, (size_t)mb->num_input_nodes * 8);
+                                h = fnv(h, mb->item_local, (size_t)(2 * P + H + 4) * 4);
+                                h = fnv(h, mb->blocks[0].indices, (size_t)mb->blocks[0].num_edges * 4);
+                                got.hash[got.batches++] = h;
+                                loader_release(&l, mb);
+                            }
+                            if (wi == 0) ref = got;
+                            ASSERT_EQ(got.batches, ref.batches);
+                            for (int64_t b = 0; b < got.batches; b++) ASSERT(got.hash[b] == ref.hash[b]);
+                            loader_free(&l);
+                        }
+                    }
+                    ASSERT_EQ(anchors_seen, A);
+                }
+    /* determinism by seed: the same seed, the same order; another seed, another */
+    int64_t first[3][8];
+    for (int t = 0; t < 3; t++) {
+        loader_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.sampler.num_layers = 1;
+        cfg.sampler.fanouts[0] = 3;
+        cfg.batch_size = 8;
+        cfg.shuffle = 1;
+        cfg.seed = t == 2 ? 6 : 5;
+        cfg.world_size = 1;
+        cfg.pairs = 1;
+        cfg.anchor_batches = 1;
+        loader l;
+        ASSERT_EQ(loader_init(&l, &g, seeds, NULL, M, &cfg, &err), 0);
+        loader_start_epoch(&l, 0, 1);
+        minibatch *mb = loader_next(&l);
+        ASSERT(mb != NULL && mb->num_items >= 8);
+        for (int i = 0; i < 8; i++) first[t][i] = mb->items[i];
+        loader_release(&l, mb);
+        loader_free(&l);
+    }
+    ASSERT(memcmp(first[0], first[1], sizeof first[0]) == 0);
+    ASSERT(memcmp(first[0], first[2], sizeof first[0]) != 0);
+    csc_free(&g);
+    free(src);
+    free(dst);
+}
+
 /* LP random negatives from a candidate id range (loader_config.neg_lo / neg_hi, trainerArgs
  * lp_candidate_range): every one inside [300, 420), most of the range drawn, the same ids for 0
  * and 2 sampler threads; without the range some fall outside; a bad range is refused. */
@@ -490,5 +647,6 @@ int main(void) {
     RUN(same_batches_with_0_1_4_workers);
     RUN(labelled_pairs_list_each_group_once);
     RUN(negatives_from_candidate_range);
+    RUN(anchor_batches_carry_each_anchor_once);
     return test_summary();
 }

@@ -12,10 +12,43 @@
 
 /* Seeds per batch the minibatches must hold. */
 int64_t loader_max_seeds(const loader *l) {
-    return l->cfg.pairs ? 2 * l->cfg.batch_size + l->max_listed + l->cfg.num_negatives : l->cfg.batch_size;
+    return l->cfg.pairs ? 2 * l->max_pairs + l->max_listed + l->cfg.num_negatives : l->cfg.batch_size;
 }
 
-int64_t loader_num_items(const loader *l) { return l->items.num_items; }
+int64_t loader_max_pairs(const loader *l) { return l->max_pairs; }
+
+int64_t loader_num_items(const loader *l) {
+    return l->anchor_ptr ? l->anchor_ptr[l->num_anchors] : l->items.num_items;
+}
+
+int64_t loader_num_batch_items(const loader *l) { return l->items.num_items; }
+
+/* The pair items of batch b: the item sampler's own (pairs), or the positives of its anchors
+ * expanded into w->items_scratch (anchor batching). Returns their count. */
+static int64_t batch_pair_items(const loader *l, int64_t b, loader_worker *w, const int64_t **items) {
+    const int64_t *anchors;
+    const int64_t na = item_sampler_batch(&l->items, b, &anchors);
+    if (!l->anchor_ptr) {
+        *items = anchors;
+        return na;
+    }
+    int64_t n = 0;
+    for (int64_t i = 0; i < na; i++)
+        for (int64_t k = l->anchor_ptr[anchors[i]]; k < l->anchor_ptr[anchors[i] + 1]; k++)
+            w->items_scratch[n++] = l->anchor_items[k];
+    CGNN_CHECK(n <= l->max_pairs);
+    *items = w->items_scratch;
+    return n;
+}
+
+/* Listed negatives a group contributes: all, or the first max_labels_per_anchor with anchor
+ * batching (GiGL caps the negative labels of an anchor as its positives). */
+static int64_t group_len(const loader *l, int64_t g) {
+    int64_t len = l->group_ptr[g + 1] - l->group_ptr[g];
+    if (l->cfg.anchor_batches && l->cfg.max_labels_per_anchor > 0 && len > l->cfg.max_labels_per_anchor)
+        len = l->cfg.max_labels_per_anchor;
+    return len;
+}
 
 int64_t loader_max_negatives(const loader *l) { return l->cfg.pairs ? l->max_listed + l->cfg.num_negatives : 0; }
 
@@ -33,7 +66,7 @@ static int64_t list_negatives(const loader *l, const int64_t *items, int64_t n, 
         if (g < 0) continue;
         int64_t j = 0;
         while (j < num_seen && seen[2 * j] != g) j++;
-        const int64_t len = l->group_ptr[g + 1] - l->group_ptr[g];
+        const int64_t len = group_len(l, g);
         if (j < num_seen) {
             mb->listed_off[i] = seen[2 * j + 1];
         } else {
@@ -67,7 +100,7 @@ static void produce_failed(loader *l, minibatch *mb, int64_t b, const cgnn_err *
 static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_worker *w) {
     const int64_t *items;
     int64_t *seeds = w->seeds_scratch;
-    const int64_t n = item_sampler_batch(&l->items, b, &items);
+    const int64_t n = batch_pair_items(l, b, w, &items);
     const uint64_t key = item_sampler_batch_key(&l->items, b);
     const typed_graph *g = l->cfg.typed;
     int64_t n_seeds = n, K = 0, H = 0;
@@ -211,7 +244,7 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     }
     const int64_t *items;
     int64_t *seeds = w->seeds_scratch;
-    int64_t n = item_sampler_batch(&l->items, b, &items);
+    int64_t n = batch_pair_items(l, b, w, &items);
     const uint64_t key = item_sampler_batch_key(&l->items, b);
     int64_t n_seeds = n, K = 0, H = 0;
     if (l->cfg.pairs) {
@@ -337,10 +370,10 @@ static void anchor_mismatch(cgnn_err *err, int64_t row_a, int64_t row_b, int64_t
 }
 
 /* Labelled pairs: splits rows into positive items and grouped listed negatives (loader.h).
- * Sets l->pos_rows, pos_group, group_ptr, group_nodes, max_listed; returns the number
+ * Sets l->pos_rows, pos_group, group_ptr, group_nodes, num_groups; returns the number
  * of positives, or -1 with *err (nothing left allocated). */
 static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64_t *labels, const int64_t *indexes,
-                                    int64_t num_rows, int64_t batch_size, cgnn_err *err) {
+                                    int64_t num_rows, cgnn_err *err) {
     int64_t num_pos = 0, num_neg = 0;
     for (int64_t r = 0; r < num_rows; r++) {
         if (labels[r] != 0 && labels[r] != 1)
@@ -360,7 +393,6 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
     for (int64_t j = 0; j < num_neg; j++) G += j == 0 || neg[j].key != neg[j - 1].key;
     int64_t *keys = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     int64_t *anchor = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
-    int64_t *sizes = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     l->group_ptr = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
     l->group_nodes = cgnn_malloc((size_t)(num_neg + 1) * sizeof(int64_t));
     l->pos_rows = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
@@ -398,21 +430,15 @@ static int64_t setup_labelled_pairs(loader *l, const int64_t *seeds, const int64
         l->pos_rows[k] = r;
         l->pos_group[k++] = pg;
     }
-    /* a batch lists at most batch_size distinct groups: bound by the largest ones */
-    for (int64_t j = 0; j < G; j++) sizes[j] = l->group_ptr[j + 1] - l->group_ptr[j];
-    qsort(sizes, (size_t)G, sizeof(int64_t), cmp_desc);
-    l->max_listed = 0;
-    for (int64_t j = 0; j < G && j < batch_size; j++) l->max_listed += sizes[j];
+    l->num_groups = G; /* max_listed: set_max_listed, once the batches' pair count is known */
     free(neg);
     free(keys);
     free(anchor);
-    free(sizes);
     return num_pos;
 fail:
     free(neg);
     free(keys);
     free(anchor);
-    free(sizes);
     free(l->group_ptr);
     free(l->group_nodes);
     free(l->pos_rows);
@@ -421,22 +447,77 @@ fail:
     return -1;
 }
 
-/* loader_typed_capacity with up to `listed` listed negatives per batch (labelled pairs). */
-static void typed_capacity(const loader_config *cfg, int64_t listed, minibatch_typed_capacity *tcap) {
+/* The sum of the k largest of sizes[0..n) (sorted in place, descending). */
+static int64_t sum_largest(int64_t *sizes, int64_t n, int64_t k) {
+    qsort(sizes, (size_t)n, sizeof(int64_t), cmp_desc);
+    int64_t sum = 0;
+    for (int64_t j = 0; j < n && j < k; j++) sum += sizes[j];
+    return sum;
+}
+
+/* Labelled pairs: a batch lists at most max_pairs distinct groups: l->max_listed is bounded by
+ * the largest ones (capped as group_len). */
+static void set_max_listed(loader *l) {
+    const int64_t G = l->num_groups;
+    int64_t *sizes = cgnn_malloc((size_t)(G + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < G; j++) sizes[j] = group_len(l, j);
+    l->max_listed = sum_largest(sizes, G, l->max_pairs);
+    free(sizes);
+}
+
+/* Anchor batching: groups the num_pos pair items by anchor (ascending anchor id, each anchor's
+ * items in row order, the first max_labels_per_anchor kept) into anchor_ptr / anchor_items and
+ * sets num_anchors and max_pairs. */
+static void setup_anchors(loader *l, int64_t num_pos) {
+    keyed_row *kr = cgnn_malloc((size_t)(num_pos + 1) * sizeof(keyed_row));
+    for (int64_t k = 0; k < num_pos; k++) {
+        const int64_t row = l->pos_rows ? l->pos_rows[k] : k;
+        kr[k] = (keyed_row){l->seeds[2 * row], k};
+    }
+    qsort(kr, (size_t)num_pos, sizeof(keyed_row), keyed_row_cmp);
+    int64_t A = 0;
+    for (int64_t j = 0; j < num_pos; j++) A += j == 0 || kr[j].key != kr[j - 1].key;
+    const int64_t cap = l->cfg.max_labels_per_anchor;
+    l->num_anchors = A;
+    l->anchor_ptr = cgnn_malloc((size_t)(A + 1) * sizeof(int64_t));
+    l->anchor_items = cgnn_malloc((size_t)(num_pos + 1) * sizeof(int64_t));
+    int64_t *sizes = cgnn_malloc((size_t)(A + 1) * sizeof(int64_t));
+    int64_t a = -1, n = 0, in_anchor = 0;
+    for (int64_t j = 0; j < num_pos; j++) {
+        if (j == 0 || kr[j].key != kr[j - 1].key) {
+            l->anchor_ptr[++a] = n;
+            in_anchor = 0;
+        }
+        if (cap > 0 && in_anchor >= cap) continue; /* kr is in row order within an anchor */
+        l->anchor_items[n++] = kr[j].row;
+        in_anchor++;
+    }
+    l->anchor_ptr[A] = n;
+    for (int64_t i = 0; i < A; i++) sizes[i] = l->anchor_ptr[i + 1] - l->anchor_ptr[i];
+    l->max_pairs = sum_largest(sizes, A, l->cfg.batch_size);
+    free(sizes);
+    free(kr);
+}
+
+/* loader_typed_capacity with up to `pairs` pairs and `listed` listed negatives per batch. */
+static void typed_capacity(const loader_config *cfg, int64_t pairs, int64_t listed, minibatch_typed_capacity *tcap) {
     int64_t max_seeds[MINIBATCH_MAX_NODE_TYPES] = {0};
     if (cfg->pairs) { /* anchors of the src type; positives and negatives of the dst type */
-        max_seeds[cfg->typed->etype_src[cfg->pair_etype]] += cfg->batch_size;
-        max_seeds[cfg->typed->etype_dst[cfg->pair_etype]] += cfg->batch_size + listed + cfg->num_negatives;
+        max_seeds[cfg->typed->etype_src[cfg->pair_etype]] += pairs;
+        max_seeds[cfg->typed->etype_dst[cfg->pair_etype]] += pairs + listed + cfg->num_negatives;
     } else {
         max_seeds[cfg->seed_type] = cfg->batch_size;
     }
     typed_sampler_capacity(cfg->typed, &cfg->typed_sampler, max_seeds, cfg->type_width, tcap);
 }
 
-void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) { typed_capacity(cfg, 0, tcap); }
+void loader_typed_capacity(const loader_config *cfg, minibatch_typed_capacity *tcap) {
+    CGNN_CHECK(!cfg->anchor_batches); /* its batch sizes depend on the split: loader_batch_typed_capacity */
+    typed_capacity(cfg, cfg->batch_size, 0, tcap);
+}
 
 void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap) {
-    typed_capacity(&l->cfg, l->max_listed, tcap);
+    typed_capacity(&l->cfg, l->max_pairs, l->max_listed, tcap);
 }
 
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
@@ -479,11 +560,19 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
     l->cfg = *cfg;
     l->seeds = seeds;
     l->labels = labels;
+    if (cfg->anchor_batches && (!cfg->pairs || cfg->max_labels_per_anchor < 0))
+        return err_set(err, CGNN_ERR_INPUT, "anchor batching needs link-prediction pairs and a cap >= 0");
     if (cfg->pairs && labels) {
-        const int64_t num_pos = setup_labelled_pairs(l, seeds, labels, cfg->indexes, num_items, cfg->batch_size, err);
+        const int64_t num_pos = setup_labelled_pairs(l, seeds, labels, cfg->indexes, num_items, err);
         if (num_pos < 0) return -1;
         num_items = num_pos;
     }
+    l->max_pairs = cfg->batch_size;
+    if (cfg->anchor_batches) {
+        setup_anchors(l, num_items);
+        num_items = l->num_anchors; /* the item sampler batches anchors */
+    }
+    if (l->pos_rows) set_max_listed(l);
     item_sampler_init(&l->items, num_items, cfg->batch_size, cfg->shuffle, cfg->drop_last, cfg->seed,
                       cfg->rank, cfg->world_size, cfg->drop_uneven);
     const int producers = cfg->num_workers > 0 ? cfg->num_workers : 1;
@@ -496,7 +585,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         memset(&cap, 0, sizeof cap);
         cap.num_layers = cfg->typed_sampler.num_layers;
         cap.max_items = loader_max_seeds(l);
-        typed_capacity(cfg, l->max_listed, &tcap);
+        typed_capacity(cfg, l->max_pairs, l->max_listed, &tcap);
     } else if (cfg->part)
         sampler_capacity_sized(cfg->part->num_nodes, cfg->part->num_edges, cfg->part->max_in_degree, &cfg->sampler,
                                loader_max_seeds(l), width, &cap);
@@ -530,8 +619,9 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         ws[p].l = l;
         ws[p].index = p;
         ws[p].seeds_scratch = cgnn_malloc((size_t)(loader_max_seeds(l) + 1) * sizeof(int64_t));
-        ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
-        ws[p].group_seen = l->pos_rows ? cgnn_malloc((size_t)(2 * cfg->batch_size + 1) * sizeof(int64_t)) : NULL;
+        ws[p].pairs_scratch = cfg->pairs ? cgnn_malloc((size_t)(2 * l->max_pairs + 1) * sizeof(int64_t)) : NULL;
+        ws[p].group_seen = l->pos_rows ? cgnn_malloc((size_t)(2 * l->max_pairs + 1) * sizeof(int64_t)) : NULL;
+        ws[p].items_scratch = l->anchor_ptr ? cgnn_malloc((size_t)(l->max_pairs + 1) * sizeof(int64_t)) : NULL;
         if (cfg->feat_part &&
             gather_part_scratch_init(&ws[p].gather, cfg->feat_part->num_parts, cap.max_nodes[cfg->sampler.num_layers],
                                      err) != 0)
@@ -658,6 +748,7 @@ void loader_free(loader *l) {
             free(ws[p].seeds_scratch);
             free(ws[p].pairs_scratch);
             free(ws[p].group_seen);
+            free(ws[p].items_scratch);
             gather_part_scratch_free(&ws[p].gather);
             gather_typed_scratch_free(&ws[p].tgather);
         }
@@ -674,6 +765,8 @@ void loader_free(loader *l) {
     free(l->pos_group);
     free(l->group_ptr);
     free(l->group_nodes);
+    free(l->anchor_ptr);
+    free(l->anchor_items);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     memset(l, 0, sizeof *l);

@@ -78,6 +78,15 @@ typedef struct loader_config {
      * `listed` holds the listed negatives of every group among the batch's positives, each group
      * once, in order of first appearance; mb->listed_off/len give each pair its group's range. */
     const int64_t *indexes;     /* (num_items) or NULL */
+    /* anchor batching (GiGL's DistABLPLoader; pairs only): the item sampler runs over the split's
+     * distinct anchors (column 0; ascending id), batch_size anchors a batch, and a batch carries
+     * every positive pair of its anchors: the first max_labels_per_anchor of each anchor in split
+     * row order (0: all; GiGL's max_labels_per_anchor_node, which keeps the first labels of the
+     * anchor's row). The batch is then laid out as a pair batch of those pairs, each anchor's pairs
+     * adjacent in row order (the anchor repeated in the seed list); with labelled pairs each group's
+     * listed negatives are capped the same way. Random negatives as for pairs. */
+    int anchor_batches;
+    int64_t max_labels_per_anchor;
     /* a partitioned graph (NULL: g is the whole graph): g is the own nodes' index, batches
      * are sampled through `part` and features gathered through `feat_part` (`feature` then
      * holds the own rows); random negatives are drawn uniformly from the whole graph's ids
@@ -136,8 +145,9 @@ typedef struct loader_worker {
     struct loader *l;
     int index;               /* producer index: its sampler and scratch */
     int64_t *seeds_scratch;  /* (max seeds) seed node ids of the batch being built */
-    int64_t *pairs_scratch;  /* (batch_size, 2) the batch's pairs (exclude_seed_edges) */
-    int64_t *group_seen;     /* (batch_size, 2) labelled pairs: (group, offset) already listed */
+    int64_t *pairs_scratch;  /* (max_pairs, 2) the batch's pairs (exclude_seed_edges) */
+    int64_t *group_seen;     /* (max_pairs, 2) labelled pairs: (group, offset) already listed */
+    int64_t *items_scratch;  /* (max_pairs) anchor batching: the batch's pair items */
     gather_part_scratch gather; /* partitioned features (cfg.feat_part) */
     gather_typed_scratch tgather; /* partitioned typed features (cfg.typed_feat_part) */
 } loader_worker;
@@ -153,6 +163,12 @@ typedef struct loader {
     int64_t *group_ptr;         /* (groups + 1) ranges into group_nodes */
     int64_t *group_nodes;       /* listed negative node ids, grouped, in row order within a group */
     int64_t max_listed;         /* most listed negatives one batch can carry */
+    int64_t num_groups;         /* groups of listed negatives */
+    /* anchor batching (cfg.anchor_batches), owned; NULL otherwise */
+    int64_t num_anchors;
+    int64_t *anchor_ptr;        /* (num_anchors + 1) ranges into anchor_items */
+    int64_t *anchor_items;      /* pair items (positive numbers) grouped by anchor, row order, capped */
+    int64_t max_pairs;          /* most pairs one batch carries (batch_size without anchor batching) */
     item_sampler items;
     int queue_depth;
     minibatch *slots;           /* (queue_depth) */
@@ -191,9 +207,17 @@ void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap
  * negatives for pairs), and the most negatives (listed + random) of one batch. */
 int64_t loader_max_seeds(const loader *l);
 int64_t loader_max_negatives(const loader *l);
+/* Pairs one batch can hold (LP): batch_size, or with anchor batching the positives of the
+ * batch_size anchors with the most (capped) positives. */
+int64_t loader_max_pairs(const loader *l);
 
-/* Items of one epoch over every rank (pairs: the positive pairs; labelled pairs count the
- * rows labelled 1 only): a bound on the items any rank's epoch delivers. */
+/* The items of an epoch over every rank: pairs, or with anchor batching the distinct anchors
+ * (what batch_size counts). */
+int64_t loader_num_batch_items(const loader *l);
+
+/* Items of one epoch over every rank (pairs: the positive pairs, capped ones excluded with
+ * anchor batching; labelled pairs count the rows labelled 1 only): a bound on the pairs any
+ * rank's epoch delivers. */
 int64_t loader_num_items(const loader *l);
 
 /* Begins producing `epoch`; max_batches > 0 limits the number of batches (0 = all). Any

@@ -88,6 +88,7 @@ typedef enum targ {
     /* link prediction: candidates and full-ranking validation */
     TARG_LP_CANDIDATE_RANGE,
     TARG_VAL_AT_END,
+    TARG_LP_BATCHING,
     TARG_COUNT
 } targ;
 
@@ -152,6 +153,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "cache_presample_batches",
     "lp_candidate_range",
     "val_at_end",
+    "lp_batching",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -751,6 +753,9 @@ void config_default_trainer_args(trainer_args *a, task_kind task) {
     a->cache_ratio = 0;
     a->cache_memory_budget = 0;
     a->cache_presample_batches = 20;
+    a->lp_anchor_batching = 0; /* pairs: see docs/CONFIG.md, "Link prediction batching" */
+    a->lp_batching_given = 0;
+    a->max_labels_per_anchor_node = 0;
 }
 
 /* ---- GiGL's trainerArgs names ----------------------------------------------------------------
@@ -833,9 +838,7 @@ static const gigl_arg GIGL_ARGS[] = {
     {"should_use_range_partitioning", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
     {"should_load_tensors_in_parallel", GIGL_NO_EFFECT, GIGL_BOOL, -1, -1, 0, 0, GIGL_DATASET_BUILD},
     {"ssl_positive_label_percentage", GIGL_KEPT, GIGL_NUM, -1, -1, 0, 0, NULL},
-    {"max_labels_per_anchor_node", GIGL_MISSING, GIGL_INT, -1, -1, 0, 0,
-     "GiGL's anchor batching (DistABLPLoader: each anchor with up to this many positives) is not implemented in "
-     "cgnn yet: cgnn batches (anchor, positive) pairs and uses every pair of the split"},
+    {"max_labels_per_anchor_node", GIGL_KEPT, GIGL_INT, -1, -1, 1, INT32_MAX, NULL},
     /* in GiGL's configs, read by no GiGL code */
     {"train_main_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
     {"train_random_sample_num_workers", GIGL_UNREAD, GIGL_INT, -1, -1, 0, 1024, GIGL_SAMPLE_WORKERS},
@@ -1015,6 +1018,21 @@ static int gigl_finish(const yamldoc *doc, const yamldoc_node *const *gx, const 
                 return node_err(doc, v, err, "ssl_positive_label_percentage is %g: the fraction of the supervision "
                                 "edges taken as labels must be in (0, 1]", num);
             a->ssl_positive_label_percentage = num;
+        } else if (!strcmp(e->name, "max_labels_per_anchor_node")) {
+            if (task != TASK_LINK_PREDICTION) {
+                note_add(notes, "trainerArgs.max_labels_per_anchor_node: accepted, no effect: GiGL's cap of link "
+                         "prediction labels per anchor; this task is %s", TASK_NAMES[task]);
+                continue;
+            }
+            if (a->lp_batching_given && !a->lp_anchor_batching)
+                return node_err(doc, v, err, "max_labels_per_anchor_node caps the positives of each anchor of GiGL's "
+                                "anchor batches; it contradicts lp_batching: pairs (set lp_batching: anchors or leave "
+                                "it out)");
+            a->max_labels_per_anchor_node = (int64_t)num;
+            if (!a->lp_anchor_batching)
+                note_add(notes, "trainerArgs.max_labels_per_anchor_node: GiGL's anchor batching "
+                         "(lp_batching: anchors), each anchor with its first %lld positives", (long long)num);
+            a->lp_anchor_batching = 1;
         } else if (!strcmp(e->name, "sample_edge_direction")) {
             char buf[80];
             if (!strcmp(v->scalar, "out"))
@@ -1171,7 +1189,7 @@ static int targ_lp_only(targ k) {
     return k == TARG_RAND_NEG_BATCH || k == TARG_RAND_NEG_BATCH_EVAL || k == TARG_SOFTMAX_TEMP ||
            k == TARG_REMOVE_ACCIDENTAL_HITS || k == TARG_TASK_PATH || k == TARG_EXCLUDE_SEED_EDGES ||
            k == TARG_EMB_REG || k == TARG_LP_CANDIDATE_RANGE ||
-           k == TARG_SSL_KEEP_EVAL_EDGES;
+           k == TARG_SSL_KEEP_EVAL_EDGES || k == TARG_LP_BATCHING;
 }
 
 /* ---- task_path ------------------------------------------------------------------ */
@@ -1572,6 +1590,15 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "got %s", shown(n, buf, sizeof buf));
     }
     if ((n = g[TARG_SSL_KEEP_EVAL_EDGES]) && arg_bool(doc, n, &a->ssl_keep_eval_edges, err) != 0) return -1;
+    if ((n = g[TARG_LP_BATCHING])) {
+        if (strcmp(n->scalar, "pairs") == 0) a->lp_anchor_batching = 0;
+        else if (strcmp(n->scalar, "anchors") == 0) a->lp_anchor_batching = 1;
+        else
+            return node_err(doc, n, err, "expected pairs (batch_size (anchor, positive) pairs) or anchors (batch_size "
+                            "anchors, each with all its positives: GiGL's DistABLPLoader), got %s",
+                            shown(n, buf, sizeof buf));
+        a->lp_batching_given = 1;
+    }
     /* learnable node embeddings (either task) */
     if ((n = g[TARG_NODE_EMB_DIM]) && arg_int(doc, n, 0, 1 << 20, &a->node_embedding_dim, err) != 0) return -1;
     if ((n = g[TARG_EMB_LR]) && arg_double(doc, n, 0, 1, INFINITY, 0, &a->embedding_lr, err) != 0) return -1;

@@ -116,6 +116,12 @@ typedef struct trainer_args {
                                          validation; hi 0 = every node */
     int exclude_seed_edges;           /* LP: drop the batch's own positive edges from its sampled
                                          neighbourhoods (GraphBolt exclude_seed_edges; false) */
+    int lp_anchor_batching;           /* LP lp_batching: 0 pairs (batch_size (anchor, positive) pairs; the
+                                         default), 1 anchors (batch_size anchors with all their positives,
+                                         GiGL's DistABLPLoader; implied by max_labels_per_anchor_node) */
+    int lp_batching_given;            /* lp_batching was given */
+    int64_t max_labels_per_anchor_node; /* anchors: positives (and listed negatives) kept per anchor, the
+                                         first in split row order (GiGL's name); 0 = all */
     /* learnable node embeddings (either task) */
     int64_t node_embedding_dim;       /* 0 = none; else a (num_nodes, dim) table concatenated after the features */
     char embedding_optim[16];         /* embedding_optim_class_path: SparseAdam (default) | Adagrad | SGD */

@@ -132,6 +132,9 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
             fp_add(fp, "ssl_split", "%.17g %.17g", a->num_val, a->num_test);
             fp_add(fp, "ssl_keep_eval_edges", "%d", a->ssl_keep_eval_edges);
         }
+        if (a->lp_anchor_batching) /* only then: pairs states written before it stay valid */
+            fp_add(fp, "lp_batching", "%s max_labels_per_anchor_node %lld", a->lp_anchor_batching ? "anchors" : "pairs",
+                   (long long)a->max_labels_per_anchor_node);
         fp_add(fp, "task_path", "%d tasks", a->num_lp_tasks);
         for (int k = 0; k < a->num_lp_tasks; k++) { /* each task's weight and the arguments it reads */
             const lp_task *lt = &a->lp_tasks[k];

@@ -281,6 +281,28 @@ static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     head_scores_finish(&t->head, t->d, s);
 }
 
+/* The most items (LP: pairs) one batch of any loader carries: batch_size, or more with anchor
+ * batching (each anchor with its positives). */
+static int64_t max_batch_pairs(const trainer *t) {
+    int64_t m = t->a->batch_size;
+    const loader *ls[3] = {t->have_train ? &t->train : NULL, t->have_val ? &t->val : NULL, t->have_test ? &t->test : NULL};
+    for (int i = 0; i < 3; i++)
+        if (ls[i] && t->cfg->task == TASK_LINK_PREDICTION && loader_max_pairs(ls[i]) > m) m = loader_max_pairs(ls[i]);
+    return m;
+}
+
+/* LP anchor batching: one log line (root) with the batches' shape. */
+static void log_anchor_batching(const trainer *t) {
+    if (t->cfg->task != TASK_LINK_PREDICTION || !t->a->lp_anchor_batching || !is_root(t)) return;
+    char cap[64] = "all their positives";
+    if (t->a->max_labels_per_anchor_node > 0)
+        snprintf(cap, sizeof cap, "their first %lld positives", (long long)t->a->max_labels_per_anchor_node);
+    log_info("link prediction batches: %lld anchors with %s (lp_batching: anchors, GiGL's DistABLPLoader); "
+             "%lld training anchors (%lld pairs), at most %lld pairs a batch",
+             (long long)t->a->batch_size, cap, (long long)(t->have_train ? loader_num_batch_items(&t->train) : 0),
+             (long long)(t->have_train ? loader_num_items(&t->train) : 0), (long long)max_batch_pairs(t));
+}
+
 /* LP, after head_init (every rank): the auc / ap rows, 2 per positive pair of the largest
  * evaluated split. */
 static void reserve_lp_scores(trainer *t) {
@@ -340,6 +362,8 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
         lc.neg_lo = t->a->lp_candidate_lo, lc.neg_hi = t->a->lp_candidate_hi; /* random negatives: candidates only */
         lc.indexes = indexes;
+        lc.anchor_batches = t->a->lp_anchor_batching; /* GiGL's DistABLPLoader for every split alike */
+        lc.max_labels_per_anchor = t->a->max_labels_per_anchor_node;
     }
     if (t->typed) {
         lc.typed = &t->tg;
@@ -1150,7 +1174,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     minibatch_capacity cap;
     memset(&cap, 0, sizeof cap);
     cap.num_layers = L;
-    cap.max_items = a->batch_size;
+    cap.max_items = max_batch_pairs(t);
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) return err_prefix(err, "%s: trainerConfig.trainerArgs: ", file);
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
     int64_t max_negatives = 0, max_rows = ty->cap.max_nodes[ty->output_type][0];
@@ -1169,7 +1193,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         max_rows = t->lp_src == t->lp_dst ? md : ms + md;
         t->lp_out = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     }
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, max_batch_pairs(t), max_negatives, err) != 0) return -1;
     if (lp) reserve_lp_scores(t);
     for (int l = 0; l < L; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (t->d->size > 1) {
@@ -1178,6 +1202,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     }
     t->dlogits = cgnn_malloc((size_t)(max_rows + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+    log_anchor_batching(t);
     if (is_root(t)) {
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
@@ -1361,6 +1386,12 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
                        "is not available in server-client mode yet; train without it", t->cfg->file);
+    if ((t->client || t->parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.lp_batching: anchors (GiGL's anchor batching%s) is not available "
+                       "%s yet; use lp_batching: pairs, or train on the whole dataset",
+                       t->cfg->file, a->max_labels_per_anchor_node > 0 ? ", max_labels_per_anchor_node" : "",
+                       t->client ? "in server-client mode" : "on a partitioned graph");
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
@@ -1468,7 +1499,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     }
     if (optim_init(&t->opt, &a->optim, t->m.num_params, err) != 0) return -1;
-    if (head_init(&t->head, t->cfg, out_dim, a->batch_size, max_negatives, err) != 0) return -1;
+    if (head_init(&t->head, t->cfg, out_dim, max_batch_pairs(t), max_negatives, err) != 0) return -1;
     if (lp) reserve_lp_scores(t);
     if (t->have_emb)
         t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
@@ -1479,6 +1510,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
+    log_anchor_batching(t);
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
