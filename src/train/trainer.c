@@ -593,7 +593,7 @@ static int client_route(trainer *t, int part_lo, int part_hi, cgnn_err *err) {
         index[n++] = s;
     }
     if (batch_client_init(&t->bclient, gs->rpc, peers, index, n, t->pb.num_nodes, t->pb.num_edges,
-                          t->pb.max_in_degree, err) != 0)
+                          t->pb.max_in_degree, gs->has_feat ? gs->feat_dtype : -1, err) != 0)
         return -1;
     t->have_bclient = 1;
     log_debug("compute rank %d: batches from storage rank%s %d-%d", c, n == 1 ? "" : "s", lo, hi - 1);
