@@ -141,6 +141,34 @@ timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/e
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/emb_s.npy" >"$TMP/emb_s.out" 2>&1 ||
   bad "embed with the graph-store config failed: $(tail -3 "$TMP/emb_s.out")"
 cmp -s "$TMP/emb_w.npy" "$TMP/emb_s.npy" && ok || bad "embed with the graph-store config differs"
+# server-client embed (compute ranks run the layers on the storage ranks' one-hop blocks) = one
+# process on the whole dataset: learnable embeddings + features (GraphSAGE), and GCN's full-graph
+# norms; chunks of 500 nodes, 2 + 2 and 1 + 3 ranks
+config emb1 facebook_lp_graphsage data/facebook-lp "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_w/model.safetensors#"
+"$CGNN" embed --quiet --task_config_uri="$TMP/emb1.yaml" --out "$TMP/emb_1.npy" >"$TMP/emb_1.out" 2>&1 ||
+  bad "single-process embed failed: $(tail -3 "$TMP/emb_1.out")"
+cmp -s "$TMP/emb_1.npy" "$TMP/emb_s.npy" && ok || bad "server-client embed differs from the single-process embed"
+gsconf gs13.yaml 1 3
+config gcn1 cora_gcn data/cora -e 's/num_epochs: "200"/num_epochs: "3"/'
+config gcn_p cora_gcn "$TMP/cora2" -e 's/num_epochs: "200"/num_epochs: "3"/' \
+  -e "s#trainedModelUri: .*#trainedModelUri: $TMP/gcn1/model.safetensors#"
+"$CGNN" train --quiet --task_config_uri="$TMP/gcn1.yaml" >"$TMP/gcn1.out" 2>&1 || bad "GCN training failed: $(tail -3 "$TMP/gcn1.out")"
+"$CGNN" embed --quiet --task_config_uri="$TMP/gcn1.yaml" --out "$TMP/gcn_1.npy" >>"$TMP/gcn1.out" 2>&1 ||
+  bad "single-process GCN embed failed: $(tail -3 "$TMP/gcn1.out")"
+for gs in gs22 gs13; do
+  timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --batch 500 --task_config_uri="$TMP/gcn_p.yaml" \
+    --resource_config_uri="$TMP/$gs.yaml" --out "$TMP/gcn_$gs.npy" >"$TMP/gcn_$gs.out" 2>&1 ||
+    bad "server-client GCN embed ($gs) failed: $(tail -3 "$TMP/gcn_$gs.out")"
+  cmp -s "$TMP/gcn_1.npy" "$TMP/gcn_$gs.npy" && ok || bad "server-client GCN embed ($gs) differs from one process"
+done
+# the blocks came from the storage ranks: 3 passes (norms, 2 layers) x 6 chunks of 500 of 2708 nodes
+grep -q "graph store: 18 batches built by 2 storage ranks for 2 compute ranks" "$TMP/gcn_gs22.out" && ok ||
+  bad "server-client GCN embed: expected 18 batches from the storage ranks: $(grep 'graph store' "$TMP/gcn_gs22.out")"
+timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn_p.yaml" --activations_dir "$TMP/act" \
+  --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_act.npy" >"$TMP/gcn_act.out" 2>&1
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "activations stay in the compute ranks' memory" "$TMP/gcn_act.out" && [[ ! -e "$TMP/gcn_act.npy" ]] &&
+  ok || bad "server-client embed with --activations_dir: rc $rc, $(tail -2 "$TMP/gcn_act.out")"
 
 # ---- refused before anything is written (exit 2, named) ----
 expect() { # expect NAME CODE PATTERN RC
