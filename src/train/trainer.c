@@ -1109,10 +1109,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->g = &t->own_g;
     }
     if (seed_assignment(t, err) != 0) return -1;
-    if (t->client && a->checkpoint_every_n_batches > 0)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
-                       "is not available in server-client mode yet; train without it", t->cfg->file);
     if (t->parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
@@ -1593,7 +1589,16 @@ static int64_t emb_step(const trainer *t) {
 /* This job's fingerprint for the training state (t->fp, allocated here). */
 static void state_fingerprint(trainer *t) {
     t->fp = cgnn_malloc(sizeof *t->fp);
-    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->g, &t->m, t->d->size);
+    /* server-client mode: no graph on a compute rank; the whole graph's sizes from the partition */
+    csc_graph shape;
+    memset(&shape, 0, sizeof shape);
+    shape.num_nodes = t->pb.num_nodes, shape.num_edges = t->pb.num_edges;
+    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->client ? &shape : t->g,
+                                 &t->m, t->d->size);
+    if (t->client) { /* the embedding table's rows are new ids of this partition; the seeds its assignment */
+        train_state_fingerprint_add(t->fp, "partition", t->pb.partition_id);
+        train_state_fingerprint_add(t->fp, "seed_assignment", t->local_seeds ? "local" : "global");
+    }
     if (!t->typed) return;
     int tables = 0;
     for (int k = 0; k < t->tg.num_node_types; k++) tables |= t->have_temb[k];
