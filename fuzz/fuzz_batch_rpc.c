@@ -57,6 +57,15 @@ static void setup(void) {
         for (int64_t i = 0; rows && i < b.num_input_nodes * F; i++) rows[i] = (float)(i % 9) * 0.25f;
         const loader_remote_batch rq = {0, 5, &cfg, 0, F, SEEDS, NS, SEEDS, 2};
         if (!rows || batch_request_encode(&q, &rq, &err) != 0) abort();
+        { /* the seeds must decode: else they would not reach the deep checks */
+            const batch_reply_expect ex = {2, SEEDS, NS, F, NPY_DTYPE_FLOAT32, 0, N};
+            batch_request dq;
+            if (batch_reply_decode(r.data, r.len, &ex, &mb, WHO, &err) != 0 ||
+                batch_request_decode(q.data, q.len, N, F, &dq, FROM, &err) != 0) {
+                fprintf(stderr, "fuzz_batch_rpc: the corpus seeds do not decode: %s\n", err.msg);
+                abort();
+            }
+        }
         char path[4200];
         const uint8_t tag[2] = {0, 1};
         const dist_rpc_buf *m[2] = {&r, &q};

@@ -209,6 +209,23 @@ rc=$?
 took=$(( $(date +%s) - start ))
 [[ $rc -ne 0 && $took -le 45 ]] && ok || bad "a dying compute rank: exit $rc after $took s: $(tail -3 "$TMP/f_cdie.err")"
 
+# a malformed batch from a storage rank (its 3rd answer names node -1): the compute rank refuses
+# it naming the storage rank and the field; exit 2, no model; the same for server-client embed
+config f_bad cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_bad "$TMP/gs22.yaml" CGNN_TEST_CORRUPT_BATCH=3 CGNN_TEST_FAULT_RANK=2
+rc=$?
+took=$(( $(date +%s) - start ))
+if [[ $rc -eq 2 && $took -le 45 && ! -e "$TMP/f_bad/model.safetensors" ]] &&
+   grep -q "storage rank 0 (world rank 2, host [^)]*) answered a batch whose input_nodes\[0\] = -1 is not a node" "$TMP/f_bad.err"; then ok
+else bad "a malformed batch: exit $rc after $took s: $(grep -i error "$TMP/f_bad.err" | head -2)"; fi
+CGNN_TEST_CORRUPT_BATCH=2 CGNN_TEST_FAULT_RANK=3 timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --batch 500 \
+  --task_config_uri="$TMP/gcn_p.yaml" --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_bad.npy" >"$TMP/gcn_bad.out" 2>&1
+rc=$?
+if [[ $rc -eq 2 && ! -e "$TMP/gcn_bad.npy" ]] &&
+   grep -q "storage rank 1 (world rank 3, host [^)]*) answered a batch whose input_nodes\[0\] = -1" "$TMP/gcn_bad.out"; then ok
+else bad "server-client embed, a malformed block: exit $rc, $(grep -i error "$TMP/gcn_bad.out" | head -2)"; fi
+
 # an orderly failure on the compute ranks (a NaN loss): every rank ends with its exit status
 config f_nan cora_graphsage "$TMP/cora2" "${NC[@]}"
 start=$(date +%s)

@@ -53,6 +53,7 @@ struct batch_server {
     batch_job *free_jobs;
     int stop;
     int64_t exit_after;        /* test hook: die after this many answered batches (0: never) */
+    int64_t corrupt_at;        /* test hook: answer this batch (1-based) with input_nodes[0] = -1 */
     batch_server_stats stats;  /* under mu */
 };
 
@@ -392,6 +393,12 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
         cgnn_err e = {0};
         const int bad = build_batch(w, j->src, j->req.data, j->req.len, &e) != 0;
+        if (!bad && s->corrupt_at > 0) {
+            pthread_mutex_lock(&s->mu);
+            const int hit = s->stats.batches + 1 == s->corrupt_at;
+            pthread_mutex_unlock(&s->mu);
+            if (hit) ((int64_t *)w->reply.data)[BATCH_REP_HEADER + 3 * ((int64_t *)w->reply.data)[0]] = -1;
+        }
         cgnn_err rerr = {0};
         if (dist_rpc_reply(s->rpc, &j->tok, w->reply.data, bad ? 0 : w->reply.len, bad ? &e : NULL, &rerr) != 0)
             dist_fail_job(s->world, &rerr); /* the compute rank never took its batch: gone or stuck */
@@ -466,6 +473,8 @@ int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, 
     pthread_cond_init(&s->cv, NULL);
     const char *ea = getenv("CGNN_TEST_STORAGE_EXIT_AFTER"), *fr = getenv("CGNN_TEST_FAULT_RANK");
     if (ea && (!fr || atoi(fr) == rank)) s->exit_after = strtoll(ea, NULL, 10);
+    const char *cb = getenv("CGNN_TEST_CORRUPT_BATCH");
+    if (cb && (!fr || atoi(fr) == rank)) s->corrupt_at = strtoll(cb, NULL, 10);
     dist_rpc_register(rpc, BATCH_RPC_BATCH, "batch", handle_batch, s);
     *out = s;
     return 0;

@@ -211,7 +211,14 @@ static void backward(trainer *t, const minibatch *mb) {
 static minibatch *next_batch(trainer *t, loader *l) {
     minibatch *mb = loader_next(l);
     cgnn_err lerr = {0};
-    if (!mb && loader_failed(l, &lerr)) dist_fail_job(t->d, &lerr); /* the others may wait for this rank */
+    if (!mb && loader_failed(l, &lerr)) {
+        if (lerr.code == CGNN_ERR_INPUT) { /* a malformed message (server-client mode: a hostile reply) */
+            fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", t->d->rank, lerr.msg);
+            fflush(stderr);
+            dist_abort(t->d, CGNN_ERR_INPUT);
+        }
+        dist_fail_job(t->d, &lerr); /* the others may wait for this rank */
+    }
     return mb;
 }
 
