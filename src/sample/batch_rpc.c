@@ -29,6 +29,7 @@ typedef struct batch_worker {
     int have_sampler;
     sampler_config cfg;        /* what the sampler was built for */
     int64_t max_items;         /* and for how many seeds */
+    int64_t max_edges;         /* one hop with every in-edge (embed): the edges it holds; else INT64_MAX */
     neighbor_sampler sampler;
     minibatch mb;              /* blocks and input nodes only (features go straight to the reply) */
     gather_part_scratch gather;
@@ -316,12 +317,31 @@ static int same_cfg(const sampler_config *a, const sampler_config *b) {
     return 1;
 }
 
-/* The worker's sampler and batch fit cfg and n seeds (re-built when they do not). */
-static int fit_worker(batch_worker *w, const sampler_config *cfg, int64_t n, cgnn_err *err) {
-    if (w->have_sampler && same_cfg(&w->cfg, cfg) && n <= w->max_items) return 0;
+/* The edges of a one-hop request with every in-edge (`cgnn embed`'s blocks): each own seed's
+ * in-degree, max_in_degree for the others (their edges come through PICK); 0 for any other
+ * request (the capacity then comes from the fanouts). Bounds the worker's buffers by the blocks
+ * actually asked for, where the generic bound (seeds x max in-degree, up to the whole graph's
+ * edges) would allocate the whole graph per worker on a graph with hubs. */
+static int64_t one_hop_edges(const batch_server *s, const batch_request *rq) {
+    if (rq->cfg.num_layers != 1 || rq->cfg.fanouts[0] != -1) return 0;
+    const sampler_part *p = s->part;
+    const int64_t lo = p->part_start[p->part], hi = p->part_start[p->part + 1];
+    int64_t e = 0;
+    for (int64_t i = 0; i < rq->n_seeds; i++) {
+        const int64_t v = rq->seeds[i];
+        e += v >= lo && v < hi ? csc_degree(s->local, v - lo) : p->max_in_degree;
+    }
+    return e > p->num_edges ? p->num_edges : e < 1 ? 1 : e;
+}
+
+/* The worker's sampler and batch fit cfg, n seeds and (need_edges > 0) that many one-hop edges
+ * (re-built when they do not; one-hop buffers grow by half again, so a run re-sizes rarely). */
+static int fit_worker(batch_worker *w, const sampler_config *cfg, int64_t n, int64_t need_edges, cgnn_err *err) {
+    const int same = w->have_sampler && same_cfg(&w->cfg, cfg);
+    if (same && n <= w->max_items && need_edges <= w->max_edges) return 0;
     const batch_server *s = w->s;
     int64_t items = n > w->max_items ? n : w->max_items;
-    if (!w->have_sampler || !same_cfg(&w->cfg, cfg)) items = n;
+    if (!same) items = n;
     if (items < 1) items = 1;
     sampler_free(&w->sampler);
     minibatch_free(&w->mb);
@@ -329,6 +349,17 @@ static int fit_worker(batch_worker *w, const sampler_config *cfg, int64_t n, cgn
     w->have_sampler = 0;
     minibatch_capacity cap;
     sampler_capacity_sized(s->part->num_nodes, s->part->num_edges, s->part->max_in_degree, cfg, items, 0, &cap);
+    const int64_t had = same ? w->max_edges : 0;
+    w->max_edges = INT64_MAX;
+    if (need_edges > 0) { /* one hop, every in-edge */
+        int64_t e = had != INT64_MAX && had > need_edges ? had : need_edges;
+        e += e / 2;
+        if (e < cap.max_edges[0]) {
+            cap.max_edges[0] = e;
+            cap.max_nodes[1] = cap.max_nodes[0] + e < s->part->num_nodes ? cap.max_nodes[0] + e : s->part->num_nodes;
+        }
+        w->max_edges = cap.max_edges[0];
+    }
     if (minibatch_alloc(&w->mb, &cap, err) != 0) return -1;
     if (sampler_init_part(&w->sampler, s->local, s->part, cfg, &cap, err) != 0) return -1;
     if (s->feat_part && gather_part_scratch_init(&w->gather, s->feat_part->num_parts, cap.max_nodes[cfg->num_layers],
@@ -352,7 +383,7 @@ static int build_batch(batch_worker *w, int src, const void *req, size_t len, cg
     }
     const sampler_config cfg = rq.cfg;
     const int64_t F = rq.feat_cols, n_seeds = rq.n_seeds;
-    if (fit_worker(w, &cfg, n_seeds, err) != 0) return -1;
+    if (fit_worker(w, &cfg, n_seeds, one_hop_edges(s, &rq), err) != 0) return -1;
     const double t0 = timer_now();
     minibatch *mb = &w->mb;
     if (rq.n_pairs > 0) sampler_exclude_edges(&w->sampler, rq.pairs, rq.n_pairs);
