@@ -164,6 +164,19 @@ done
 # the blocks came from the storage ranks: 3 passes (norms, 2 layers) x 6 chunks of 500 of 2708 nodes
 grep -q "graph store: 18 batches built by 2 storage ranks for 2 compute ranks" "$TMP/gcn_gs22.out" && ok ||
   bad "server-client GCN embed: expected 18 batches from the storage ranks: $(grep 'graph store' "$TMP/gcn_gs22.out")"
+# a model of 0 layers (matrix factorisation, L2-normalised): the compute ranks' rows are the table's
+for n in mf1 mf_p; do
+  data=data/facebook-lp/metadata.yaml
+  [[ $n == mf_p ]] && data=$TMP/fb2
+  printf 'taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\nsharedConfig:\n  preprocessedMetadataUri: %s\n  trainedModelMetadata:\n    trainedModelUri: %s\n    evalMetricsUri: %s\ntrainerConfig:\n  trainerArgs:\n    num_layers: "0"\n    node_embedding_dim: "8"\n    should_l2_normalize_embedding_layer_output: "true"\n    main_sample_batch_size: "64"\n    random_negative_sample_batch_size: "64"\n    task_path: BPR\n    num_epochs: "1"\n    num_max_train_batches: "5"\n' \
+    "$data" "$TMP/mf/model.safetensors" "$TMP/mf/eval_metrics.json" >"$TMP/$n.yaml"
+done
+"$CGNN" train --quiet --task_config_uri="$TMP/mf1.yaml" >"$TMP/mf1.out" 2>&1 &&
+  "$CGNN" embed --quiet --task_config_uri="$TMP/mf1.yaml" --out "$TMP/mf_1.npy" >>"$TMP/mf1.out" 2>&1 ||
+  bad "MF training / single-process embed failed: $(tail -3 "$TMP/mf1.out")"
+timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/mf_p.yaml" \
+  --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/mf_s.npy" >"$TMP/mf_s.out" 2>&1 || bad "server-client MF embed failed: $(tail -3 "$TMP/mf_s.out")"
+cmp -s "$TMP/mf_1.npy" "$TMP/mf_s.npy" && ok || bad "server-client MF embed differs from one process"
 timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn_p.yaml" --activations_dir "$TMP/act" \
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_act.npy" >"$TMP/gcn_act.out" 2>&1
 rc=$?
