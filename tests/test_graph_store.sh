@@ -141,6 +141,47 @@ timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/e
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/emb_s.npy" >"$TMP/emb_s.out" 2>&1 ||
   bad "embed with the graph-store config failed: $(tail -3 "$TMP/emb_s.out")"
 cmp -s "$TMP/emb_w.npy" "$TMP/emb_s.npy" && ok || bad "embed with the graph-store config differs"
+# server-client embed (compute ranks run the layers on the storage ranks' one-hop blocks) = one
+# process on the whole dataset: learnable embeddings + features (GraphSAGE), and GCN's full-graph
+# norms; chunks of 500 nodes, 2 + 2 and 1 + 3 ranks
+config emb1 facebook_lp_graphsage data/facebook-lp "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_w/model.safetensors#"
+"$CGNN" embed --quiet --task_config_uri="$TMP/emb1.yaml" --out "$TMP/emb_1.npy" >"$TMP/emb_1.out" 2>&1 ||
+  bad "single-process embed failed: $(tail -3 "$TMP/emb_1.out")"
+cmp -s "$TMP/emb_1.npy" "$TMP/emb_s.npy" && ok || bad "server-client embed differs from the single-process embed"
+gsconf gs13.yaml 1 3
+config gcn1 cora_gcn data/cora -e 's/num_epochs: "200"/num_epochs: "3"/'
+config gcn_p cora_gcn "$TMP/cora2" -e 's/num_epochs: "200"/num_epochs: "3"/' \
+  -e "s#trainedModelUri: .*#trainedModelUri: $TMP/gcn1/model.safetensors#"
+"$CGNN" train --quiet --task_config_uri="$TMP/gcn1.yaml" >"$TMP/gcn1.out" 2>&1 || bad "GCN training failed: $(tail -3 "$TMP/gcn1.out")"
+"$CGNN" embed --quiet --task_config_uri="$TMP/gcn1.yaml" --out "$TMP/gcn_1.npy" >>"$TMP/gcn1.out" 2>&1 ||
+  bad "single-process GCN embed failed: $(tail -3 "$TMP/gcn1.out")"
+for gs in gs22 gs13; do
+  timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --batch 500 --task_config_uri="$TMP/gcn_p.yaml" \
+    --resource_config_uri="$TMP/$gs.yaml" --out "$TMP/gcn_$gs.npy" >"$TMP/gcn_$gs.out" 2>&1 ||
+    bad "server-client GCN embed ($gs) failed: $(tail -3 "$TMP/gcn_$gs.out")"
+  cmp -s "$TMP/gcn_1.npy" "$TMP/gcn_$gs.npy" && ok || bad "server-client GCN embed ($gs) differs from one process"
+done
+# the blocks came from the storage ranks: 3 passes (norms, 2 layers) x 6 chunks of 500 of 2708 nodes
+grep -q "graph store: 18 batches built by 2 storage ranks for 2 compute ranks" "$TMP/gcn_gs22.out" && ok ||
+  bad "server-client GCN embed: expected 18 batches from the storage ranks: $(grep 'graph store' "$TMP/gcn_gs22.out")"
+# a model of 0 layers (matrix factorisation, L2-normalised): the compute ranks' rows are the table's
+for n in mf1 mf_p; do
+  data=data/facebook-lp/metadata.yaml
+  [[ $n == mf_p ]] && data=$TMP/fb2
+  printf 'taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\nsharedConfig:\n  preprocessedMetadataUri: %s\n  trainedModelMetadata:\n    trainedModelUri: %s\n    evalMetricsUri: %s\ntrainerConfig:\n  trainerArgs:\n    num_layers: "0"\n    node_embedding_dim: "8"\n    should_l2_normalize_embedding_layer_output: "true"\n    main_sample_batch_size: "64"\n    random_negative_sample_batch_size: "64"\n    task_path: BPR\n    num_epochs: "1"\n    num_max_train_batches: "5"\n' \
+    "$data" "$TMP/mf/model.safetensors" "$TMP/mf/eval_metrics.json" >"$TMP/$n.yaml"
+done
+"$CGNN" train --quiet --task_config_uri="$TMP/mf1.yaml" >"$TMP/mf1.out" 2>&1 &&
+  "$CGNN" embed --quiet --task_config_uri="$TMP/mf1.yaml" --out "$TMP/mf_1.npy" >>"$TMP/mf1.out" 2>&1 ||
+  bad "MF training / single-process embed failed: $(tail -3 "$TMP/mf1.out")"
+timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/mf_p.yaml" \
+  --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/mf_s.npy" >"$TMP/mf_s.out" 2>&1 || bad "server-client MF embed failed: $(tail -3 "$TMP/mf_s.out")"
+cmp -s "$TMP/mf_1.npy" "$TMP/mf_s.npy" && ok || bad "server-client MF embed differs from one process"
+timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn_p.yaml" --activations_dir "$TMP/act" \
+  --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_act.npy" >"$TMP/gcn_act.out" 2>&1
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "activations stay in the compute ranks' memory" "$TMP/gcn_act.out" && [[ ! -e "$TMP/gcn_act.npy" ]] &&
+  ok || bad "server-client embed with --activations_dir: rc $rc, $(tail -2 "$TMP/gcn_act.out")"
 
 # ---- refused before anything is written (exit 2, named) ----
 expect() { # expect NAME CODE PATTERN RC
@@ -180,6 +221,23 @@ run 4 f_cdie "$TMP/gs22.yaml" CGNN_TEST_EXIT_AT_STEP=2 CGNN_TEST_FAULT_RANK=1
 rc=$?
 took=$(( $(date +%s) - start ))
 [[ $rc -ne 0 && $took -le 45 ]] && ok || bad "a dying compute rank: exit $rc after $took s: $(tail -3 "$TMP/f_cdie.err")"
+
+# a malformed batch from a storage rank (its 3rd answer names node -1): the compute rank refuses
+# it naming the storage rank and the field; exit 2, no model; the same for server-client embed
+config f_bad cora_graphsage "$TMP/cora2" "${NC[@]}"
+start=$(date +%s)
+run 4 f_bad "$TMP/gs22.yaml" CGNN_TEST_CORRUPT_BATCH=3 CGNN_TEST_FAULT_RANK=2
+rc=$?
+took=$(( $(date +%s) - start ))
+if [[ $rc -eq 2 && $took -le 45 && ! -e "$TMP/f_bad/model.safetensors" ]] &&
+   grep -q "storage rank 0 (world rank 2, host [^)]*) answered a batch whose input_nodes\[0\] = -1 is not a node" "$TMP/f_bad.err"; then ok
+else bad "a malformed batch: exit $rc after $took s: $(grep -i error "$TMP/f_bad.err" | head -2)"; fi
+CGNN_TEST_CORRUPT_BATCH=2 CGNN_TEST_FAULT_RANK=3 timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --batch 500 \
+  --task_config_uri="$TMP/gcn_p.yaml" --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_bad.npy" >"$TMP/gcn_bad.out" 2>&1
+rc=$?
+if [[ $rc -eq 2 && ! -e "$TMP/gcn_bad.npy" ]] &&
+   grep -q "storage rank 1 (world rank 3, host [^)]*) answered a batch whose input_nodes\[0\] = -1" "$TMP/gcn_bad.out"; then ok
+else bad "server-client embed, a malformed block: exit $rc, $(grep -i error "$TMP/gcn_bad.out" | head -2)"; fi
 
 # an orderly failure on the compute ranks (a NaN loss): every rank ends with its exit status
 config f_nan cora_graphsage "$TMP/cora2" "${NC[@]}"

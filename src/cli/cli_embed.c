@@ -27,7 +27,9 @@
 #include "nn/infer_typed.h"
 #include "graph/typed_graph.h"
 #include "dist/dist_rpc.h"
+#include "sample/batch_rpc.h"
 #include "sample/part_rpc.h"
+#include "train/graph_store.h"
 #include "train/config.h"
 #include "train/outputs.h"
 #include "train/progress.h"
@@ -390,6 +392,174 @@ static int embed_typed(embed_job *j, const task_config *tc, int64_t chunk, const
     return 0;
 }
 
+/* ---- server-client mode (a graph-store resource config): storage ranks build the blocks ---- */
+
+typedef struct gs_embed {
+    const task_config *tc;
+    const char *res_file, *out_flag, *act_dir;
+    int64_t chunk;
+    int quiet, threads;
+    /* the compute ranks' state */
+    partbook pb;
+    st_file ckpt;
+    model m;
+    infer_input in;
+    int have_pb, have_ckpt, have_m, have_bc;
+    char out[4200];
+    outguard guard;
+    batch_client bc;
+    minibatch mb;                /* the last block (batch_client_build_grow sizes it) */
+    sampler_config sc;           /* one layer, every in-edge */
+    int64_t feat_dim;            /* F of the blocks' rows (0: none) */
+    int num_storage, parts_per_storage;
+} gs_embed;
+
+/* infer_remote.block: the one-hop block of ids[0..n) from the storage rank owning ids[0]. */
+static int gs_block(void *ctx, const int64_t *ids, int64_t n, int with_rows, const minibatch **mb, cgnn_err *err) {
+    gs_embed *g = ctx;
+    int s = 0; /* storage rank s holds new ids [node_map[s k], node_map[(s + 1) k]) */
+    while (s + 1 < g->num_storage && ids[0] >= g->pb.node_map[(s + 1) * g->parts_per_storage]) s++;
+    const loader_remote_batch rq = {s, 0, &g->sc, g->in.normalize_rows, with_rows ? g->feat_dim : 0, ids, n, NULL, 0};
+    if (batch_client_build_grow(&g->bc, &rq, &g->mb, g->feat_dim, err) != 0) return -1;
+    *mb = &g->mb;
+    return 0;
+}
+
+static void gs_embed_free(gs_embed *g) {
+    outguard_free(&g->guard);
+    if (g->have_bc) batch_client_free(&g->bc);
+    minibatch_free(&g->mb);
+    if (g->have_m) model_free(&g->m);
+    if (g->have_ckpt) safetensors_free(&g->ckpt);
+    if (g->have_pb) partbook_close(&g->pb);
+}
+
+/* The compute ranks' setup: the partition JSON and id maps, the model, the output (rank 0). */
+static int gs_embed_setup(gs_embed *g, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err) {
+    const task_config *tc = g->tc;
+    const char *ck = tc->trained_model_uri;
+    if (!ck[0] || access(ck, F_OK) != 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: '%s' does not "
+                       "exist (train the model first: cgnn train)", tc->file, ck);
+    if (partbook_open_client(&g->pb, tc->dataset_path, g->threads, err) != 0)
+        return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", tc->file);
+    g->have_pb = 1;
+    if (g->pb.typed)
+        return err_set(err, CGNN_ERR_INPUT, "%s: sharedConfig.preprocessedMetadataUri: %s is a typed partition; cgnn "
+                       "embed does not run on typed parts yet", tc->file, tc->dataset_path);
+    if (outputs_read_checkpoint(&g->ckpt, ck, err) != 0)
+        return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
+    g->have_ckpt = 1;
+    int emb = -1;
+    if (infer_model_from_checkpoint(&g->m, &g->ckpt, tc->args.l2_normalize_output, &emb, err) != 0) return -1;
+    g->have_m = 1;
+    g->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    if (emb >= 0) {
+        g->in.emb = g->ckpt.data[emb];
+        g->in.emb_rows = g->ckpt.shapes[emb][0];
+        g->in.emb_dim = g->ckpt.shapes[emb][1];
+    }
+    g->feat_dim = g->m.cfg.num_layers > 0 && gc->has_feat ? gc->feat_dim : 0; /* 0 layers: the embeddings alone */
+    g->sc.num_layers = 1;
+    g->sc.fanouts[0] = -1;
+    g->num_storage = gc->num_storage;
+    g->parts_per_storage = gc->parts_per_storage;
+    int peers[BATCH_CLIENT_MAX_PEERS], index[BATCH_CLIENT_MAX_PEERS];
+    if (gc->num_storage > BATCH_CLIENT_MAX_PEERS)
+        return err_set(err, CGNN_ERR_INPUT, "server-client cgnn embed: %d storage ranks (at most %d)", gc->num_storage,
+                       BATCH_CLIENT_MAX_PEERS);
+    for (int s = 0; s < gc->num_storage; s++) peers[s] = gc->first_storage + s, index[s] = s;
+    if (batch_client_init(&g->bc, gc->rpc, peers, index, gc->num_storage, g->pb.num_nodes, g->pb.num_edges,
+                          g->pb.max_in_degree, gc->has_feat ? gc->feat_dtype : -1, err) != 0)
+        return -1;
+    g->have_bc = 1;
+    if (g->out_flag) {
+        snprintf(g->out, sizeof g->out, "%s", g->out_flag);
+    } else {
+        const char *slash = strrchr(ck, '/');
+        snprintf(g->out, sizeof g->out, "%.*sembeddings.npy", slash ? (int)(slash - ck + 1) : 0, ck);
+    }
+    if (group->rank == 0) { /* never over an input, another output, or another job's output */
+        outguard_add_input(&g->guard, tc->file, "the task config");
+        outguard_add_input(&g->guard, g->res_file, "the resource config");
+        outguard_add_input(&g->guard, g->pb.json_path, "the partition JSON");
+        outguard_add_input(&g->guard, ck, "the checkpoint (trainedModelUri)");
+        if (outguard_check_file(&g->guard, g->out, "embed --out", err) != 0 ||
+            outguard_lock(&g->guard, g->out, "embed --out", "cgnn embed", err) != 0)
+            return -1;
+        cleanup_stale_tmp(g->out);
+        if (outputs_make_parent(g->out, 0, err) != 0) return -1;
+    }
+    return 0;
+}
+
+/* graph_store_serve's compute job: every compute rank computes its slice of every layer from the
+ * storage ranks' blocks (nn/infer.h: infer_run_remote); rank 0 writes the rows in original id order. */
+static int gs_embed_compute(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err) {
+    gs_embed *g = ctx;
+    const int root = group->rank == 0;
+    int rc = -1;
+    if (dist_phase_failed(group, gs_embed_setup(g, gc, group, err) != 0, err)) goto out;
+    log_info("server-client embed: %s, %d layers (%lld -> %lld channels%s), %lld nodes, %lld edges; input: %lld "
+             "feature + %lld embedding channels; blocks of %lld nodes from %d storage rank%s; %d compute rank%s x "
+             "%d threads",
+             model_kind_name(g->m.cfg.kind), g->m.cfg.num_layers, (long long)g->m.cfg.in_dim,
+             (long long)g->m.cfg.out_dim, g->m.cfg.l2_normalize_output ? ", L2-normalised" : "",
+             (long long)g->pb.num_nodes, (long long)g->pb.num_edges, (long long)g->feat_dim, (long long)g->in.emb_dim,
+             (long long)g->chunk, gc->num_storage, gc->num_storage == 1 ? "" : "s", group->size,
+             group->size == 1 ? "" : "s", g->threads);
+    embed_progress prog;
+    progress_init(&prog.p, root && !g->quiet);
+    const infer_options opt = {g->chunk, g->act_dir, group, root && !g->quiet ? on_chunk : NULL, &prog};
+    const infer_remote ir = {g->pb.num_nodes, g->pb.orig_of_new, g->feat_dim, gs_block, g};
+    infer_result res;
+    if (infer_run_remote(&res, &g->m, &g->in, &ir, &opt, err) != 0) goto out;
+    int bad = 0;
+    if (root) { /* new-id order -> original id order */
+        const int64_t N = res.num_nodes, D = res.dim;
+        float *full = cgnn_malloc((size_t)(N * D + 1) * sizeof(float));
+        for (int64_t v = 0; v < N; v++)
+            memcpy(full + g->pb.orig_of_new[v] * D, res.embeddings + v * D, (size_t)D * sizeof(float));
+        const int64_t shape[2] = {N, D};
+        bad = npy_write(g->out, NPY_DTYPE_FLOAT32, 2, shape, full, err) != 0;
+        free(full);
+        if (!bad)
+            printf("embeddings: %lld x %lld float32 -> %s (%.2f s, %.0f nodes/s; %lld blocks, %lld edges on rank 0)\n",
+                   (long long)N, (long long)D, g->out, res.seconds, res.seconds > 0 ? (double)N / res.seconds : 0.0,
+                   (long long)res.chunks, (long long)res.edges);
+    }
+    infer_result_free(&res);
+    rc = dist_phase_failed(group, bad, err) ? -1 : 0;
+out:
+    gs_embed_free(g);
+    return rc;
+}
+
+/* cgnn embed with a graph-store resource config: S storage ranks + T compute ranks in one job
+ * (train/graph_store.h). Collective over d; returns the exit status (rank 0 printed the error). */
+static int embed_graph_store(task_config *tc, const resource_config *rc, const dist_ctx *d, gs_embed *g) {
+    cgnn_err err = {0};
+    graph_store_layout lay;
+    if (graph_store_layout_of(rc, d->size, d->rank, &lay, &err) != 0) { /* the same on every rank */
+        if (d->rank == 0) cli_fail(&err);
+        return err.code ? err.code : CGNN_ERR_INPUT;
+    }
+    /* the storage ranks' feature cache is pre-sampled for training batches: not for embedding */
+    tc->args.cache_policy = CACHE_POLICY_NONE;
+    dist_ctx group;
+    dist_split(d, lay.storage, &group);
+    dist_rpc *rpc = NULL;
+    int status;
+    if (dist_phase_failed(d, dist_rpc_create(&rpc, d, &err) != 0, &err))
+        status = err.code ? err.code : CGNN_ERR_RUNTIME;
+    else
+        status = graph_store_serve(tc, rc, d, &group, rpc, &lay, gs_embed_compute, g, &err);
+    if (status != 0 && d->rank == 0) cli_fail(&err);
+    dist_rpc_free(rpc);
+    dist_split_free(&group);
+    return status;
+}
+
 int cli_cmd_embed(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -420,7 +590,7 @@ int cli_cmd_embed(int argc, char **argv) {
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&EMBED_CMD, "resource_config_uri"), &err) != 0;
     /* a partitioned graph's ranks serve each other from a service thread: MPI_THREAD_MULTIPLE */
-    j->parted = !bad && partbook_is_partition(tc->dataset_path);
+    j->parted = !bad && (partbook_is_partition(tc->dataset_path) || rc.graph_store);
     dist_ctx d;
     cgnn_err ierr = {0};
     if (dist_init_threads(&d, NULL, NULL, j->parted, &ierr) != 0 && !bad) {
@@ -430,7 +600,7 @@ int cli_cmd_embed(int argc, char **argv) {
     }
     const int root = d.rank == 0;
     if (quiet || !root) log_level = 0;
-    if (!bad && rc.num_replicas > 0 && rc.num_replicas != d.size)
+    if (!bad && !rc.graph_store && rc.num_replicas > 0 && rc.num_replicas != d.size)
         bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
                       "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;
     if (dist_phase_failed(&d, bad, &err)) goto fail;
@@ -441,6 +611,17 @@ int cli_cmd_embed(int argc, char **argv) {
     if (threads < 1) threads = 1;
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
+    if (rc.graph_store) { /* server-client mode: storage ranks serve, compute ranks run the layers */
+        gs_embed g = {.tc = tc, .res_file = rc.file, .out_flag = cli_flag_str(&EMBED_CMD, "out"),
+                      .act_dir = act_dir, .chunk = chunk, .quiet = quiet, .threads = threads};
+        outguard_init(&g.guard);
+        status = embed_graph_store(tc, &rc, &d, &g);
+        outguard_free(&g.guard); /* a storage rank's (a compute rank's was freed with the rest) */
+        free(j);
+        free(tc);
+        dist_finalize(&d);
+        return status;
+    }
 
     /* rank 0 first: it builds and caches the graph index, then the others load it (parts: all at
      * once, after the rpc layer is created, collectively) */

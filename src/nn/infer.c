@@ -590,3 +590,141 @@ done:
     state_free(&st);
     return rc;
 }
+
+/* ---- server-client mode ------------------------------------------------------------------- */
+
+/* Grows *buf to hold n floats (never shrinks). */
+static void grow_f32(float **buf, int64_t *cap, int64_t n) {
+    if (n <= *cap) return;
+    free(*buf);
+    *buf = cgnn_malloc((size_t)(n + 16) * sizeof(float));
+    *cap = n;
+}
+
+/* The block of own chunk [a, a + n), checked (dst first, in order); ends the job when it fails. */
+static const minibatch *remote_block(const infer_remote *ir, int64_t *seeds, int64_t a, int64_t n, int with_rows,
+                                     const dist_ctx *d) {
+    for (int64_t k = 0; k < n; k++) seeds[k] = a + k;
+    const minibatch *mb = NULL;
+    cgnn_err e = {0};
+    if (ir->block(ir->ctx, seeds, n, with_rows, &mb, &e) != 0) {
+        fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", d->rank, e.msg);
+        fflush(stderr);
+        dist_abort(d, e.code ? e.code : CGNN_ERR_RUNTIME);
+    }
+    CGNN_CHECK(mb->num_layers == 1 && mb->blocks[0].num_dst == n && mb->input_nodes[0] == a);
+    return mb;
+}
+
+int infer_run_remote(infer_result *res, const model *m, const infer_input *in, const infer_remote *ir,
+                     const infer_options *opt, cgnn_err *err) {
+    static const dist_ctx serial = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
+    const dist_ctx *d = opt->dist ? opt->dist : &serial;
+    memset(res, 0, sizeof *res);
+    const double t0 = timer_now();
+    const int L = m->cfg.num_layers;
+    const int64_t N = ir->num_nodes, C = opt->chunk;
+    const int64_t F = ir->feat_dim, E = in->emb ? in->emb_dim : 0, W = F + E;
+    const int64_t lo = N * d->rank / d->size, hi = N * (d->rank + 1) / d->size;
+    int bad = 0;
+    if (N < 1 || N >= INT32_MAX)
+        bad = err_set(err, CGNN_ERR_INPUT, "the graph has %lld nodes (1 .. %d)", (long long)N, INT32_MAX - 1) != 0;
+    if (!bad && in->emb && in->emb_rows != N)
+        bad = err_set(err, CGNN_ERR_INPUT, INFER_EMB_KEY ": %lld rows, the graph has %lld nodes",
+                      (long long)in->emb_rows, (long long)N) != 0;
+    if (!bad && W != m->cfg.in_dim)
+        bad = err_set(err, CGNN_ERR_INPUT, "in_channels: the model takes %lld input channels, the data gives %lld "
+                      "(%lld feature + %lld embedding channels)", (long long)m->cfg.in_dim, (long long)W,
+                      (long long)F, (long long)E) != 0;
+    if (!bad && C < 1) bad = err_set(err, CGNN_ERR_INPUT, "chunk: %lld must be >= 1", (long long)C) != 0;
+    if (!bad && opt->activations_dir && *opt->activations_dir)
+        bad = err_set(err, CGNN_ERR_INPUT, "--activations_dir: in server-client mode the activations stay in the "
+                      "compute ranks' memory") != 0;
+    if (dist_phase_failed(d, bad, err)) return -1;
+    const int64_t own = hi - lo, total = (own + C - 1) / C;
+    int64_t *seeds = cgnn_malloc((size_t)(C < own ? C : (own > 0 ? own : 1)) * sizeof(int64_t));
+    int64_t *counts = cgnn_malloc((size_t)d->size * sizeof(int64_t));
+    float *prev = NULL, *cur = NULL, *slice = NULL, *h_src = NULL, *work = NULL, *gnorm = NULL, *src_norm = NULL;
+    int64_t h_cap = 0, w_cap = 0, n_cap = 0;
+    if (m->cfg.kind == MODEL_GCN) { /* the whole graph's norms: own rows from the blocks, all-gathered */
+        float *own_norm = cgnn_malloc((size_t)(own + 1) * sizeof(float));
+        for (int64_t a = lo; a < hi; a += C) {
+            const int64_t n = a + C < hi ? C : hi - a;
+            const sampler_block *b = &remote_block(ir, seeds, a, n, 0, d)->blocks[0];
+            for (int64_t j = 0; j < n; j++) { /* as infer_gcn_norm: 1 + in-edges other than a self-edge */
+                int64_t deg = 1;
+                for (int64_t e = b->indptr[j]; e < b->indptr[j + 1]; e++) deg += b->indices[e] != j;
+                own_norm[a - lo + j] = 1.0f / sqrtf((float)deg);
+            }
+        }
+        gnorm = cgnn_malloc((size_t)N * sizeof(float));
+        CGNN_CHECK(dist_allgather_counts(d, own, counts) == N);
+        dist_allgatherv_f32(d, own_norm, gnorm, counts);
+        free(own_norm);
+    }
+    for (int l = 0; l < (L > 0 ? L : 1); l++) {
+        const double tl = timer_now();
+        int64_t I = W, O = W;
+        if (L > 0) model_layer_dims(m, l, &I, &O);
+        slice = cgnn_malloc((size_t)(own * O + 1) * sizeof(float));
+        int64_t done = 0;
+        if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L > 0 ? L : 1, 0, total);
+        for (int64_t a = lo; a < hi; a += C, done++) {
+            const int64_t n = a + C < hi ? C : hi - a;
+            float *out = slice + (a - lo) * O;
+            if (L == 0) { /* the embeddings alone (F = 0: a model without layers takes no features) */
+                for (int64_t j = 0; j < n; j++)
+                    memcpy(out + j * E, in->emb + ir->orig_of_new[a + j] * E, (size_t)E * sizeof(float));
+                if (m->cfg.l2_normalize_output) ops_l2norm_forward(out, out, n, O);
+                res->chunks++;
+                if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, 1, done + 1, total);
+                continue;
+            }
+            const minibatch *mb = remote_block(ir, seeds, a, n, l == 0 && F > 0, d);
+            const sampler_block *b = &mb->blocks[0];
+            const int64_t *ids = mb->input_nodes, ns = b->num_src;
+            grow_f32(&h_src, &h_cap, ns * I);
+            grow_f32(&work, &w_cap, model_layer_infer_work(m, l, ns, n, b->num_edges));
+            if (l == 0) { /* [features (converted, normalised by the batch decoder) | embeddings] */
+                for (int64_t j = 0; j < ns; j++) {
+                    if (F > 0) memcpy(h_src + j * W, mb->features + j * mb->feat_dim, (size_t)F * sizeof(float));
+                    if (E > 0) memcpy(h_src + j * W + F, in->emb + ir->orig_of_new[ids[j]] * E, (size_t)E * sizeof(float));
+                }
+            } else {
+                gather_f32(h_src, prev, ids, ns, I);
+            }
+            if (gnorm) {
+                grow_f32(&src_norm, &n_cap, ns);
+                for (int64_t j = 0; j < ns; j++) src_norm[j] = gnorm[ids[j]];
+            }
+            model_layer_forward_infer(m, l, b, h_src, src_norm, out, work);
+            res->chunks++;
+            res->edges += b->num_edges;
+            if (opt->on_chunk) opt->on_chunk(opt->on_chunk_ctx, l, L, done + 1, total);
+        }
+        cur = cgnn_malloc((size_t)(N * O) * sizeof(float));
+        dist_allgather_counts(d, own * O, counts);
+        dist_allgatherv_f32(d, slice, cur, counts);
+        free(slice);
+        slice = NULL;
+        free(prev);
+        prev = cur;
+        cur = NULL;
+        res->layer_seconds[l] = timer_now() - tl;
+        res->dim = O;
+    }
+    res->num_nodes = N;
+    res->store.data = prev;
+    res->store.rows = N;
+    res->store.cols = res->dim;
+    res->store.bytes = (size_t)(N * res->dim) * sizeof(float);
+    res->embeddings = prev;
+    res->seconds = timer_now() - t0;
+    free(seeds);
+    free(counts);
+    free(h_src);
+    free(work);
+    free(gnorm);
+    free(src_norm);
+    return 0;
+}

@@ -142,6 +142,37 @@ typedef struct infer_part {
 int infer_run_part(infer_result *res, const model *m, const infer_input *in, const infer_part *ip,
                    const infer_options *opt, cgnn_err *err);
 
+/* ---- server-client mode (`cgnn embed` with a graph-store resource config) --------------------
+ * The compute ranks hold no graph: the one-hop block of a chunk (every in-edge, fanout -1) and,
+ * for layer 0, its source nodes' feature rows come from the storage ranks (sample/batch_rpc:
+ * BATCH with one layer), through the block callback. Rank r of opt->dist (the compute ranks)
+ * computes the chunks of the new-id slice [N r/W, N (r+1)/W) of every layer; after each layer
+ * the slices are all-gathered, so each compute rank holds the whole layer, (N, D_l) floats, in
+ * memory (activations_dir is refused). GCN's full-graph degrees: a first pass over the own
+ * chunks' blocks (without rows), all-gathered (4 N bytes). Bitwise the single-process
+ * infer_run's rows (node v's row depends only on its in-edges in their order, which `cgnn
+ * partition` keeps), in new-id order. A block that cannot be had (a storage rank failed, timed
+ * out or answered a malformed batch) ends the job (dist_abort with the error's code) after
+ * printing why: the other compute ranks may be waiting in a collective. */
+typedef struct infer_remote {
+    int64_t num_nodes;            /* N (new ids) */
+    const int64_t *orig_of_new;   /* (N) new id -> original id: the rows of in->emb */
+    int64_t feat_dim;             /* F: feature columns the blocks' rows carry (0: none) */
+    /* The block of dst new ids ids[0..n) (distinct, consecutive): *mb gets one block (dst =
+     * ids in order, a prefix of the sources), input_nodes and, with with_rows, the sources'
+     * feature rows (converted, normalised as in->normalize_rows says) in the first F columns of
+     * (*mb)->features, (*mb)->feat_dim apart. *mb is the callback's (valid until its next call).
+     * Returns 0, or -1 with *err. */
+    int (*block)(void *ctx, const int64_t *ids, int64_t n, int with_rows, const minibatch **mb, cgnn_err *err);
+    void *ctx;
+} infer_remote;
+
+/* infer_run with the blocks from ir (in->feat unused: F = ir->feat_dim; in->emb the whole table by
+ * original id). Collective over opt->dist. Returns 0 with res->embeddings = (N, O) in new-id
+ * order on every rank, or -1 with *err for bad inputs (collective). */
+int infer_run_remote(infer_result *res, const model *m, const infer_input *in, const infer_remote *ir,
+                     const infer_options *opt, cgnn_err *err);
+
 /* Releases the embeddings; deletes their file (activations_dir) on the rank that created it.
  * NULL-safe and safe on a zeroed result. Not collective. */
 void infer_result_free(infer_result *res);

@@ -1,6 +1,7 @@
 /* batch_rpc.c — BATCH: whole mini-batches built by storage ranks; see batch_rpc.h. */
 #include "sample/batch_rpc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 typedef struct batch_job {
     dist_rpc_token tok;
+    int src;                   /* the sender's world rank */
     dist_rpc_buf req;          /* the request, copied off the service thread's buffer */
     struct batch_job *next;
 } batch_job;
@@ -27,6 +29,7 @@ typedef struct batch_worker {
     int have_sampler;
     sampler_config cfg;        /* what the sampler was built for */
     int64_t max_items;         /* and for how many seeds */
+    int64_t max_edges;         /* one hop with every in-edge (embed): the edges it holds; else INT64_MAX */
     neighbor_sampler sampler;
     minibatch mb;              /* blocks and input nodes only (features go straight to the reply) */
     gather_part_scratch gather;
@@ -51,118 +54,94 @@ struct batch_server {
     batch_job *free_jobs;
     int stop;
     int64_t exit_after;        /* test hook: die after this many answered batches (0: never) */
+    int64_t corrupt_at;        /* test hook: answer this batch (1-based) with input_nodes[0] = -1 */
     batch_server_stats stats;  /* under mu */
 };
 
-/* Reads and checks the request header; sets *cfg, the arrays and counts. */
-static int parse_request(const batch_server *s, const void *req, size_t len, sampler_config *cfg, uint64_t *key,
-                         int64_t *fcols, const int64_t **seeds, int64_t *n_seeds,
-                         const int64_t **pairs, int64_t *n_pairs, cgnn_err *err) {
+/* ---- the wire format ---------------------------------------------------------------------- */
+
+int batch_request_encode(dist_rpc_buf *b, const loader_remote_batch *rq, cgnn_err *err) {
+    const int L = rq->sampler->num_layers;
+    const size_t words = (size_t)(BATCH_REQ_HEADER + L + rq->n_seeds + 2 * rq->n_pairs);
+    b->len = 0;
+    int64_t *h = dist_rpc_buf_grow(b, words * sizeof(int64_t), err);
+    if (!h) return -1;
+    h[0] = BATCH_VERSION, h[1] = (int64_t)rq->key, h[2] = L, h[3] = rq->sampler->replace;
+    h[4] = rq->feat_dim, h[5] = rq->n_seeds, h[6] = rq->n_pairs, h[7] = 0;
+    for (int l = 0; l < L; l++) h[BATCH_REQ_HEADER + l] = rq->sampler->fanouts[l];
+    if (rq->n_seeds > 0) memcpy(h + BATCH_REQ_HEADER + L, rq->seeds, (size_t)rq->n_seeds * sizeof(int64_t));
+    if (rq->n_pairs > 0)
+        memcpy(h + BATCH_REQ_HEADER + L + rq->n_seeds, rq->pairs, (size_t)(2 * rq->n_pairs) * sizeof(int64_t));
+    return 0;
+}
+
+int batch_request_decode(const void *req, size_t len, int64_t num_nodes, int64_t feat_dim, batch_request *out,
+                         const char *who, cgnn_err *err) {
     const int64_t *h = req;
+    memset(out, 0, sizeof *out);
     if (len < BATCH_REQ_HEADER * sizeof(int64_t) || len % sizeof(int64_t))
-        return err_set(err, CGNN_ERR_INPUT, "batch request of %zu bytes is malformed", len);
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: %zu bytes (a header is %zu, the length a multiple of "
+                       "8)", who, len, (size_t)BATCH_REQ_HEADER * sizeof(int64_t));
     if (h[0] != BATCH_VERSION)
-        return err_set(err, CGNN_ERR_INPUT, "batch request version %lld, this storage rank speaks %d", (long long)h[0],
-                       BATCH_VERSION);
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: version %lld, this storage rank speaks %d", who,
+                       (long long)h[0], BATCH_VERSION);
     const int64_t L = h[2], ns = h[5], np = h[6];
-    if (L < 1 || L > MINIBATCH_MAX_LAYERS || ns < 0 || np < 0 || h[4] < 0 || (h[4] > 0 && !s->feature))
-        return err_set(err, CGNN_ERR_INPUT, "batch request: %lld layers, %lld seeds, %lld pairs, %lld feature columns%s",
-                       (long long)L, (long long)ns, (long long)np, (long long)h[4],
-                       s->feature ? "" : " (this graph has no features)");
+    if (L < 1 || L > MINIBATCH_MAX_LAYERS)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: layers %lld (1 .. %d)", who, (long long)L,
+                       MINIBATCH_MAX_LAYERS);
+    if (h[3] != 0 && h[3] != 1)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: replace %lld (0 or 1)", who, (long long)h[3]);
+    if (h[4] != 0 && h[4] != feat_dim)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: feature columns %lld, the features have %lld", who,
+                       (long long)h[4], (long long)feat_dim);
+    if (ns < 1 || np < 0 || np > ns)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: seeds %lld, excluded pairs %lld (seeds >= 1, "
+                       "0 <= pairs <= seeds)", who, (long long)ns, (long long)np);
+    if (h[7] != 0)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: reserved header word %lld (0)", who, (long long)h[7]);
     const uint64_t words = (uint64_t)(len / sizeof(int64_t));
     if ((uint64_t)BATCH_REQ_HEADER + (uint64_t)L + (uint64_t)ns + 2 * (uint64_t)np != words)
-        return err_set(err, CGNN_ERR_INPUT, "batch request of %zu bytes does not hold its %lld seeds and %lld pairs", len,
-                       (long long)ns, (long long)np);
-    if (s->feature && h[4] > 0 && h[4] != s->feature->dim)
-        return err_set(err, CGNN_ERR_INPUT, "batch request for %lld feature columns, the features have %lld",
-                       (long long)h[4], (long long)s->feature->dim);
-    memset(cfg, 0, sizeof *cfg);
-    cfg->num_layers = (int)L;
-    for (int l = 0; l < L; l++) cfg->fanouts[l] = h[BATCH_REQ_HEADER + l];
-    cfg->replace = h[3] != 0;
-    if (sampler_config_check(cfg, err) != 0) return err_prefix(err, "batch request: ");
-    *key = (uint64_t)h[1];
-    *fcols = h[4];
-    *seeds = h + BATCH_REQ_HEADER + L;
-    *n_seeds = ns;
-    *pairs = *seeds + ns;
-    *n_pairs = np;
-    const int64_t N = s->part->num_nodes;
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: %zu bytes do not hold its %lld fanouts, %lld seeds "
+                       "and %lld pairs", who, len, (long long)L, (long long)ns, (long long)np);
+    out->cfg.num_layers = (int)L;
+    for (int l = 0; l < L; l++) out->cfg.fanouts[l] = h[BATCH_REQ_HEADER + l];
+    out->cfg.replace = h[3] != 0;
+    if (sampler_config_check(&out->cfg, err) != 0) return err_prefix(err, "batch request from %s: fanouts: ", who);
+    out->key = (uint64_t)h[1];
+    out->feat_cols = h[4];
+    out->seeds = h + BATCH_REQ_HEADER + L;
+    out->n_seeds = ns;
+    out->pairs = out->seeds + ns;
+    out->n_pairs = np;
     for (int64_t i = 0; i < ns; i++)
-        if ((*seeds)[i] < 0 || (*seeds)[i] >= N)
-            return err_set(err, CGNN_ERR_INPUT, "batch request: seed %lld is not a node of the graph (%lld nodes)",
-                           (long long)(*seeds)[i], (long long)N);
+        if (out->seeds[i] < 0 || out->seeds[i] >= num_nodes)
+            return err_set(err, CGNN_ERR_INPUT, "batch request from %s: seeds[%lld] = %lld is not a node of the graph "
+                           "(%lld nodes)", who, (long long)i, (long long)out->seeds[i], (long long)num_nodes);
     for (int64_t i = 0; i < 2 * np; i++)
-        if ((*pairs)[i] < 0 || (*pairs)[i] >= N)
-            return err_set(err, CGNN_ERR_INPUT, "batch request: pair node %lld is not a node of the graph",
-                           (long long)(*pairs)[i]);
-    if (np > ns) return err_set(err, CGNN_ERR_INPUT, "batch request: %lld excluded pairs for %lld seeds", (long long)np,
-                                (long long)ns);
+        if (out->pairs[i] < 0 || out->pairs[i] >= num_nodes)
+            return err_set(err, CGNN_ERR_INPUT, "batch request from %s: pairs[%lld] = %lld is not a node of the graph "
+                           "(%lld nodes)", who, (long long)i, (long long)out->pairs[i], (long long)num_nodes);
     return 0;
 }
 
-static int same_cfg(const sampler_config *a, const sampler_config *b) {
-    if (a->num_layers != b->num_layers || a->replace != b->replace) return 0;
-    for (int l = 0; l < a->num_layers; l++)
-        if (a->fanouts[l] != b->fanouts[l]) return 0;
-    return 1;
-}
-
-/* The worker's sampler and batch fit cfg and n seeds (re-built when they do not). */
-static int fit_worker(batch_worker *w, const sampler_config *cfg, int64_t n, cgnn_err *err) {
-    if (w->have_sampler && same_cfg(&w->cfg, cfg) && n <= w->max_items) return 0;
-    const batch_server *s = w->s;
-    int64_t items = n > w->max_items ? n : w->max_items;
-    if (!w->have_sampler || !same_cfg(&w->cfg, cfg)) items = n;
-    if (items < 1) items = 1;
-    sampler_free(&w->sampler);
-    minibatch_free(&w->mb);
-    gather_part_scratch_free(&w->gather);
-    w->have_sampler = 0;
-    minibatch_capacity cap;
-    sampler_capacity_sized(s->part->num_nodes, s->part->num_edges, s->part->max_in_degree, cfg, items, 0, &cap);
-    if (minibatch_alloc(&w->mb, &cap, err) != 0) return -1;
-    if (sampler_init_part(&w->sampler, s->local, s->part, cfg, &cap, err) != 0) return -1;
-    if (s->feat_part && gather_part_scratch_init(&w->gather, s->feat_part->num_parts, cap.max_nodes[cfg->num_layers],
-                                                 err) != 0)
-        return -1;
-    w->cfg = *cfg;
-    w->max_items = items;
-    w->have_sampler = 1;
-    return 0;
-}
-
-/* Builds the batch of one request into w->reply. Returns 0 or -1 with *err. */
-static int build_batch(batch_worker *w, const void *req, size_t len, cgnn_err *err) {
-    batch_server *s = w->s;
-    sampler_config cfg;
-    uint64_t key = 0;
-    int64_t F = 0, n_seeds = 0, n_pairs = 0;
-    const int64_t *seeds = NULL, *pairs = NULL;
-    if (parse_request(s, req, len, &cfg, &key, &F, &seeds, &n_seeds, &pairs, &n_pairs, err) != 0) return -1;
-    if (fit_worker(w, &cfg, n_seeds, err) != 0) return -1;
-    const double t0 = timer_now();
-    minibatch *mb = &w->mb;
-    if (n_pairs > 0) sampler_exclude_edges(&w->sampler, pairs, n_pairs);
-    if (sampler_sample(&w->sampler, mb, seeds, n_seeds, key, err) != 0) return -1;
-    const double t1 = timer_now();
-    const int L = cfg.num_layers;
+void *batch_reply_pack(dist_rpc_buf *r, const minibatch *mb, int64_t n_seeds, int64_t F, int dtype,
+                       int64_t sample_ns, int64_t gather_ns, cgnn_err *err) {
+    const int L = mb->num_layers;
     const int64_t nin = mb->num_input_nodes;
-    /* the reply's size, then its parts in place */
     size_t bytes = (size_t)(BATCH_REP_HEADER + 3 * L) * sizeof(int64_t) + (size_t)nin * sizeof(int64_t);
     for (int l = 0; l < L; l++)
         bytes += (size_t)(mb->blocks[l].num_dst + 1) * sizeof(int64_t) + PAD8((size_t)mb->blocks[l].num_edges * 4);
-    const size_t row_bytes = F > 0 ? (size_t)F * npy_dtype_size(s->feature->array.dtype) : 0;
+    const size_t row_bytes = F > 0 ? (size_t)F * npy_dtype_size((npy_dtype)dtype) : 0;
     bytes += PAD8((size_t)n_seeds * 4) + PAD8((size_t)nin * row_bytes);
-    dist_rpc_buf *r = &w->reply;
     r->len = 0;
     char *p = dist_rpc_buf_grow(r, bytes, err);
-    if (!p) return -1;
+    if (!p) return NULL;
     memset(p, 0, bytes);
     int64_t *h = (int64_t *)p;
     h[0] = L, h[1] = mb->num_seeds, h[2] = nin, h[3] = n_seeds, h[4] = F;
-    h[5] = F > 0 ? (int64_t)s->feature->array.dtype : -1;
+    h[5] = F > 0 ? (int64_t)dtype : -1;
     h[6] = mb->num_sampled_edges;
+    h[7] = sample_ns, h[8] = gather_ns;
     for (int l = 0; l < L; l++) {
         h[BATCH_REP_HEADER + 3 * l] = mb->blocks[l].num_dst;
         h[BATCH_REP_HEADER + 3 * l + 1] = mb->blocks[l].num_src;
@@ -176,15 +155,249 @@ static int build_batch(batch_worker *w, const void *req, size_t len, cgnn_err *e
         p += (size_t)(mb->blocks[l].num_dst + 1) * sizeof(int64_t);
     }
     for (int l = 0; l < L; l++) {
-        memcpy(p, mb->blocks[l].indices, (size_t)mb->blocks[l].num_edges * 4);
+        if (mb->blocks[l].num_edges > 0) memcpy(p, mb->blocks[l].indices, (size_t)mb->blocks[l].num_edges * 4);
         p += PAD8((size_t)mb->blocks[l].num_edges * 4);
     }
-    memcpy(p, mb->item_local, (size_t)n_seeds * 4);
+    if (n_seeds > 0) memcpy(p, mb->item_local, (size_t)n_seeds * 4);
     p += PAD8((size_t)n_seeds * 4);
+    return p;
+}
+
+void batch_reply_peek(const void *rep, size_t len, int num_layers, int64_t *num_input_nodes, int64_t *max_block_edges) {
+    const int64_t *h = rep;
+    *num_input_nodes = *max_block_edges = 0;
+    if (num_layers < 1 || num_layers > MINIBATCH_MAX_LAYERS ||
+        len < (size_t)(BATCH_REP_HEADER + 3 * num_layers) * sizeof(int64_t))
+        return;
+    *num_input_nodes = h[2];
+    for (int l = 0; l < num_layers; l++)
+        if (h[BATCH_REP_HEADER + 3 * l + 2] > *max_block_edges) *max_block_edges = h[BATCH_REP_HEADER + 3 * l + 2];
+}
+
+/* The reply's error: "<who> answered a batch whose <field> ..." (CGNN_ERR_INPUT). */
+#define REPLY_BAD(...) err_set(err, CGNN_ERR_INPUT, __VA_ARGS__)
+
+int batch_reply_decode(const void *rep, size_t len, const batch_reply_expect *ex, minibatch *mb, const char *who,
+                       cgnn_err *err) {
+    const int L = ex->num_layers;
+    CGNN_CHECK(L >= 1 && L <= MINIBATCH_MAX_LAYERS && mb->num_layers == L);
+    const size_t hdr = (size_t)(BATCH_REP_HEADER + 3 * L) * sizeof(int64_t);
+    const int64_t *h = rep;
+    if (len < hdr || len % 8)
+        return REPLY_BAD("%s answered a batch of %zu bytes (its header is %zu; the length a multiple of 8)", who, len,
+                         hdr);
+    const minibatch_capacity *cap = &mb->cap;
+    const int64_t ns = h[1], nin = h[2], F = h[4], dt = h[5];
+    if (h[0] != L) return REPLY_BAD("%s answered a batch whose header says layers %lld, asked %d", who, (long long)h[0], L);
+    if (h[3] != ex->n_seeds)
+        return REPLY_BAD("%s answered a batch whose header says seed list %lld, asked %lld", who, (long long)h[3],
+                         (long long)ex->n_seeds);
+    if (F != ex->feat_dim)
+        return REPLY_BAD("%s answered a batch whose header says feature columns %lld, asked %lld", who, (long long)F,
+                         (long long)ex->feat_dim);
+    if (F > mb->feat_dim)
+        return REPLY_BAD("%s answered a batch whose feature columns %lld exceed this batch's %lld", who, (long long)F,
+                         (long long)mb->feat_dim);
+    if (F > 0 ? dt != ex->feat_dtype || dt < 0 || dt >= NPY_DTYPE_COUNT : dt != -1)
+        return REPLY_BAD("%s answered a batch whose header says feature dtype %lld, expected %d", who, (long long)dt,
+                         F > 0 ? ex->feat_dtype : -1);
+    if (ns < 1 || ns > ex->n_seeds || ns > cap->max_nodes[0])
+        return REPLY_BAD("%s answered a batch whose header says distinct seeds %lld (1 .. %lld)", who, (long long)ns,
+                         (long long)(ex->n_seeds < cap->max_nodes[0] ? ex->n_seeds : cap->max_nodes[0]));
+    if (nin < ns || nin > cap->max_nodes[L] || nin > ex->num_nodes)
+        return REPLY_BAD("%s answered a batch whose header says input nodes %lld (%lld .. %lld)", who, (long long)nin,
+                         (long long)ns, (long long)(cap->max_nodes[L] < ex->num_nodes ? cap->max_nodes[L] : ex->num_nodes));
+    if (h[7] < 0 || h[8] < 0)
+        return REPLY_BAD("%s answered a batch whose header says sample / gather times %lld / %lld ns", who,
+                         (long long)h[7], (long long)h[8]);
+    const size_t row_bytes = F > 0 ? (size_t)F * npy_dtype_size((npy_dtype)dt) : 0;
+    size_t need = hdr;
+    int64_t total_edges = 0;
+    for (int l = 0; l < L; l++) {
+        /* block l consumes hop L-1-l: dst = nodes after L-1-l hops, src = after L-l hops */
+        const int64_t nd = h[BATCH_REP_HEADER + 3 * l], nsrc = h[BATCH_REP_HEADER + 3 * l + 1],
+                      ne = h[BATCH_REP_HEADER + 3 * l + 2];
+        const int64_t want_src = l == 0 ? nin : h[BATCH_REP_HEADER + 3 * (l - 1)];
+        if (nsrc != want_src)
+            return REPLY_BAD("%s answered a batch whose block %d has num_src %lld, expected %lld (%s)", who, l,
+                             (long long)nsrc, (long long)want_src, l == 0 ? "the input nodes" : "the previous block's num_dst");
+        if (nd < 1 || nd > nsrc || nd > cap->max_nodes[L - 1 - l] || (l == L - 1 && nd != ns))
+            return REPLY_BAD("%s answered a batch whose block %d has num_dst %lld (1 .. %lld%s)", who, l, (long long)nd,
+                             (long long)(nsrc < cap->max_nodes[L - 1 - l] ? nsrc : cap->max_nodes[L - 1 - l]),
+                             l == L - 1 ? ", = the distinct seeds" : "");
+        if (ne < 0 || ne > cap->max_edges[L - 1 - l])
+            return REPLY_BAD("%s answered a batch whose block %d has num_edges %lld (0 .. %lld)", who, l, (long long)ne,
+                             (long long)cap->max_edges[L - 1 - l]);
+        need += (size_t)(nd + 1) * sizeof(int64_t) + PAD8((size_t)ne * 4);
+        total_edges += ne;
+    }
+    if (h[6] != total_edges)
+        return REPLY_BAD("%s answered a batch whose header says sampled edges %lld, its blocks hold %lld", who,
+                         (long long)h[6], (long long)total_edges);
+    need += (size_t)nin * sizeof(int64_t) + PAD8((size_t)ex->n_seeds * 4) + PAD8((size_t)nin * row_bytes);
+    if (len != need)
+        return REPLY_BAD("%s answered a batch of %zu bytes, its header describes %zu", who, len, need);
+    const char *p = (const char *)rep + hdr;
+    memcpy(mb->input_nodes, p, (size_t)nin * sizeof(int64_t));
+    p += (size_t)nin * sizeof(int64_t);
+    for (int64_t i = 0; i < nin; i++)
+        if (mb->input_nodes[i] < 0 || mb->input_nodes[i] >= ex->num_nodes)
+            return REPLY_BAD("%s answered a batch whose input_nodes[%lld] = %lld is not a node of the graph (%lld "
+                             "nodes)", who, (long long)i, (long long)mb->input_nodes[i], (long long)ex->num_nodes);
+    for (int l = 0; l < L; l++) {
+        sampler_block *b = &mb->blocks[l];
+        b->num_dst = h[BATCH_REP_HEADER + 3 * l];
+        b->num_src = h[BATCH_REP_HEADER + 3 * l + 1];
+        b->num_edges = h[BATCH_REP_HEADER + 3 * l + 2];
+        memcpy(b->indptr, p, (size_t)(b->num_dst + 1) * sizeof(int64_t));
+        p += (size_t)(b->num_dst + 1) * sizeof(int64_t);
+        if (b->indptr[0] != 0 || b->indptr[b->num_dst] != b->num_edges)
+            return REPLY_BAD("%s answered a batch whose block %d has indptr from %lld to %lld, not 0 to num_edges %lld",
+                             who, l, (long long)b->indptr[0], (long long)b->indptr[b->num_dst], (long long)b->num_edges);
+        for (int64_t i = 0; i < b->num_dst; i++)
+            if (b->indptr[i + 1] < b->indptr[i])
+                return REPLY_BAD("%s answered a batch whose block %d has indptr[%lld] = %lld > indptr[%lld] = %lld", who,
+                                 l, (long long)i, (long long)b->indptr[i], (long long)(i + 1),
+                                 (long long)b->indptr[i + 1]);
+    }
+    for (int l = 0; l < L; l++) {
+        sampler_block *b = &mb->blocks[l];
+        if (b->num_edges > 0) memcpy(b->indices, p, (size_t)b->num_edges * 4);
+        p += PAD8((size_t)b->num_edges * 4);
+        for (int64_t e = 0; e < b->num_edges; e++)
+            if (b->indices[e] < 0 || b->indices[e] >= b->num_src)
+                return REPLY_BAD("%s answered a batch whose block %d has indices[%lld] = %d (num_src %lld)", who, l,
+                                 (long long)e, b->indices[e], (long long)b->num_src);
+    }
+    memcpy(mb->item_local, p, (size_t)ex->n_seeds * 4);
+    p += PAD8((size_t)ex->n_seeds * 4);
+    int64_t next = 0; /* the sampler numbers the distinct seeds in order of first appearance */
+    for (int64_t i = 0; i < ex->n_seeds; i++) {
+        const int64_t li = mb->item_local[i];
+        if (li < 0 || li > next || li >= ns || mb->input_nodes[li] != ex->seeds[i])
+            return REPLY_BAD("%s answered a batch whose item_local[%lld] = %lld does not name seed %lld (distinct seeds "
+                             "numbered in order of first appearance, %lld of them)", who, (long long)i, (long long)li,
+                             (long long)ex->seeds[i], (long long)ns);
+        if (li == next) next++;
+    }
+    if (next != ns)
+        return REPLY_BAD("%s answered a batch whose header says distinct seeds %lld, its seed list has %lld", who,
+                         (long long)ns, (long long)next);
+    if (F > 0) { /* converted and normalised as the loader's local gathers do */
+        gather_convert_rows(mb->features, mb->feat_dim, p, (npy_dtype)dt, F, nin);
+        if (dt == NPY_DTYPE_FLOAT16 || dt == NPY_DTYPE_FLOAT32 || dt == NPY_DTYPE_FLOAT64)
+            for (int64_t i = 0; i < nin; i++)
+                for (int64_t c = 0; c < F; c++)
+                    if (!isfinite(mb->features[i * mb->feat_dim + c]))
+                        return REPLY_BAD("%s answered a batch whose feature row of node %lld has a non-finite value "
+                                         "in column %lld", who, (long long)mb->input_nodes[i], (long long)c);
+        if (ex->normalize_rows) {
+            gather_normalize_rows_strided(mb->features, nin, F, mb->feat_dim);
+            for (int64_t i = 0; i < nin; i++) /* rows of denormals: 1 / L1 overflows */
+                for (int64_t c = 0; c < F; c++)
+                    if (!isfinite(mb->features[i * mb->feat_dim + c]))
+                        return REPLY_BAD("%s answered a batch whose feature row of node %lld is not finite after "
+                                         "normalisation (column %lld)", who, (long long)mb->input_nodes[i], (long long)c);
+        }
+    }
+    mb->num_seeds = ns;
+    mb->num_input_nodes = nin;
+    mb->num_sampled_edges = h[6];
+    mb->sample_seconds = (double)h[7] * 1e-9;
+    mb->gather_seconds = (double)h[8] * 1e-9;
+    return 0;
+}
+
+/* ---- storage side (the server) ------------------------------------------------------------- */
+
+static int same_cfg(const sampler_config *a, const sampler_config *b) {
+    if (a->num_layers != b->num_layers || a->replace != b->replace) return 0;
+    for (int l = 0; l < a->num_layers; l++)
+        if (a->fanouts[l] != b->fanouts[l]) return 0;
+    return 1;
+}
+
+/* The edges of a one-hop request with every in-edge (`cgnn embed`'s blocks): each own seed's
+ * in-degree, max_in_degree for the others (their edges come through PICK); 0 for any other
+ * request (the capacity then comes from the fanouts). Bounds the worker's buffers by the blocks
+ * actually asked for, where the generic bound (seeds x max in-degree, up to the whole graph's
+ * edges) would allocate the whole graph per worker on a graph with hubs. */
+static int64_t one_hop_edges(const batch_server *s, const batch_request *rq) {
+    if (rq->cfg.num_layers != 1 || rq->cfg.fanouts[0] != -1) return 0;
+    const sampler_part *p = s->part;
+    const int64_t lo = p->part_start[p->part], hi = p->part_start[p->part + 1];
+    int64_t e = 0;
+    for (int64_t i = 0; i < rq->n_seeds; i++) {
+        const int64_t v = rq->seeds[i];
+        e += v >= lo && v < hi ? csc_degree(s->local, v - lo) : p->max_in_degree;
+    }
+    return e > p->num_edges ? p->num_edges : e < 1 ? 1 : e;
+}
+
+/* The worker's sampler and batch fit cfg, n seeds and (need_edges > 0) that many one-hop edges
+ * (re-built when they do not; one-hop buffers grow by half again, so a run re-sizes rarely). */
+static int fit_worker(batch_worker *w, const sampler_config *cfg, int64_t n, int64_t need_edges, cgnn_err *err) {
+    const int same = w->have_sampler && same_cfg(&w->cfg, cfg);
+    if (same && n <= w->max_items && need_edges <= w->max_edges) return 0;
+    const batch_server *s = w->s;
+    int64_t items = n > w->max_items ? n : w->max_items;
+    if (!same) items = n;
+    if (items < 1) items = 1;
+    sampler_free(&w->sampler);
+    minibatch_free(&w->mb);
+    gather_part_scratch_free(&w->gather);
+    w->have_sampler = 0;
+    minibatch_capacity cap;
+    sampler_capacity_sized(s->part->num_nodes, s->part->num_edges, s->part->max_in_degree, cfg, items, 0, &cap);
+    const int64_t had = same ? w->max_edges : 0;
+    w->max_edges = INT64_MAX;
+    if (need_edges > 0) { /* one hop, every in-edge */
+        int64_t e = had != INT64_MAX && had > need_edges ? had : need_edges;
+        e += e / 2;
+        if (e < cap.max_edges[0]) {
+            cap.max_edges[0] = e;
+            cap.max_nodes[1] = cap.max_nodes[0] + e < s->part->num_nodes ? cap.max_nodes[0] + e : s->part->num_nodes;
+        }
+        w->max_edges = cap.max_edges[0];
+    }
+    if (minibatch_alloc(&w->mb, &cap, err) != 0) return -1;
+    if (sampler_init_part(&w->sampler, s->local, s->part, cfg, &cap, err) != 0) return -1;
+    if (s->feat_part && gather_part_scratch_init(&w->gather, s->feat_part->num_parts, cap.max_nodes[cfg->num_layers],
+                                                 err) != 0)
+        return -1;
+    w->cfg = *cfg;
+    w->max_items = items;
+    w->have_sampler = 1;
+    return 0;
+}
+
+/* Builds the batch of one request (from world rank src) into w->reply. Returns 0 or -1 with *err. */
+static int build_batch(batch_worker *w, int src, const void *req, size_t len, cgnn_err *err) {
+    batch_server *s = w->s;
+    batch_request rq;
+    char who[96];
+    snprintf(who, sizeof who, "compute rank (world rank %d)", src);
+    if (batch_request_decode(req, len, s->part->num_nodes, s->feature ? s->feature->dim : 0, &rq, who, err) != 0) {
+        fprintf(stderr, "cgnn: rank %d (storage): %s\n", s->rank, err->msg); /* and answered to the sender */
+        return -1;
+    }
+    const sampler_config cfg = rq.cfg;
+    const int64_t F = rq.feat_cols, n_seeds = rq.n_seeds;
+    if (fit_worker(w, &cfg, n_seeds, one_hop_edges(s, &rq), err) != 0) return -1;
+    const double t0 = timer_now();
+    minibatch *mb = &w->mb;
+    if (rq.n_pairs > 0) sampler_exclude_edges(&w->sampler, rq.pairs, rq.n_pairs);
+    if (sampler_sample(&w->sampler, mb, rq.seeds, n_seeds, rq.key, err) != 0) return -1;
+    const double t1 = timer_now();
+    const int64_t nin = mb->num_input_nodes;
+    char *rows = batch_reply_pack(&w->reply, mb, n_seeds, F, F > 0 ? (int)s->feature->array.dtype : -1, 0, 0, err);
+    if (!rows) return -1;
     /* rows in the feature's own dtype (a uint8 feature moves 1 byte an element); the compute
      * rank converts (and normalises) them exactly as a local gather does */
-    if (F > 0 && gather_rows_part_raw(p, s->feature, s->feat_part, &w->gather, mb->input_nodes, nin, err) != 0) return -1;
+    if (F > 0 && gather_rows_part_raw(rows, s->feature, s->feat_part, &w->gather, mb->input_nodes, nin, err) != 0)
+        return -1;
     const double t2 = timer_now();
+    int64_t *h = w->reply.data;
     h[7] = (int64_t)((t1 - t0) * 1e9);
     h[8] = (int64_t)((t2 - t1) * 1e9);
     pthread_mutex_lock(&s->mu);
@@ -210,7 +423,13 @@ static void *worker_main(void *arg) {
         if (!s->head) s->tail = NULL;
         pthread_mutex_unlock(&s->mu);
         cgnn_err e = {0};
-        const int bad = build_batch(w, j->req.data, j->req.len, &e) != 0;
+        const int bad = build_batch(w, j->src, j->req.data, j->req.len, &e) != 0;
+        if (!bad && s->corrupt_at > 0) {
+            pthread_mutex_lock(&s->mu);
+            const int hit = s->stats.batches + 1 == s->corrupt_at;
+            pthread_mutex_unlock(&s->mu);
+            if (hit) ((int64_t *)w->reply.data)[BATCH_REP_HEADER + 3 * ((int64_t *)w->reply.data)[0]] = -1;
+        }
         cgnn_err rerr = {0};
         if (dist_rpc_reply(s->rpc, &j->tok, w->reply.data, bad ? 0 : w->reply.len, bad ? &e : NULL, &rerr) != 0)
             dist_fail_job(s->world, &rerr); /* the compute rank never took its batch: gone or stuck */
@@ -234,13 +453,14 @@ static void *worker_main(void *arg) {
 /* The BATCH handler (service thread): queue the request, defer the reply. */
 static int handle_batch(void *ctx, int src, const void *req, size_t len, dist_rpc_buf *reply, cgnn_err *err) {
     batch_server *s = ctx;
-    (void)src, (void)reply;
+    (void)reply;
     pthread_mutex_lock(&s->mu);
     batch_job *j = s->free_jobs;
     if (j) s->free_jobs = j->next;
     pthread_mutex_unlock(&s->mu);
     if (!j && !(j = calloc(1, sizeof *j))) return err_set(err, CGNN_ERR_RUNTIME, "out of memory queueing a batch");
     j->req.len = 0;
+    j->src = src;
     int rc = dist_rpc_buf_append(&j->req, req, len, err);
     if (rc == 0) rc = dist_rpc_defer(s->rpc, &j->tok, err);
     pthread_mutex_lock(&s->mu);
@@ -284,6 +504,8 @@ int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, 
     pthread_cond_init(&s->cv, NULL);
     const char *ea = getenv("CGNN_TEST_STORAGE_EXIT_AFTER"), *fr = getenv("CGNN_TEST_FAULT_RANK");
     if (ea && (!fr || atoi(fr) == rank)) s->exit_after = strtoll(ea, NULL, 10);
+    const char *cb = getenv("CGNN_TEST_CORRUPT_BATCH");
+    if (cb && (!fr || atoi(fr) == rank)) s->corrupt_at = strtoll(cb, NULL, 10);
     dist_rpc_register(rpc, BATCH_RPC_BATCH, "batch", handle_batch, s);
     *out = s;
     return 0;
@@ -352,13 +574,14 @@ struct batch_client_scratch {
 };
 
 int batch_client_init(batch_client *c, dist_rpc *rpc, const int *peers, const int *index, int n, int64_t num_nodes,
-                      int64_t num_edges, int64_t max_in_degree, cgnn_err *err) {
+                      int64_t num_edges, int64_t max_in_degree, int feat_dtype, cgnn_err *err) {
     memset(c, 0, sizeof *c);
     if (n < 1 || n > BATCH_CLIENT_MAX_PEERS)
         return err_set(err, CGNN_ERR_INPUT, "a compute rank talks to 1 .. %d storage ranks, not %d",
                        BATCH_CLIENT_MAX_PEERS, n);
     c->rpc = rpc;
     c->num_peers = n;
+    c->feat_dtype = feat_dtype;
     for (int i = 0; i < n; i++) c->peers[i] = peers[i], c->peer_index[i] = index[i];
     c->remote = (loader_remote){batch_client_build, c, num_nodes, num_edges, max_in_degree};
     pthread_mutex_init(&c->mu, NULL);
@@ -403,101 +626,55 @@ static void client_give(batch_client *c, batch_client_scratch *s) {
     pthread_mutex_unlock(&c->mu);
 }
 
-/* Checks the reply r (from storage rank `who`) against mb's capacity and copies it in. */
-static int unpack_reply(const dist_rpc_buf *r, const loader_remote_batch *rq, minibatch *mb, const char *who,
+/* Sends rq, decodes the reply into mb; grow: re-allocate mb to fit the reply first. */
+static int client_build(batch_client *c, const loader_remote_batch *rq, minibatch *mb, int grow, int64_t feat_cols,
                         cgnn_err *err) {
-    const int L = rq->sampler->num_layers;
-    const size_t hdr = (size_t)(BATCH_REP_HEADER + 3 * L) * sizeof(int64_t);
-    const int64_t *h = r->data;
-    if (r->len < hdr || h[0] != L || h[3] != rq->n_seeds || h[4] != rq->feat_dim)
-        return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch request with a malformed batch (%zu bytes)", who,
-                       r->len);
-    const int64_t ns = h[1], nin = h[2], F = h[4], dt = h[5];
-    const minibatch_capacity *cap = &mb->cap;
-    int ok = L == mb->num_layers && nin >= ns && ns >= 0 && nin <= cap->max_nodes[L] && F <= mb->feat_dim &&
-             (F == 0 || (dt >= 0 && dt < NPY_DTYPE_COUNT));
-    const size_t row_bytes = F > 0 && ok ? (size_t)F * npy_dtype_size((npy_dtype)dt) : 0;
-    size_t need = hdr;
-    for (int l = 0; ok && l < L; l++) {
-        const int64_t nd = h[BATCH_REP_HEADER + 3 * l], nsrc = h[BATCH_REP_HEADER + 3 * l + 1],
-                      ne = h[BATCH_REP_HEADER + 3 * l + 2];
-        /* block l consumes hop L-1-l: dst = nodes after L-1-l hops, src = after L-l hops */
-        ok = nd >= 0 && nsrc >= nd && ne >= 0 && nd <= cap->max_nodes[L - 1 - l] && nsrc <= cap->max_nodes[L - l] &&
-             ne <= cap->max_edges[L - 1 - l] && (l == 0 ? nsrc == nin : nsrc == h[BATCH_REP_HEADER + 3 * (l - 1)]) &&
-             (l < L - 1 || nd == ns);
-        if (ok) need += (size_t)(nd + 1) * sizeof(int64_t) + PAD8((size_t)ne * 4);
-    }
-    if (ok) need += (size_t)nin * sizeof(int64_t) + PAD8((size_t)rq->n_seeds * 4) + PAD8((size_t)nin * row_bytes);
-    if (!ok || r->len != need)
-        return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch that does not fit this batch's capacity or size "
-                       "(%lld input nodes, %zu bytes)", who, (long long)nin, r->len);
-    const char *p = (const char *)r->data + hdr;
-    memcpy(mb->input_nodes, p, (size_t)nin * sizeof(int64_t));
-    p += (size_t)nin * sizeof(int64_t);
-    for (int l = 0; l < L; l++) {
-        sampler_block *b = &mb->blocks[l];
-        b->num_dst = h[BATCH_REP_HEADER + 3 * l];
-        b->num_src = h[BATCH_REP_HEADER + 3 * l + 1];
-        b->num_edges = h[BATCH_REP_HEADER + 3 * l + 2];
-        memcpy(b->indptr, p, (size_t)(b->num_dst + 1) * sizeof(int64_t));
-        p += (size_t)(b->num_dst + 1) * sizeof(int64_t);
-        int bad = b->indptr[0] != 0 || b->indptr[b->num_dst] != b->num_edges;
-        for (int64_t i = 0; !bad && i < b->num_dst; i++) bad = b->indptr[i + 1] < b->indptr[i];
-        if (bad) return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch whose block %d is malformed", who, l);
-    }
-    for (int l = 0; l < L; l++) {
-        sampler_block *b = &mb->blocks[l];
-        memcpy(b->indices, p, (size_t)b->num_edges * 4);
-        p += PAD8((size_t)b->num_edges * 4);
-        for (int64_t e = 0; e < b->num_edges; e++)
-            if (b->indices[e] < 0 || b->indices[e] >= b->num_src)
-                return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch whose block %d has a source out of range",
-                               who, l);
-    }
-    memcpy(mb->item_local, p, (size_t)rq->n_seeds * 4);
-    p += PAD8((size_t)rq->n_seeds * 4);
-    for (int64_t i = 0; i < rq->n_seeds; i++)
-        if (mb->item_local[i] < 0 || mb->item_local[i] >= ns)
-            return err_set(err, CGNN_ERR_RUNTIME, "%s answered a batch whose seed rows are out of range", who);
-    if (F > 0) { /* converted and normalised as the loader's local gathers do */
-        gather_convert_rows(mb->features, mb->feat_dim, p, (npy_dtype)dt, F, nin);
-        if (rq->normalize_rows) gather_normalize_rows_strided(mb->features, nin, F, mb->feat_dim);
-    }
-    mb->num_seeds = ns;
-    mb->num_input_nodes = nin;
-    mb->num_sampled_edges = h[6];
-    mb->sample_seconds = (double)h[7] * 1e-9;
-    mb->gather_seconds = (double)h[8] * 1e-9;
-    return 0;
-}
-
-int batch_client_build(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err) {
-    batch_client *c = ctx;
     const int k = (int)(rq->batch % c->num_peers);
-    const int L = rq->sampler->num_layers;
     batch_client_scratch *s = client_take(c);
     if (!s) return err_set(err, CGNN_ERR_RUNTIME, "out of memory for a batch request");
-    s->req.len = 0;
-    const size_t words = (size_t)(BATCH_REQ_HEADER + L + rq->n_seeds + 2 * rq->n_pairs);
-    int64_t *h = dist_rpc_buf_grow(&s->req, words * sizeof(int64_t), err);
-    int rc = -1;
     char who[160];
     snprintf(who, sizeof who, "storage rank %d (world rank %d, host %s)", c->peer_index[k], c->peers[k],
              dist_rpc_host(c->rpc, c->peers[k]));
-    if (h) {
-        h[0] = BATCH_VERSION, h[1] = (int64_t)rq->key, h[2] = L, h[3] = rq->sampler->replace;
-        h[4] = rq->feat_dim, h[5] = rq->n_seeds, h[6] = rq->n_pairs, h[7] = 0;
-        for (int l = 0; l < L; l++) h[BATCH_REQ_HEADER + l] = rq->sampler->fanouts[l];
-        memcpy(h + BATCH_REQ_HEADER + L, rq->seeds, (size_t)rq->n_seeds * sizeof(int64_t));
-        if (rq->n_pairs > 0)
-            memcpy(h + BATCH_REQ_HEADER + L + rq->n_seeds, rq->pairs, (size_t)(2 * rq->n_pairs) * sizeof(int64_t));
+    int rc = batch_request_encode(&s->req, rq, err);
+    if (rc == 0) {
         rc = dist_rpc_call(c->rpc, BATCH_RPC_BATCH, c->peers[k], s->req.data, s->req.len, &s->resp, err);
         if (rc != 0) { /* the request may still be read by MPI (a time-out): leave it to the job's end */
             err_prefix(err, "graph store: a batch from %s: ", who);
             return -1;
         }
-        rc = unpack_reply(&s->resp, rq, mb, who, err);
+        const int L = rq->sampler->num_layers;
+        int64_t nin = 0, edges = 0;
+        batch_reply_peek(s->resp.data, s->resp.len, L, &nin, &edges);
+        if (grow && (!mb->input_nodes || mb->num_layers != L || rq->n_seeds > mb->cap.max_items ||
+                     nin > mb->cap.max_nodes[L] || edges > mb->cap.max_edges[0])) {
+            /* the whole graph bounds what is allocated; a reply past it fails the decode */
+            minibatch_capacity cap;
+            memset(&cap, 0, sizeof cap);
+            cap.num_layers = L;
+            cap.max_items = rq->n_seeds > mb->cap.max_items ? rq->n_seeds : mb->cap.max_items;
+            int64_t mx = 2 * (nin > mb->cap.max_nodes[L] ? nin : mb->cap.max_nodes[L]);
+            int64_t me = 2 * (edges > mb->cap.max_edges[0] ? edges : mb->cap.max_edges[0]);
+            mx = mx < cap.max_items ? cap.max_items : mx > c->remote.num_nodes ? c->remote.num_nodes : mx;
+            me = me < 1 ? 1 : me > c->remote.num_edges ? c->remote.num_edges : me;
+            for (int h = 0; h <= L; h++) cap.max_nodes[h] = h == 0 ? cap.max_items : mx;
+            for (int h = 0; h < L; h++) cap.max_edges[h] = me;
+            cap.feat_dim = feat_cols;
+            minibatch_free(mb);
+            rc = minibatch_alloc(mb, &cap, err);
+        }
+        const batch_reply_expect ex = {rq->sampler->num_layers, rq->seeds, rq->n_seeds, rq->feat_dim, c->feat_dtype,
+                                       rq->normalize_rows, c->remote.num_nodes};
+        if (rc == 0) rc = batch_reply_decode(s->resp.data, s->resp.len, &ex, mb, who, err);
     }
     client_give(c, s);
     return rc;
+}
+
+int batch_client_build(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err) {
+    return client_build(ctx, rq, mb, 0, 0, err);
+}
+
+int batch_client_build_grow(batch_client *c, const loader_remote_batch *rq, minibatch *mb, int64_t feat_cols,
+                            cgnn_err *err) {
+    return client_build(c, rq, mb, 1, feat_cols, err);
 }

@@ -51,6 +51,65 @@ enum { BATCH_RPC_BATCH = 5 }; /* the handler id, beside part_rpc's PICK / FEAT /
 #define BATCH_REQ_HEADER 8
 #define BATCH_REP_HEADER 9
 
+/* ---- the wire format (pure functions: no rpc; tests/test_batch_rpc.c, fuzz/fuzz_batch_rpc.c) ----
+ * Every field a peer sends is checked where it is decoded; an error is CGNN_ERR_INPUT (a hostile
+ * or corrupted message is bad input: the job ends with exit status 2) whose message names the
+ * peer (`who`) and the field. */
+
+/* A decoded request; the arrays point into the request's bytes. */
+typedef struct batch_request {
+    sampler_config cfg;     /* layers, fanouts, replace (sampler_config_check passed) */
+    uint64_t key;
+    int64_t feat_cols;      /* 0: no feature rows wanted */
+    const int64_t *seeds;   /* (n_seeds) node ids in [0, num_nodes) */
+    int64_t n_seeds;
+    const int64_t *pairs;   /* (n_pairs, 2) node ids in [0, num_nodes), n_pairs <= n_seeds */
+    int64_t n_pairs;
+} batch_request;
+
+/* rq as a request into b (b->len set). Returns 0, or -1 with *err (out of memory). */
+int batch_request_encode(dist_rpc_buf *b, const loader_remote_batch *rq, cgnn_err *err);
+/* Checks and decodes req[0..len) for a graph of num_nodes nodes whose features have feat_dim
+ * columns (0: no features): the version, every count (against the length, exactly), fanouts,
+ * ids in range, the feature width. who names the sender ("compute rank (world rank 3)").
+ * Returns 0 with *out, or -1 with *err (CGNN_ERR_INPUT). */
+int batch_request_decode(const void *req, size_t len, int64_t num_nodes, int64_t feat_dim, batch_request *out,
+                         const char *who, cgnn_err *err);
+
+/* Packs mb (a batch sampled for n_seeds seeds) as a reply into r (r->len set), with room for
+ * num_input_nodes feature rows of F columns of dtype (F = 0: none; dtype then ignored); sample_ns /
+ * gather_ns are the storage rank's times. Returns where the rows go (num_input_nodes x F x dtype
+ * size bytes, zeroed), or NULL with *err (out of memory). */
+void *batch_reply_pack(dist_rpc_buf *r, const minibatch *mb, int64_t n_seeds, int64_t F, int dtype,
+                       int64_t sample_ns, int64_t gather_ns, cgnn_err *err);
+
+/* What the compute rank knows about the batch it asked for: the reply must fit it. */
+typedef struct batch_reply_expect {
+    int num_layers;         /* L of the request */
+    const int64_t *seeds;   /* (n_seeds) the request's seed list */
+    int64_t n_seeds;
+    int64_t feat_dim;       /* F of the request (0: none) */
+    int feat_dtype;         /* the storage ranks' feature dtype (npy_dtype; ignored when F = 0) */
+    int normalize_rows;     /* divide each row by its L1 norm after the conversion */
+    int64_t num_nodes;      /* input node ids lie in [0, num_nodes) */
+} batch_reply_expect;
+
+/* Checks the reply rep[0..len) against ex and mb's capacity, and fills mb as loader_remote.build
+ * promises (blocks, input_nodes, num_seeds, num_input_nodes, item_local[0..n_seeds),
+ * num_sampled_edges, the first F columns of features, the storage times). Checked: the header
+ * (layers, seeds, width, dtype, edge total, times), every block's sizes against the previous
+ * block and the capacity, the exact length, indptr (from 0, non-decreasing, to num_edges), every
+ * source index < num_src, every input node id in range, the seed section (item_local numbers the
+ * distinct seeds in order of first appearance, as the sampler does, and input_nodes[item_local[i]]
+ * = seeds[i]) and finite float feature rows. Not checkable without re-sampling: which in-range
+ * neighbours were drawn. Returns 0, or -1 with *err (CGNN_ERR_INPUT naming who and the field);
+ * mb's contents are then undefined. */
+int batch_reply_decode(const void *rep, size_t len, const batch_reply_expect *ex, minibatch *mb, const char *who,
+                       cgnn_err *err);
+/* The reply's input node count and per-block edge counts, read from its header (0 when it is too
+ * short), for a caller that sizes mb before decoding; nothing is checked beyond the length. */
+void batch_reply_peek(const void *rep, size_t len, int num_layers, int64_t *num_input_nodes, int64_t *max_block_edges);
+
 /* ---- storage side ---------------------------------------------------------------------- */
 
 typedef struct batch_server batch_server; /* opaque */
@@ -70,7 +129,8 @@ typedef struct batch_server_stats {
  * nworkers >= 1 worker threads are started by batch_server_start. All are borrowed and must
  * outlive the server. A reply the compute rank never takes ends the job (dist_fail_job on world). Requests that come before the workers start wait in the queue. Returns 0,
  * or -1 with *err. Test hook: CGNN_TEST_STORAGE_EXIT_AFTER=N with CGNN_TEST_FAULT_RANK = this
- * rank of the world (or unset: every storage rank): the process dies abruptly after answering N batches. */
+ * rank of the world (or unset: every storage rank): the process dies abruptly after answering N batches;
+ * CGNN_TEST_CORRUPT_BATCH=N (same ranks): its N-th answered batch names node -1 as its first input node. */
 int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const csc_graph *local,
                       const sampler_part *part, const ds_feature *feature, const gather_part *feat_part, int nworkers,
                       cgnn_err *err);
@@ -92,6 +152,7 @@ typedef struct batch_client {
     int num_peers;                 /* the storage ranks this compute rank talks to */
     int peers[BATCH_CLIENT_MAX_PEERS]; /* their world ranks (routing: batch b -> peers[b % num_peers]) */
     int peer_index[BATCH_CLIENT_MAX_PEERS]; /* their index among the storage ranks (messages) */
+    int feat_dtype;                /* the storage ranks' feature dtype (npy_dtype; -1: no features) */
     loader_remote remote;          /* what the loaders take: build = batch_client_build, ctx = this */
     pthread_mutex_t mu;
     batch_client_scratch **pool;   /* request / reply buffers, one set per concurrent call */
@@ -99,13 +160,21 @@ typedef struct batch_client {
 } batch_client;
 
 /* Sets up *c to send to the world ranks peers[0..n) (their storage indices in index[]); the
- * whole graph's sizes fill c->remote's capacity fields. Returns 0 or -1 with *err. */
+ * whole graph's sizes fill c->remote's capacity fields; feat_dtype is the storage ranks' feature
+ * dtype (-1: none), which every reply must carry. Returns 0 or -1 with *err. */
 int batch_client_init(batch_client *c, dist_rpc *rpc, const int *peers, const int *index, int n, int64_t num_nodes,
-                      int64_t num_edges, int64_t max_in_degree, cgnn_err *err);
+                      int64_t num_edges, int64_t max_in_degree, int feat_dtype, cgnn_err *err);
 void batch_client_free(batch_client *c); /* NULL-safe */
 
 /* loader_remote.build: sends rq to peers[rq->batch % num_peers], waits, checks the reply against
  * mb's capacity and fills mb. Errors name the storage rank ("storage rank S (world rank R)"). */
 int batch_client_build(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err);
+
+/* batch_client_build for a caller that cannot bound its batches beforehand (server-client `cgnn
+ * embed`: one-hop blocks with every in-edge): *mb (zeroed before the first call; minibatch_free
+ * releases it) is re-allocated to fit each reply, up to the whole graph's sizes, with feat_cols
+ * float columns per row (>= rq->feat_dim). Otherwise as batch_client_build. */
+int batch_client_build_grow(batch_client *c, const loader_remote_batch *rq, minibatch *mb, int64_t feat_cols,
+                            cgnn_err *err);
 
 #endif

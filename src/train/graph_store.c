@@ -284,9 +284,32 @@ static int compute_builds_no_batch(void *ctx, int src, const void *req, size_t l
     return err_set(err, CGNN_ERR_RUNTIME, "rank %d asked a compute rank for a batch", src);
 }
 
+/* graph_store_run's compute job: trainer_run on the compute group. */
+typedef struct train_job {
+    const task_config *tc;
+    const resource_config *res;
+    const trainer_options *opt;
+    trainer_result *out;
+} train_job;
+
+static int run_trainer(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err) {
+    train_job *j = ctx;
+    trainer_options o = *j->opt;
+    o.dist = group;
+    o.graph_store = gc;
+    return trainer_run(j->tc, j->res, &o, j->out, err);
+}
+
 int graph_store_run(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
                     dist_rpc *rpc, const graph_store_layout *lay, const trainer_options *opt, trainer_result *out,
                     cgnn_err *err) {
+    train_job j = {tc, res, opt, out};
+    return graph_store_serve(tc, res, world, group, rpc, lay, run_trainer, &j, err);
+}
+
+int graph_store_serve(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
+                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute, void *ctx,
+                      cgnn_err *err) {
     const int is_storage = lay->storage, root = world->rank == 0;
     storage st;
     memset(&st, 0, sizeof st);
@@ -380,10 +403,7 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
                                  (int)info[0],
                                  info[1],
                                  (int)info[2]};
-        trainer_options o = *opt;
-        o.dist = group;
-        o.graph_store = &gc;
-        rc = trainer_run(tc, res, &o, out, err);
+        rc = compute(ctx, &gc, group, err);
         if (rc != 0) status = err->code ? err->code : CGNN_ERR_RUNTIME;
     }
     /* the end: every compute rank's status (the storage ranks wait here without spinning) */

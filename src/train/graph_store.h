@@ -74,4 +74,13 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
                     dist_rpc *rpc, const graph_store_layout *lay, const trainer_options *opt, trainer_result *out,
                     cgnn_err *err);
 
+/* graph_store_run with another job on the compute ranks (server-client `cgnn embed`): compute
+ * runs on every compute rank with the client description and the compute group, and returns 0,
+ * or -1 with *err (its code becomes the job's exit status). The storage ranks serve BATCH as for
+ * training (their feature cache is built when tc's cache policy asks for one). */
+typedef int (*graph_store_compute_fn)(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err);
+int graph_store_serve(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
+                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute, void *ctx,
+                      cgnn_err *err);
+
 #endif

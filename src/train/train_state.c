@@ -38,6 +38,10 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
+void train_state_fingerprint_add(train_state_fingerprint *fp, const char *key, const char *value) {
+    fp_add(fp, key, "%s", value);
+}
+
 void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config *cfg, const dataset *ds,
                                   const ds_task *task, const ds_feature *feat, const csc_graph *g,
                                   const model *m, int world_size) {

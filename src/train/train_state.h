@@ -55,6 +55,9 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
                                   const ds_task *task, const ds_feature *feat, const csc_graph *g,
                                   const model *m, int world_size);
 
+/* One more field of the fingerprint (server-client mode: the partition and the seed assignment). */
+void train_state_fingerprint_add(train_state_fingerprint *fp, const char *key, const char *value);
+
 /* A typed graph's part of the fingerprint (after train_state_fingerprint_init): its node types
  * (names, counts), edge types (names, counts), each type's input (feature name, shape, dtype,
  * or a learnable table), the per-edge-type fanouts (fanouts[h][e], num_layers hops), RGCN's

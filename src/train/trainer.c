@@ -224,7 +224,14 @@ static void backward(trainer *t, const minibatch *mb) {
 static minibatch *next_batch(trainer *t, loader *l) {
     minibatch *mb = loader_next(l);
     cgnn_err lerr = {0};
-    if (!mb && loader_failed(l, &lerr)) dist_fail_job(t->d, &lerr); /* the others may wait for this rank */
+    if (!mb && loader_failed(l, &lerr)) {
+        if (lerr.code == CGNN_ERR_INPUT) { /* a malformed message (server-client mode: a hostile reply) */
+            fprintf(stderr, "cgnn: error: rank %d: %s; ending the job\n", t->d->rank, lerr.msg);
+            fflush(stderr);
+            dist_abort(t->d, CGNN_ERR_INPUT);
+        }
+        dist_fail_job(t->d, &lerr); /* the others may wait for this rank */
+    }
     return mb;
 }
 
@@ -707,7 +714,7 @@ static int client_route(trainer *t, int part_lo, int part_hi, cgnn_err *err) {
         index[n++] = s;
     }
     if (batch_client_init(&t->bclient, gs->rpc, peers, index, n, t->pb.num_nodes, t->pb.num_edges,
-                          t->pb.max_in_degree, err) != 0)
+                          t->pb.max_in_degree, gs->has_feat ? gs->feat_dtype : -1, err) != 0)
         return -1;
     t->have_bclient = 1;
     log_debug("compute rank %d: batches from storage rank%s %d-%d", c, n == 1 ? "" : "s", lo, hi - 1);
@@ -1382,10 +1389,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->g = &t->own_g;
     }
     if (seed_assignment(t, err) != 0) return -1;
-    if (t->client && a->checkpoint_every_n_batches > 0)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
-                       "is not available in server-client mode yet; train without it", t->cfg->file);
     if ((t->client || t->parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.lp_batching: anchors (GiGL's anchor batching%s) is not available "
@@ -1873,7 +1876,16 @@ static int64_t emb_step(const trainer *t) {
 /* This job's fingerprint for the training state (t->fp, allocated here). */
 static void state_fingerprint(trainer *t) {
     t->fp = cgnn_malloc(sizeof *t->fp);
-    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->g, &t->m, t->d->size);
+    /* server-client mode: no graph on a compute rank; the whole graph's sizes from the partition */
+    csc_graph shape;
+    memset(&shape, 0, sizeof shape);
+    shape.num_nodes = t->pb.num_nodes, shape.num_edges = t->pb.num_edges;
+    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->client ? &shape : t->g,
+                                 &t->m, t->d->size);
+    if (t->client) { /* the embedding table's rows are new ids of this partition; the seeds its assignment */
+        train_state_fingerprint_add(t->fp, "partition", t->pb.partition_id);
+        train_state_fingerprint_add(t->fp, "seed_assignment", t->local_seeds ? "local" : "global");
+    }
     if (!t->typed) return;
     int tables = 0;
     for (int k = 0; k < t->tg.num_node_types; k++) tables |= t->have_temb[k];
