@@ -115,11 +115,11 @@ TEST(filtered_index_drops_eval_edges_only) {
     ASSERT_EQ(edge_split_make(&s, &ed, n, 0.3, 0.2, 0.2, 7, &err), 0);
     csc_graph g1, g2, keep, full;
     int64_t removed = -1;
-    ASSERT_EQ(edge_split_csc(&g1, &ed, n, n, &s, 0, 1, &removed, &err), 0);
+    ASSERT_EQ(edge_split_csc(&g1, &ed, n, n, &s, NULL, 0, 1, &removed, &err), 0);
     ASSERT_EQ(removed, s.num_pairs[EDGE_SPLIT_VALID] + s.num_pairs[EDGE_SPLIT_TEST]);
     ASSERT_EQ(g1.num_edges, e - removed);
     int64_t r2 = -1;
-    ASSERT_EQ(edge_split_csc(&g2, &ed, n, n, &s, 0, 4, &r2, &err), 0); /* any thread count: the same index */
+    ASSERT_EQ(edge_split_csc(&g2, &ed, n, n, &s, NULL, 0, 4, &r2, &err), 0); /* any thread count: the same index */
     ASSERT_EQ(memcmp(g1.indptr, g2.indptr, (size_t)(n + 1) * 8), 0);
     ASSERT_EQ(memcmp(g1.indices, g2.indices, (size_t)g1.num_edges * (size_t)g1.index_bytes), 0);
     /* in-degrees: the full graph's minus the removed edges' */
@@ -128,7 +128,7 @@ TEST(filtered_index_drops_eval_edges_only) {
         if (!(s.which[i] == 1 + EDGE_SPLIT_VALID || s.which[i] == 1 + EDGE_SPLIT_TEST)) deg[dst[i]]++;
     for (int64_t v = 0; v < n; v++) ASSERT_EQ(csc_degree(&g1, v), deg[v]);
     /* keep_eval: every edge, the same index as csc_build */
-    ASSERT_EQ(edge_split_csc(&keep, &ed, n, n, &s, 1, 2, &removed, &err), 0);
+    ASSERT_EQ(edge_split_csc(&keep, &ed, n, n, &s, NULL, 1, 2, &removed, &err), 0);
     ASSERT_EQ(removed, 0);
     ASSERT_EQ(csc_build(&full, n, &ed, 2, &err), 0);
     ASSERT_EQ(keep.num_edges, full.num_edges);
@@ -168,11 +168,77 @@ TEST(bad_arguments_name_the_field) {
     edge_split_free(&sp);
 }
 
+/* Reverse copies: on a graph that stores every edge both ways, edge_split_mark_reverse marks
+ * exactly the edges (v, u) whose (u, v) is a validation / test label (checked against a brute
+ * force over the label list), the filtered index then has no held-out pair in either direction,
+ * and on a reverse edge type (the same edges, flipped) it marks the copy of every held-out label. */
+TEST(reverse_copies_of_eval_labels) {
+    int32_t *src, *dst;
+    const int64_t n = 400, e1 = test_random_graph(n, 3, 40, 4, &src, &dst);
+    const int64_t e = 2 * e1; /* both ways */
+    int32_t *s2 = malloc((size_t)e * sizeof *s2), *d2 = malloc((size_t)e * sizeof *d2);
+    for (int64_t i = 0; i < e1; i++) s2[i] = src[i], d2[i] = dst[i], s2[e1 + i] = dst[i], d2[e1 + i] = src[i];
+    const ds_edges ed = test_edges(s2, d2, e);
+    cgnn_err err;
+    edge_split s;
+    ASSERT_EQ(edge_split_make(&s, &ed, n, 0.4, 0.2, 0.2, 3, &err), 0);
+    const int64_t held = s.num_pairs[EDGE_SPLIT_VALID] + s.num_pairs[EDGE_SPLIT_TEST];
+    ASSERT(held > 0);
+    uint8_t *drop = calloc((size_t)e, 1);
+    const int64_t marked = edge_split_mark_reverse(drop, &ed, &s);
+    int64_t want = 0;
+    for (int64_t i = 0; i < e; i++) {
+        int is_rev = 0;
+        for (int k = EDGE_SPLIT_VALID; k <= EDGE_SPLIT_TEST && !is_rev; k++)
+            for (int64_t j = 0; j < s.num_pairs[k] && !is_rev; j++)
+                is_rev = s.pairs[k][2 * j] == d2[i] && s.pairs[k][2 * j + 1] == s2[i];
+        ASSERT_EQ(drop[i], is_rev);
+        want += is_rev;
+    }
+    ASSERT_EQ(marked, want);
+    ASSERT(marked >= held); /* every held-out (u, v) has its (v, u) here (at least once) */
+    /* the filtered index: no held-out pair left in either direction */
+    csc_graph g;
+    int64_t removed = -1;
+    ASSERT_EQ(edge_split_csc(&g, &ed, n, n, &s, drop, 0, 2, &removed, &err), 0);
+    for (int k = EDGE_SPLIT_VALID; k <= EDGE_SPLIT_TEST; k++)
+        for (int64_t j = 0; j < s.num_pairs[k]; j++) {
+            const int64_t u = s.pairs[k][2 * j], v = s.pairs[k][2 * j + 1];
+            for (int64_t x = g.indptr[v]; x < g.indptr[v + 1]; x++) ASSERT(csc_index(&g, x) != u);
+            for (int64_t x = g.indptr[u]; x < g.indptr[u + 1]; x++) ASSERT(csc_index(&g, x) != v);
+        }
+    int64_t dropped = 0;
+    for (int64_t i = 0; i < e; i++) dropped += drop[i] || s.which[i] > 1 + EDGE_SPLIT_TRAIN;
+    ASSERT_EQ(removed, dropped);
+    ASSERT_EQ(g.num_edges, e - removed);
+    /* a reverse edge type (every edge flipped): edge i is marked iff the unflipped (s2[i], d2[i]) is
+     * a held-out label, so every held-out label edge's copy is marked */
+    const ds_edges flipped = test_edges(d2, s2, e);
+    uint8_t *drop2 = calloc((size_t)e, 1);
+    const int64_t m2 = edge_split_mark_reverse(drop2, &flipped, &s);
+    int64_t want2 = 0;
+    for (int64_t i = 0; i < e; i++) {
+        int held_pair = 0;
+        for (int k = EDGE_SPLIT_VALID; k <= EDGE_SPLIT_TEST && !held_pair; k++)
+            for (int64_t j = 0; j < s.num_pairs[k] && !held_pair; j++)
+                held_pair = s.pairs[k][2 * j] == s2[i] && s.pairs[k][2 * j + 1] == d2[i];
+        ASSERT_EQ(drop2[i], held_pair);
+        if (s.which[i] > 1 + EDGE_SPLIT_TRAIN) ASSERT(drop2[i]);
+        want2 += held_pair;
+    }
+    ASSERT_EQ(m2, want2);
+    csc_free(&g);
+    free(drop), free(drop2), free(s2), free(d2);
+    edge_split_free(&s);
+    free(src), free(dst);
+}
+
 int main(void) {
     RUN(fast_hash_matches_gigl);
     RUN(assign_matches_gigl_identity_hash);
     RUN(split_sizes_determinism_disjoint_per_anchor);
     RUN(filtered_index_drops_eval_edges_only);
+    RUN(reverse_copies_of_eval_labels);
     RUN(bad_arguments_name_the_field);
     return test_summary();
 }

@@ -141,22 +141,48 @@ int edge_split_make(edge_split *s, const ds_edges *edges, int64_t num_src, doubl
     return 0;
 }
 
+/* (src, dst) pairs ordered lexicographically, for the reverse lookups */
+static int pair_cmp(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+int64_t edge_split_mark_reverse(uint8_t *drop, const ds_edges *edges, const edge_split *s) {
+    const int64_t nv = s->num_pairs[EDGE_SPLIT_VALID], nt = s->num_pairs[EDGE_SPLIT_TEST], L = nv + nt;
+    if (L == 0) return 0;
+    int64_t *keys = cgnn_malloc((size_t)(2 * L) * sizeof *keys); /* (L, 2): every held-out (src, dst) */
+    memcpy(keys, s->pairs[EDGE_SPLIT_VALID], (size_t)(2 * nv) * sizeof *keys);
+    memcpy(keys + 2 * nv, s->pairs[EDGE_SPLIT_TEST], (size_t)(2 * nt) * sizeof *keys);
+    qsort(keys, (size_t)L, 2 * sizeof *keys, pair_cmp);
+    int64_t marked = 0;
+    for (int64_t e = 0; e < edges->num_edges; e++) {
+        const int64_t rev[2] = {edge_id(edges->dst, edges->id_dtype, e), edge_id(edges->src, edges->id_dtype, e)};
+        if (!drop[e] && bsearch(rev, keys, (size_t)L, 2 * sizeof *keys, pair_cmp)) drop[e] = 1, marked++;
+    }
+    free(keys);
+    return marked;
+}
+
 int edge_split_csc(csc_graph *g, const ds_edges *edges, int64_t num_dst, int64_t num_src, const edge_split *s,
-                   int keep_eval, int nthreads, int64_t *removed, cgnn_err *err) {
-    CGNN_CHECK(s->num_edges == edges->num_edges);
+                   const uint8_t *also_drop, int keep_eval, int nthreads, int64_t *removed, cgnn_err *err) {
+    CGNN_CHECK(!s || s->num_edges == edges->num_edges);
     const int64_t E = edges->num_edges;
+#define KEEP_EDGE(e)                                                                                              \
+    (keep_eval || ((!s || s->which[e] <= 1 + EDGE_SPLIT_TRAIN) && (!also_drop || !also_drop[e])))
     int64_t kept = 0;
-    for (int64_t e = 0; e < E; e++) kept += keep_eval || s->which[e] <= 1 + EDGE_SPLIT_TRAIN;
+    for (int64_t e = 0; e < E; e++) kept += KEEP_EDGE(e);
     *removed = E - kept;
     /* the kept edges as one int64 (2, E') copy, in edge-list order (a start-up cost, never per batch) */
     int64_t *buf = cgnn_malloc((size_t)(2 * kept + 1) * sizeof *buf);
     int64_t k = 0;
     for (int64_t e = 0; e < E; e++)
-        if (keep_eval || s->which[e] <= 1 + EDGE_SPLIT_TRAIN) {
+        if (KEEP_EDGE(e)) {
             buf[k] = edge_id(edges->src, edges->id_dtype, e);
             buf[kept + k] = edge_id(edges->dst, edges->id_dtype, e);
             k++;
         }
+#undef KEEP_EDGE
     const ds_edges view = {.id_dtype = NPY_DTYPE_INT64, .num_edges = kept, .src = buf, .dst = buf + kept};
     const int rc = csc_build_range(g, 0, num_dst, num_src, &view, nthreads, err);
     free(buf);

@@ -22,8 +22,10 @@
  * Message passing: GiGL keeps every edge of the graph (labels are copied into a label edge type
  * that is never sampled), so validation and test labels are also message-passing edges.
  * edge_split_csc builds the supervision edge type's in-neighbour index without the validation
- * and test label edges (cgnn's default; docs/CONFIG.md, "Self-supervised link prediction"), or
- * without nothing (keep_eval). Training labels stay message-passing edges, as in GiGL.
+ * and test label edges and their reverse copies (edge_split_mark_reverse: the same pair stored
+ * the other way, in the same edge type or in a reverse edge type), cgnn's default (docs/CONFIG.md,
+ * "Self-supervised link prediction"), or with every edge (keep_eval). Training labels stay
+ * message-passing edges, as in GiGL.
  */
 #ifndef CGNN_EDGE_SPLIT_H
 #define CGNN_EDGE_SPLIT_H
@@ -66,13 +68,21 @@ int edge_split_check(double p, double num_val, double num_test, cgnn_err *err);
 int edge_split_make(edge_split *s, const ds_edges *edges, int64_t num_src, double p, double num_val,
                     double num_test, uint64_t seed, cgnn_err *err);
 
+/* Marks drop[e] = 1 for every edge e of `edges` whose reverse (dst[e], src[e]) is a validation
+ * or test label of s (edges already marked stay so), and returns how many it marked: the reverse
+ * copies of the held-out pairs, in the supervision edge type itself when its source and
+ * destination node types are the same (an undirected graph stores each edge both ways), or in a
+ * reverse edge type (d, r', s) of the supervision edge type (s, r, d). O((L + E) log L) for L
+ * held-out labels; drop has E entries. */
+int64_t edge_split_mark_reverse(uint8_t *drop, const ds_edges *edges, const edge_split *s);
 /* Builds the in-neighbour index of `edges` (rows = num_dst destination ids, sources in
- * [0, num_src)) without the validation and test label edges of s (keep_eval: with every edge);
- * built once at start-up, in edge-list order like csc_build (the same index for any nthreads).
- * *removed = the edges left out. Returns 0 or -1 with *err. The caller owns *g (csc_free). */
+ * [0, num_src)) without the validation and test label edges of s (s may be NULL: none; s must be
+ * this edge type's split) and without the edges e with also_drop[e] != 0 (also_drop may be NULL);
+ * keep_eval: with every edge. Built once at start-up, in edge-list order like csc_build (the
+ * same index for any nthreads). *removed = the edges left out. Returns 0 or -1 with *err. The
+ * caller owns *g (csc_free). */
 int edge_split_csc(csc_graph *g, const ds_edges *edges, int64_t num_dst, int64_t num_src, const edge_split *s,
-                   int keep_eval, int nthreads, int64_t *removed, cgnn_err *err);
-
+                   const uint8_t *also_drop, int keep_eval, int nthreads, int64_t *removed, cgnn_err *err);
 /* Releases *s; NULL-safe. */
 void edge_split_free(edge_split *s);
 

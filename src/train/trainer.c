@@ -974,24 +974,71 @@ static int ssl_setup(trainer *t, cgnn_err *err) {
 }
 
 /* The supervision edge type's in-neighbour index for an ssl run: without the validation and
- * test label edges unless ssl_keep_eval_edges (built once here, never cached). */
+ * test label edges, and without their reverse copies in the same edge type when its source and
+ * destination node types are the same (an undirected graph stores each pair both ways), unless
+ * ssl_keep_eval_edges (built once here, never cached). */
 static int ssl_graph(trainer *t, csc_graph *g, cgnn_err *err) {
     const dataset *ds = t->ds;
     const ds_edge_type *et = &ds->edge_types[t->ssl_task.type];
-    int64_t removed = 0;
-    if (edge_split_csc(g, &et->edges, ds->node_types[et->dst_type].num_nodes, ds->node_types[et->src_type].num_nodes,
-                       &t->ssl, t->a->ssl_keep_eval_edges, t->threads, &removed, err) != 0)
-        return -1;
+    const int keep = t->a->ssl_keep_eval_edges;
+    uint8_t *rev = NULL;
+    int64_t removed = 0, reversed = 0;
+    if (!keep && et->src_type == et->dst_type) {
+        rev = cgnn_calloc((size_t)et->edges.num_edges + 1, 1);
+        reversed = edge_split_mark_reverse(rev, &et->edges, &t->ssl);
+        for (int64_t e = 0; e < et->edges.num_edges; e++) /* a held-out label that is another's reverse */
+            if (rev[e] && t->ssl.which[e] > 1 + EDGE_SPLIT_TRAIN) reversed--;
+    }
+    const int rc = edge_split_csc(g, &et->edges, ds->node_types[et->dst_type].num_nodes,
+                                  ds->node_types[et->src_type].num_nodes, &t->ssl, rev, keep, t->threads, &removed, err);
+    free(rev);
+    if (rc != 0) return -1;
     if (is_root(t)) {
-        if (t->a->ssl_keep_eval_edges)
+        if (keep)
             log_info("ssl: message passing keeps all %lld edges of %s, the %lld validation / test label edges "
-                     "included (ssl_keep_eval_edges: true, GiGL's behaviour)",
+                     "and their reverse copies included (ssl_keep_eval_edges: true, GiGL's behaviour)",
                      (long long)et->edges.num_edges, et->name,
                      (long long)(t->ssl.num_pairs[EDGE_SPLIT_VALID] + t->ssl.num_pairs[EDGE_SPLIT_TEST]));
+        else if (rev)
+            log_info("ssl: removed %lld validation / test label edges of %s from message passing and %lld reverse "
+                     "copies of them in %s (%lld of %lld edges left; training labels stay, as in GiGL; "
+                     "ssl_keep_eval_edges: true keeps them all)",
+                     (long long)(removed - reversed), et->name, (long long)reversed, et->name,
+                     (long long)g->num_edges, (long long)et->edges.num_edges);
         else
-            log_info("ssl: removed %lld validation / test label edges of %s from message passing (%lld of %lld "
-                     "edges left; training labels stay, as in GiGL; ssl_keep_eval_edges: true keeps them all)",
+            log_info("ssl: removed %lld validation / test label edges of %s from message passing (%lld of %lld edges "
+                     "left; training labels stay, as in GiGL; ssl_keep_eval_edges: true keeps them all)",
                      (long long)removed, et->name, (long long)g->num_edges, (long long)et->edges.num_edges);
+    }
+    return 0;
+}
+
+/* On a typed graph, the reverse edge types (d, r', s) of the supervision edge type (s, r, d),
+ * s != d: their copies of the validation / test labels leave message passing too (each such
+ * type's index is rebuilt without them, once), unless ssl_keep_eval_edges. */
+static int ssl_reverse_types(trainer *t, cgnn_err *err) {
+    const dataset *ds = t->ds;
+    const int st = t->ssl_task.type;
+    const ds_edge_type *et = &ds->edge_types[st];
+    if (t->a->ssl_keep_eval_edges || et->src_type == et->dst_type) return 0;
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        const ds_edge_type *rt = &ds->edge_types[e];
+        if (e == st || rt->src_type != et->dst_type || rt->dst_type != et->src_type) continue;
+        uint8_t *drop = cgnn_calloc((size_t)rt->edges.num_edges + 1, 1);
+        const int64_t marked = edge_split_mark_reverse(drop, &rt->edges, &t->ssl);
+        csc_graph c;
+        int64_t removed = 0;
+        const int rc = edge_split_csc(&c, &rt->edges, ds->node_types[rt->dst_type].num_nodes,
+                                      ds->node_types[rt->src_type].num_nodes, NULL, drop, 0, t->threads, &removed, err);
+        free(drop);
+        if (rc != 0) return -1;
+        CGNN_CHECK(removed == marked);
+        const int64_t left = c.num_edges;
+        typed_graph_replace(&t->tg, e, &c); /* takes c over */
+        if (is_root(t))
+            log_info("ssl: removed %lld reverse copies of the validation / test labels of %s from message passing "
+                     "in %s (%lld of %lld edges left)",
+                     (long long)marked, et->name, rt->name, (long long)left, (long long)rt->edges.num_edges);
     }
     return 0;
 }
@@ -1064,6 +1111,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         csc_graph c;
         if (ssl_graph(t, &c, err) != 0) return -1;
         typed_graph_replace(&t->tg, t->ssl_task.type, &c);
+        if (ssl_reverse_types(t, err) != 0) return -1;
     }
     int64_t fan[MINIBATCH_MAX_EDGE_TYPES * MINIBATCH_MAX_LAYERS];
     if (config_resolve_fanouts(t->cfg, ds, fan, err) != 0) return -1;
