@@ -67,6 +67,28 @@ int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_out
         return -1;
     if (mc.kind == MODEL_GAT && meta_int(f, "heads", 1, 1 << 16, &heads, err) != 0) return -1;
     mc.num_layers = (int)layers;
+    if (mc.kind == MODEL_LIGHTGCN) { /* num_layers counts its propagation layers; the block model is 0 layers */
+        mc.prop_layers = (int)layers;
+        mc.num_layers = 0;
+        const char *al = safetensors_meta(f, "lightgcn_alpha");
+        int n = 0;
+        const char *p = al;
+        while (p && n <= mc.prop_layers) {
+            char *end = NULL;
+            const double x = strtod(p, &end);
+            if (end == p || !isfinite(x) || (*end != ',' && *end != '\0')) {
+                n = -1;
+                break;
+            }
+            mc.alpha[n++] = (float)x;
+            p = *end == ',' ? end + 1 : NULL;
+        }
+        if (p) n = -1; /* more values than layers */
+        if (n != mc.prop_layers + 1)
+            return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ 'lightgcn_alpha': '%s' is not %d comma-separated "
+                           "numbers (one per layer of the %d-layer LightGCN)", f->path, al ? al : "(missing)",
+                           mc.prop_layers + 1, mc.prop_layers);
+    }
     mc.num_heads = (int)heads;
     mc.dropout = 0.0f;
     mc.l2_normalize_output = l2_normalize_output;

@@ -46,6 +46,8 @@ typedef enum model_kind {
     MODEL_GRAPHSAGE,
     MODEL_GCN,
     MODEL_GAT,
+    MODEL_LIGHTGCN,    /* the embedding table propagated over the whole graph (nn/lightgcn.h); as
+                          a block model it is the identity (num_layers 0) */
     MODEL_HETERO_SAGE, /* typed graphs (nn/hetero.c) from here on */
     MODEL_RGCN,
     MODEL_HGT,
@@ -116,6 +118,8 @@ typedef struct model_config {
     float dropout;            /* feature dropout after each hidden ReLU (training only) */
     int l2_normalize_output;  /* L2-normalise each output row */
     const model_types *types; /* typed models: the graph's types (copied by model_init); else NULL */
+    int prop_layers;          /* LightGCN: propagation layers (the block model has num_layers 0) */
+    float alpha[MINIBATCH_MAX_LAYERS + 1]; /* LightGCN: alpha_0 .. alpha_prop_layers */
 } model_config;
 
 #define MODEL_MAX_TENSORS 512

@@ -122,7 +122,11 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
         emb_dim = tables[i].dim;
     }
     char layers[32], in[32], hidden[32], out[32], heads[32], emb[32];
-    snprintf(layers, sizeof layers, "%d", m->cfg.num_layers);
+    const int lgc = m->cfg.kind == MODEL_LIGHTGCN;
+    snprintf(layers, sizeof layers, "%d", lgc ? m->cfg.prop_layers : m->cfg.num_layers); /* LightGCN: its LGConvs */
+    char alpha[(MINIBATCH_MAX_LAYERS + 1) * 20] = "";
+    for (int l = 0, off = 0; lgc && l <= m->cfg.prop_layers; l++) /* %.9g: the float's exact value back */
+        off += snprintf(alpha + off, sizeof alpha - (size_t)off, "%s%.9g", l ? "," : "", (double)m->cfg.alpha[l]);
     snprintf(in, sizeof in, "%lld", (long long)m->cfg.in_dim);
     snprintf(hidden, sizeof hidden, "%lld", (long long)m->cfg.hidden_dim);
     snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
@@ -130,16 +134,18 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
     snprintf(emb, sizeof emb, "%lld", (long long)emb_dim);
     const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
                           "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
-                          "node_embedding_dim", emb};
+                          "node_embedding_dim", emb, "lightgcn_alpha", alpha};
+    const int nmeta = (num_tables ? 8 : 7) + lgc; /* LightGCN: its alpha (always with its table) */
+    if (lgc) CGNN_CHECK(num_tables == 1);
     if (gigl_ckpt_is_torch(path)) { /* the tables go after the model, keys unchanged */
         ts_tensor extra[MINIBATCH_MAX_NODE_TYPES];
         for (int i = 0; i < num_tables; i++) {
             const st_tensor *s = &t[m->num_tensors + i];
             extra[i] = (ts_tensor){s->name, 2, {s->shape[0], s->shape[1], 0, 0}, s->data};
         }
-        return gigl_ckpt_save(path, task, m, params, extra, num_tables, meta, num_tables ? 8 : 7, err);
+        return gigl_ckpt_save(path, task, m, params, extra, num_tables, meta, nmeta, err);
     }
-    return safetensors_write(path, t, n, meta, num_tables ? 8 : 7, err);
+    return safetensors_write(path, t, n, meta, nmeta, err);
 }
 
 int outputs_save_model(const char *path, task_kind task, const model *m, const float *params, cgnn_err *err) {
