@@ -7,6 +7,7 @@
  *   - finite differences of the backward (several layer counts and alphas);
  *   - the fast kernels against the plain _ref, bitwise, on a random graph with duplicate edges,
  *     self-edges and isolated nodes; thread counts 1, 2, 3 give the same bits;
+ *   - the batch-restricted kernels (receptive field only) against the full ones, bitwise;
  *   - the adjacency's transpose; alpha lists.
  */
 #include <math.h>
@@ -326,6 +327,57 @@ TEST(fast_matches_ref_bitwise_any_threads) {
     csc_free(&g);
 }
 
+TEST(batch_rows_match_full_bitwise) {
+    csc_graph g;
+    random_graph(&g, 2003, 6000, 9);
+    lightgcn_adj adj;
+    cgnn_err err = {0};
+    ASSERT_EQ(lightgcn_adj_build(&adj, &g, &err), 0);
+    const int64_t N = 2003, D = 7;
+    float *x = malloc((size_t)(N * D) * sizeof(float)), *gr = calloc((size_t)(N * D), sizeof(float));
+    float *full = malloc((size_t)(N * D) * sizeof(float)), *part = malloc((size_t)(N * D) * sizeof(float));
+    float *bfull = malloc((size_t)(N * D) * sizeof(float)), *bpart = malloc((size_t)(N * D) * sizeof(float));
+    int64_t rows[64];
+    rng r;
+    rng_init(&r, 4);
+    int64_t n = 0; /* distinct rows, unsorted, one of them isolated */
+    while (n < 40) {
+        const int64_t v = (int64_t)rng_below(&r, (uint64_t)N);
+        int dup = 0;
+        for (int64_t k = 0; k < n; k++) dup |= rows[k] == v;
+        if (!dup) rows[n++] = v;
+    }
+    rows[n++] = N - 1;
+    fill_uniform(x, N * D, -1, 1, 12);
+    for (int64_t k = 0; k < n; k++) fill_uniform(gr + rows[k] * D, D, -1, 1, 100 + (uint64_t)k);
+    const double custom[4] = {0.5, -0.3, 0.2, -0.7};
+    const int saved = omp_get_max_threads();
+    for (int L = 0; L <= 3; L++) {
+        float alpha[LIGHTGCN_MAX_LAYERS + 1];
+        ASSERT_EQ(lightgcn_alpha(alpha, L, L == 3 ? custom : NULL, L == 3 ? 4 : 0), 0);
+        lightgcn_forward(&adj, x, D, L, alpha, full);
+        lightgcn_backward(&adj, gr, D, L, alpha, bfull);
+        for (int th = 1; th <= 3; th++) {
+            omp_set_num_threads(th);
+            int64_t done_f = 0, done_b = 0;
+            lightgcn_forward_rows(&adj, x, D, L, alpha, part, rows, n, &done_f);
+            memset(bpart, 0xff, (size_t)(N * D) * sizeof(float)); /* every row must be written */
+            lightgcn_backward_rows(&adj, gr, D, L, alpha, bpart, rows, n, &done_b);
+            for (int64_t k = 0; k < n; k++)
+                ASSERT_EQ(memcmp(part + rows[k] * D, full + rows[k] * D, (size_t)D * sizeof(float)), 0);
+            ASSERT_EQ(memcmp(bpart, bfull, (size_t)(N * D) * sizeof(float)), 0);
+            if (L == 3 && th == 1)
+                fprintf(stderr, "  L=3, %lld batch rows of %lld: forward computed %lld rows, backward %lld (full: %lld each)\n",
+                        (long long)n, (long long)N, (long long)done_f, (long long)done_b, (long long)(3 * N));
+            if (L == 3) ASSERT(done_f < 3 * N); /* the restriction saved work */
+        }
+        omp_set_num_threads(saved);
+    }
+    free(x), free(gr), free(full), free(part), free(bfull), free(bpart);
+    lightgcn_adj_free(&adj);
+    csc_free(&g);
+}
+
 TEST(alpha_lists) {
     float a[LIGHTGCN_MAX_LAYERS + 1];
     ASSERT_EQ(lightgcn_alpha(a, 3, NULL, 0), 0);
@@ -346,6 +398,7 @@ int main(void) {
     RUN(torch_sparse_adam_trajectory);
     RUN(finite_differences);
     RUN(fast_matches_ref_bitwise_any_threads);
+    RUN(batch_rows_match_full_bitwise);
     RUN(alpha_lists);
     return test_summary();
 }

@@ -46,6 +46,9 @@ typedef struct lightgcn_adj {
     float *bwd_w;                   /* (E) the same w_e — owned */
     float *work[2];                 /* (N, D) scratch — owned */
     int64_t work_dim;               /* D the work buffers are sized for */
+    unsigned char *mark;            /* (N) row-set marks — owned (restricted kernels) */
+    int64_t *list[LIGHTGCN_MAX_LAYERS + 1]; /* (N) each layer's row list, ascending — owned */
+    int64_t list_len[LIGHTGCN_MAX_LAYERS + 1];
 } lightgcn_adj;
 
 /* Builds the normalised adjacency of g (a whole graph: first_node 0, num_src_nodes ==
@@ -62,6 +65,23 @@ int lightgcn_alpha(float *alpha, int L, const double *given, int n);
 void lightgcn_forward(lightgcn_adj *a, const float *x0, int64_t D, int L, const float *alpha, float *out);
 /* dx (N, D) = d(loss)/d(x0) for dout = d(loss)/d(out) (N, D). Uses a->work. */
 void lightgcn_backward(lightgcn_adj *a, const float *dout, int64_t D, int L, const float *alpha, float *dx);
+
+/* ---- restricted to a batch's rows (the receptive field) ---------------------------------
+ * A training step reads out only on the batch's rows S and its d out is zero elsewhere. Row i
+ * of x^(l) is needed only when i is within L - l hops of S, so each product is computed on those
+ * rows alone: R_L = S, R_l = R_{l+1} ∪ in-neighbours(R_{l+1}) (forward); the backward's Horner
+ * products likewise grow from S by out-neighbours. Every computed row runs the arithmetic of the
+ * full kernels, in the same order, so the rows the caller reads are bitwise those of
+ * lightgcn_forward / lightgcn_backward (tests/test_lightgcn.c). The row sets cost one pass over
+ * the edges of each frontier (byte marks, serial) and three (N, D) memsets per step. */
+
+/* out rows S (rows[0..n), distinct, in [0, N)) = those of lightgcn_forward; other rows of out
+ * are scratch (partial sums). *rows_done (optional) gets the rows computed over all layers. */
+void lightgcn_forward_rows(lightgcn_adj *a, const float *x0, int64_t D, int L, const float *alpha, float *out,
+                           const int64_t *rows, int64_t n, int64_t *rows_done);
+/* dx (N, D) = lightgcn_backward(dout) (bitwise, every row) for dout zero outside rows S. */
+void lightgcn_backward_rows(lightgcn_adj *a, const float *dout, int64_t D, int L, const float *alpha, float *dx,
+                            const int64_t *rows, int64_t n, int64_t *rows_done);
 
 /* Plain serial references (the same arithmetic in the same order). work: 2 (N, D) floats. */
 void lightgcn_forward_ref(const lightgcn_adj *a, const float *x0, int64_t D, int L, const float *alpha, float *out,

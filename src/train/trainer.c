@@ -110,6 +110,7 @@ typedef struct trainer {
     trainer_args lgc_args;    /* the trainer args with num_layers 0 (no sampled blocks); t->a points here */
     lightgcn_adj lgc_adj;     /* the normalised graph (owned) */
     int lgc_stale;            /* lgc_out is not the propagation of the current table */
+    int lgc_batch_only;       /* training step: propagate the batch's receptive field only */
     float *lgc_out;           /* (N, E) the final (alpha-combined) embeddings of every node */
     float *lgc_grad;          /* (N, E) d(loss)/d(lgc_out) */
     float *lgc_dx;            /* (N, E) d(loss)/d(table) */
@@ -249,7 +250,10 @@ static void prepare_batch(trainer *t, minibatch *mb) {
     if (!t->have_emb) return;
     if (t->lgc) { /* the propagated rows: one full-graph forward per step (or per evaluation) */
         const int64_t D = t->emb.dim;
-        if (t->lgc_stale) {
+        if (t->lgc_batch_only) /* the batch's rows of lgc_out, bitwise those of the full propagation */
+            lightgcn_forward_rows(&t->lgc_adj, t->emb.weight, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_out,
+                                  mb->input_nodes, mb->num_input_nodes, NULL);
+        else if (t->lgc_stale) {
             lightgcn_forward(&t->lgc_adj, t->emb.weight, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_out);
             t->lgc_stale = 0;
         }
@@ -1469,7 +1473,9 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     const int reg = mb && t->have_emb && a->node_embedding_reg > 0;
     if (mb) {
         t->lgc_stale = 1; /* LightGCN: the table moved since the last propagation */
+        t->lgc_batch_only = 1;
         prepare_batch(t, mb);
+        t->lgc_batch_only = 0;
         const float *out = forward(t, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
         cl = timer_now(); /* the loss from here (its GEMMs counted in loss_gs) */
         const double gs0 = t->loss_gs.seconds, gf0 = t->loss_gs.flops;
@@ -1518,7 +1524,8 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
                 const float *src = t->dinput + i * stride + t->feat_dim;
                 for (int64_t k = 0; k < D; k++) g[k] += src[k];
             }
-            lightgcn_backward(&t->lgc_adj, t->lgc_grad, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_dx);
+            lightgcn_backward_rows(&t->lgc_adj, t->lgc_grad, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_dx,
+                                   mb->input_nodes, n, NULL); /* d out is zero off the batch's rows */
             if (reg)
                 for (int64_t i = 0; i < n; i++) {
                     float *g = t->lgc_dx + mb->input_nodes[i] * D;
