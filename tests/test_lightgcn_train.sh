@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_lightgcn_train.sh CGNN — LightGCN (gnn_model_class_path LightGCN, README "LightGCN") end to end on
 # two disjoint 16-node cliques (as test_rec.sh):
-#   - BPR with node_embedding_reg trains (the loss falls); the checkpoint holds embedding.weight
-#     alone, num_layers 3 and lightgcn_alpha in its metadata;
+#   - BPR with node_embedding_reg trains (the loss falls); the checkpoint is PyG LightGCN's
+#     state_dict (embedding.weight and the alpha buffer) with num_layers 3 and lightgcn_alpha in
+#     its metadata; a .pt checkpoint loads in torch with those keys and embeds the same;
 #   - `cgnn embed` writes the propagated, alpha-combined rows: numpy's own LGConv + gcn_norm over
 #     the dataset's edges, from the checkpoint's table, agrees; `cgnn rank` ranks every anchor's
 #     own clique first (Recall@15 = 1);
@@ -107,7 +108,9 @@ raw = open(sys.argv[1], "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 head = json.loads(raw[8:8 + n])
 meta = head.pop("__metadata__")
-assert list(head) == ["embedding.weight"], ("LightGCN's parameters are its table alone", list(head))
+assert sorted(head) == ["alpha", "embedding.weight"], ("PyG LightGCN's state_dict: the table and alpha", list(head))
+a = head["alpha"]; b, e = a["data_offsets"]
+assert a["shape"] == [4] and list(np.frombuffer(raw[8 + n + b:8 + n + e], dtype=np.float32)) == [0.25] * 4, a
 assert meta["cgnn_model"] == "LightGCN" and meta["num_layers"] == "3", meta
 assert [float(a) for a in meta["lightgcn_alpha"].split(",")] == [0.25] * 4, meta
 t = head["embedding.weight"]; b, e = t["data_offsets"]
@@ -134,6 +137,19 @@ PY
     || bad "LightGCN: cgnn rank failed: $(cat "$TMP/rank.out")"
   grep -Eq "[Rr]ecall@15[^0-9]*1\.0000" "$TMP/rank.out" && ok || bad "LightGCN: own clique not ranked first: $(cat "$TMP/rank.out")"
 else bad "LightGCN-BPR training failed: $(cat "$TMP/b0.err" "$TMP/b2.err" | tail -5)"; fi
+
+# ---- the same run written as a .pt (torch.save of PyG's state_dict) ----
+lgc pt train_main_num_workers='"0"'
+sed -i "s#$TMP/pt/model.safetensors#$TMP/pt/model.pt#" "$TMP/pt.yaml"
+if train pt && "$CGNN" embed --quiet --task_config_uri="$TMP/pt.yaml" --out "$TMP/pt/emb.npy" >"$TMP/embed_pt.out" 2>&1; then
+  cmp -s "$TMP/pt/emb.npy" "$TMP/b0/emb.npy" && ok || bad "LightGCN: embed of the .pt differs from the .safetensors'"
+  $PY -c "
+import sys, torch
+sd = torch.load(sys.argv[1])
+assert sorted(sd) == ['alpha', 'embedding.weight'], list(sd)
+assert sd['alpha'].tolist() == [0.25] * 4 and tuple(sd['embedding.weight'].shape) == (32, 8)
+" "$TMP/pt/model.pt" && ok || bad "LightGCN: the .pt state_dict"
+else bad "LightGCN .pt run failed: $(tail -3 "$TMP/pt.err" "$TMP/embed_pt.out")"; fi
 
 # ---- PyG's dotted path, a per-layer alpha, the retrieval loss ----
 lgc al gnn_model_class_path=torch_geometric.nn.models.LightGCN lightgcn_alpha='"0.4, 0.3, 0.2, 0.1"' num_epochs='"2"'

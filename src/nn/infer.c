@@ -121,6 +121,16 @@ int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_out
             *emb_index = k;
             continue;
         }
+        if (mc.kind == MODEL_LIGHTGCN && strcmp(f->names[k], "alpha") == 0) { /* PyG's buffer: the same values */
+            const float *al = f->data[k];
+            int same = f->ndims[k] == 1 && f->shapes[k][0] == mc.prop_layers + 1;
+            for (int l = 0; same && l <= mc.prop_layers; l++) same = al[l] == m->cfg.alpha[l];
+            if (same) continue;
+            err_set(err, CGNN_ERR_INPUT, "%s: tensor 'alpha' is not the %d values of __metadata__ 'lightgcn_alpha'",
+                    f->path, mc.prop_layers + 1);
+            model_free(m);
+            return -1;
+        }
         err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s' is not part of a %d-layer %s%s", f->path, f->names[k],
                 mc.num_layers, model_kind_name(mc.kind),
                 strcmp(f->names[k], INFER_EMB_KEY) == 0 ? " (embedding.weight must be 2-D)" : "");

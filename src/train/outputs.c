@@ -105,7 +105,7 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
                               const outputs_table *tables, int num_tables, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     CGNN_CHECK(num_tables >= 0 && num_tables <= MINIBATCH_MAX_NODE_TYPES);
-    st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES];
+    st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES + 1];
     for (int i = 0; i < m->num_tensors; i++) {
         const model_tensor *mt = &m->tensors[i];
         t[i].name = mt->name;
@@ -136,14 +136,19 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
                           "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
                           "node_embedding_dim", emb, "lightgcn_alpha", alpha};
     const int nmeta = (num_tables ? 8 : 7) + lgc; /* LightGCN: its alpha (always with its table) */
-    if (lgc) CGNN_CHECK(num_tables == 1);
+    if (lgc) { /* ... and PyG LightGCN's `alpha` buffer, part of its state_dict */
+        CGNN_CHECK(num_tables == 1);
+        t[n++] = (st_tensor){.name = OUTPUTS_LIGHTGCN_ALPHA_KEY, .ndim = 1, .shape = {m->cfg.prop_layers + 1, 1, 1, 1},
+                             .data = m->cfg.alpha};
+    }
     if (gigl_ckpt_is_torch(path)) { /* the tables go after the model, keys unchanged */
-        ts_tensor extra[MINIBATCH_MAX_NODE_TYPES];
+        ts_tensor extra[MINIBATCH_MAX_NODE_TYPES + 1];
         for (int i = 0; i < num_tables; i++) {
             const st_tensor *s = &t[m->num_tensors + i];
             extra[i] = (ts_tensor){s->name, 2, {s->shape[0], s->shape[1], 0, 0}, s->data};
         }
-        return gigl_ckpt_save(path, task, m, params, extra, num_tables, meta, nmeta, err);
+        if (lgc) extra[num_tables] = (ts_tensor){OUTPUTS_LIGHTGCN_ALPHA_KEY, 1, {m->cfg.prop_layers + 1, 0, 0, 0}, m->cfg.alpha};
+        return gigl_ckpt_save(path, task, m, params, extra, num_tables + lgc, meta, nmeta, err);
     }
     return safetensors_write(path, t, n, meta, nmeta, err);
 }
@@ -194,7 +199,8 @@ int outputs_load_model(const char *path, task_kind task, model *m, cgnn_err *err
     /* every other key is an error, except node embedding tables (loaded separately) */
     int extra = 0;
     for (int k = 0; k < f.n; k++)
-        extra += !strcmp(f.names[k], OUTPUTS_EMBEDDING_KEY) || !strncmp(f.names[k], "embedding_dict.", 15);
+        extra += !strcmp(f.names[k], OUTPUTS_EMBEDDING_KEY) || !strncmp(f.names[k], "embedding_dict.", 15) ||
+                 (m->cfg.kind == MODEL_LIGHTGCN && !strcmp(f.names[k], OUTPUTS_LIGHTGCN_ALPHA_KEY));
     if (rc == 0 && f.n != m->num_tensors + extra)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n - extra,
                      m->num_tensors);
