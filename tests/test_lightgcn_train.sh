@@ -8,7 +8,7 @@
 #     the dataset's edges, from the checkpoint's table, agrees; `cgnn rank` ranks every anchor's
 #     own clique first (Recall@15 = 1);
 #   - PyG's dotted path and a per-layer lightgcn_alpha are accepted (and end up in the checkpoint);
-#   - the retrieval loss trains it too;
+#   - the retrieval loss trains it too; `cgnn bench lightgcn` runs and reports its JSON line;
 #   - 0 vs 2 sampler threads and 1 vs 2 compute threads give the same bits; a crashed run resumes
 #     to the same bits;
 #   - refusals, exit 2, nothing written: mpirun -np 2, a typed dataset, node classification, a
@@ -175,6 +175,16 @@ if train ck && cp "$TMP/ck/model.safetensors" "$TMP/ck_full.st" && rm -rf "$TMP/
   train ck && cmp -s "$TMP/ck/model.safetensors" "$TMP/ck_full.st" && ok \
     || bad "LightGCN: a resumed run differs from an uninterrupted one: $(tail -2 "$TMP/ck.err")"
 else bad "LightGCN checkpointed run failed: $(tail -3 "$TMP/ck.err")"; fi
+
+# ---- cgnn bench lightgcn: the three ways, on the cliques ----
+if "$CGNN" bench lightgcn --dataset "$TMP/cliques" --batch 8 --reps 2 --layers 2 >"$TMP/bench.out" 2>&1; then
+  $PY - "$TMP/bench.out" <<'PY' && ok || bad "bench lightgcn: $(cat "$TMP/bench.out")"
+import json, sys
+r = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+assert r["bench"] == "lightgcn" and r["nodes"] == 32 and r["layers"] == 2, r
+assert r["full_forward_ms"] >= 0 and 0 < r["field_forward_edge_frac"] <= 1 and r["sampler_block_edges"] > 0, r
+PY
+else bad "bench lightgcn failed: $(cat "$TMP/bench.out")"; fi
 
 # ---- refusals: exit 2, nothing written ----
 refused() { # refused NAME PATTERN [train args...]
