@@ -59,7 +59,7 @@ struct model_scratch {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "LightGCN", "HeteroSAGE", "RGCN", "HGT"};
+static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT", "LightGCN"};
 _Static_assert(sizeof KIND_NAMES / sizeof KIND_NAMES[0] == MODEL_KIND_COUNT, "KIND_NAMES");
 
 const char *model_kind_name(model_kind kind) {

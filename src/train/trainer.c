@@ -1089,14 +1089,14 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     t->typed = dataset_is_typed(t->ds);
     if (a->model == MODEL_LIGHTGCN) {
-        const char *why = t->typed ? "a typed graph (the propagation is homogeneous)"
-                          : t->parted ? "a partitioned graph (the propagation needs the whole graph on every rank)"
-                          : t->client ? "server-client mode (the propagation needs the whole graph here)"
+        const char *why = t->typed ? "the dataset is typed (the propagation is homogeneous)"
+                          : t->parted ? "the graph is partitioned (the propagation needs the whole graph)"
+                          : t->client ? "server-client mode (the propagation needs the whole graph in this process)"
                           : d->size > 1 ? "data-parallel training (mpirun -np > 1) is not supported for it yet"
                                         : NULL;
         if (why)
             return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.gnn_model_class_path: LightGCN trains "
-                           "on one process over the whole homogeneous graph; %s is %s", t->cfg->file,
+                           "on one process over the whole homogeneous graph; not here (%s): %s", t->cfg->file,
                            t->parted ? t->pb.json_path : t->ds->dir, why);
         t->lgc = 1;
         t->lgc_args = *a; /* the sampler and the block model see 0 layers: the batch's own nodes */
