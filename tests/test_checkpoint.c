@@ -46,7 +46,7 @@ static void check_kind(model_kind kind, int l2) {
     loader_start_epoch(&l, 0, 1);
     minibatch *mb = loader_next(&l);
     ASSERT(mb != NULL);
-    model_config mc = {kind, 2, feat->dim, 16, 7, 4, 0.5f, l2, NULL};
+    model_config mc = {kind, 2, feat->dim, 16, 7, 4, 0.5f, l2, NULL, 0, {0}};
     minibatch_capacity cap;
     sampler_capacity(&g, &lc.sampler, lc.batch_size, feat->dim, &cap);
     model m;

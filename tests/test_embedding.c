@@ -547,7 +547,7 @@ TEST(untouched_state_stays_virtual) {
 static int have_torch(void) { return system("/usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1") == 0; }
 
 static int small_model(model *m, uint64_t seed) {
-    model_config mc = {MODEL_GRAPHSAGE, 2, 5, 8, 3, 1, 0.0f, 0, NULL};
+    model_config mc = {MODEL_GRAPHSAGE, 2, 5, 8, 3, 1, 0.0f, 0, NULL, 0, {0}};
     minibatch_capacity cap;
     memset(&cap, 0, sizeof cap);
     cap.num_layers = 2;

@@ -493,7 +493,7 @@ TEST(truncations_and_bit_flips) {
 
 static int make_model(model *m, model_kind kind, int L, int64_t in, int64_t hidden, int64_t out, int heads,
                       uint64_t seed) {
-    model_config mc = {kind, L, in, hidden, out, heads, 0.0f, 0, NULL};
+    model_config mc = {kind, L, in, hidden, out, heads, 0.0f, 0, NULL, 0, {0}};
     minibatch_capacity cap;
     memset(&cap, 0, sizeof cap);
     cap.num_layers = L;
@@ -672,7 +672,7 @@ TEST(gigl_head_folded) {
 }
 
 TEST(gigl_check) {
-    model_config nc = {MODEL_GRAPHSAGE, 2, 10, 4, 7, 1, 0.0f, 0, NULL};
+    model_config nc = {MODEL_GRAPHSAGE, 2, 10, 4, 7, 1, 0.0f, 0, NULL, 0, {0}};
     cgnn_err err = {0};
     ASSERT_EQ(gigl_ckpt_check("out/m.pt", TASK_NODE_CLASSIFICATION, &nc, "task.yaml: trainedModelUri", &err), -1);
     ASSERT_EQ(err.code, CGNN_ERR_INPUT);

@@ -63,6 +63,23 @@ typedef struct bench_train_opts {
  * dataset, naming it and how to generate the default one). */
 int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err);
 
+typedef struct bench_lightgcn_opts {
+    const char *dataset;        /* a homogeneous dataset with a link-prediction train split */
+    int64_t dim;                /* embedding dim D (64) */
+    int num_layers;             /* L (3) */
+    int64_t batch_size;         /* training pairs per step (2048); as many random negatives */
+    int threads;                /* 0 = all cores */
+    int reps;                   /* steps timed (medians) */
+    uint64_t seed;
+} bench_lightgcn_opts;
+
+/* `cgnn bench lightgcn`: one LightGCN step's propagation on the dataset's graph, the ways it can
+ * run (README "LightGCN"): (b) the whole table (L products forward, L back), (c) the batch's
+ * receptive field only (nn/lightgcn.h: lightgcn_forward_rows / lightgcn_backward_rows, bitwise
+ * the same rows), (a) the sampler's fanout -1 blocks of the batch (building them alone), and the
+ * optimiser's step on every row. Medians over reps batches; prints a table and one JSON line. */
+int bench_lightgcn_run(const bench_lightgcn_opts *o, FILE *out, cgnn_err *err);
+
 /* FLOPs (2·M·N·K summed) of the GEMMs of one model_forward + model_backward (no input
  * gradient) of a model with config cfg on batch mb, from the batch's shapes:
  *   GraphSAGE layer l (N_dst rows, I -> O): forward 2 GEMMs (lin_l on the mean, lin_r on the

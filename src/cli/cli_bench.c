@@ -1,4 +1,4 @@
-/* cli_bench.c — `cgnn bench sample ...` and `cgnn bench train ...`. */
+/* cli_bench.c — `cgnn bench sample ...`, `cgnn bench train ...` and `cgnn bench lightgcn ...`. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +72,57 @@ static int bench_sample_main(int argc, char **argv) {
         return cli_fail(&err);
     }
     if (bench_sample_run(&o, stdout, &err) != 0) return cli_fail(&err);
+    return 0;
+}
+
+static cli_flag LGC_FLAGS[] = {
+    {"dataset", "DIR", "homogeneous dataset with a link-prediction train split (required)", NULL},
+    {"dim", "D", "embedding dim (default 64)", NULL},
+    {"layers", "L", "propagation layers (default 3)", NULL},
+    {"batch", "N", "training pairs per step, as many random negatives (default 2048)", NULL},
+    {"threads", "N", "compute threads (default: all cores)", NULL},
+    {"reps", "N", "steps timed; medians are reported (default 5)", NULL},
+    {"seed", "S", "random seed (default 0)", NULL},
+};
+static const cli_command LGC_CMD = {
+    "bench lightgcn", "cgnn bench lightgcn --dataset DIR [options]",
+    "Measures the ways to run a LightGCN training step's propagation: the whole table, the batch's\n"
+    "receptive field only, the sampler's fanout -1 blocks; and the optimiser step on every row.",
+    LGC_FLAGS, sizeof LGC_FLAGS / sizeof LGC_FLAGS[0]};
+
+static int bench_lightgcn_main(int argc, char **argv) {
+    cgnn_err err = {0};
+    const char *pos[1];
+    int npos, help;
+    if (cli_parse(&LGC_CMD, argc, argv, pos, 0, &npos, &help, &err) != 0) return cli_fail(&err);
+    if (help) {
+        cli_print_help(&LGC_CMD);
+        return 0;
+    }
+    bench_lightgcn_opts o = {cli_flag_str(&LGC_CMD, "dataset"), 64, 3, 2048, 0, 5, 0};
+    if (!o.dataset) {
+        err_set(&err, CGNN_ERR_INPUT, "bench lightgcn: --dataset DIR is required");
+        return cli_fail(&err);
+    }
+    int64_t v = o.dim;
+    if (cli_flag_int(&LGC_CMD, "dim", 1, 1 << 16, &v, &err) != 0) return cli_fail(&err);
+    o.dim = v;
+    v = o.num_layers;
+    if (cli_flag_int(&LGC_CMD, "layers", 0, 8, &v, &err) != 0) return cli_fail(&err);
+    o.num_layers = (int)v;
+    v = o.batch_size;
+    if (cli_flag_int(&LGC_CMD, "batch", 1, 1 << 24, &v, &err) != 0) return cli_fail(&err);
+    o.batch_size = v;
+    v = 0;
+    if (cli_flag_int(&LGC_CMD, "threads", 0, 4096, &v, &err) != 0) return cli_fail(&err);
+    o.threads = (int)v;
+    v = o.reps;
+    if (cli_flag_int(&LGC_CMD, "reps", 1, 10000, &v, &err) != 0) return cli_fail(&err);
+    o.reps = (int)v;
+    v = 0;
+    if (cli_flag_int(&LGC_CMD, "seed", 0, INT64_MAX, &v, &err) != 0) return cli_fail(&err);
+    o.seed = (uint64_t)v;
+    if (bench_lightgcn_run(&o, stdout, &err) != 0) return cli_fail(&err);
     return 0;
 }
 
@@ -181,13 +232,16 @@ static int bench_train_main(int argc, char **argv) {
 int cli_cmd_bench(int argc, char **argv) {
     if (argc >= 1 && strcmp(argv[0], "sample") == 0) return bench_sample_main(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "train") == 0) return bench_train_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "lightgcn") == 0) return bench_lightgcn_main(argc - 1, argv + 1);
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         printf("usage: cgnn bench sample --dataset DIR [options]\n"
-               "       cgnn bench train [--dataset DIR] [options]\n\nbenchmarks:\n"
+               "       cgnn bench train [--dataset DIR] [options]\n"
+               "       cgnn bench lightgcn --dataset DIR [options]\n\nbenchmarks:\n"
                "  sample   neighbour sampling + feature gathering throughput\n"
-               "  train    training steps against sgemm peak, copy bandwidth and their roofline\n");
+               "  train    training steps against sgemm peak, copy bandwidth and their roofline\n"
+               "  lightgcn LightGCN's propagation: whole table, receptive field, fanout -1 blocks\n");
         return 0;
     }
-    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample or train (see cgnn bench --help)\n");
+    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample, train or lightgcn (see cgnn bench --help)\n");
     return CGNN_ERR_INPUT;
 }

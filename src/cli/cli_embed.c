@@ -25,6 +25,8 @@
 #include "io/safetensors.h"
 #include "nn/infer.h"
 #include "nn/infer_typed.h"
+#include "nn/lightgcn.h"
+#include "nn/ops.h"
 #include "graph/typed_graph.h"
 #include "dist/dist_rpc.h"
 #include "sample/batch_rpc.h"
@@ -35,6 +37,7 @@
 #include "train/progress.h"
 #include "util/cleanup.h"
 #include "util/log.h"
+#include "util/timer.h"
 
 static cli_flag EMBED_FLAGS[] = {
     {"task_config_uri", "URI", "GiGL task config YAML (path or file://) — required", NULL},
@@ -153,6 +156,11 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     if (j->m.cfg.kind != tc->args.model && root)
         log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
                  model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
+    if (j->m.cfg.kind == MODEL_LIGHTGCN && (j->parted || emb < 0))
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s", ck,
+                       emb < 0 ? "a LightGCN checkpoint without its 'embedding.weight' table"
+                               : "LightGCN propagates over the whole graph: embed it on the whole dataset, not on "
+                                 "a partitioned graph");
     j->in.feat = j->m.cfg.num_layers > 0 ? feat : NULL; /* 0 layers: the embeddings alone (MF) */
     j->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
     if (emb >= 0) {
@@ -191,6 +199,27 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     }
     if (root && outputs_make_parent(j->out, 0, err) != 0) return -1;
     if (root && act_dir && *act_dir && outputs_make_parent(act_dir, 1, err) != 0) return -1;
+    return 0;
+}
+
+/* LightGCN (every rank alike; rank 0 writes): the table propagated over the whole graph,
+ * Σ_l alpha_l x^(l) (nn/lightgcn.h), L2-normalised when the model normalises. */
+static int embed_lightgcn(embed_job *j, int root, cgnn_err *err) {
+    const double t0 = timer_now();
+    const int64_t N = j->g.num_nodes, D = j->in.emb_dim;
+    lightgcn_adj adj;
+    if (lightgcn_adj_build(&adj, &j->g, err) != 0) return -1;
+    float *out = cgnn_malloc((size_t)(N * D + 1) * sizeof(float));
+    lightgcn_forward(&adj, j->in.emb, D, j->m.cfg.prop_layers, j->m.cfg.alpha, out);
+    lightgcn_adj_free(&adj);
+    if (j->m.cfg.l2_normalize_output) ops_l2norm_forward(out, out, N, D);
+    const int64_t shape[2] = {N, D};
+    const int bad = root && npy_write(j->out, NPY_DTYPE_FLOAT32, 2, shape, out, err) != 0;
+    free(out);
+    if (bad) return -1;
+    if (root)
+        printf("embeddings: %lld x %lld float32 -> %s (LightGCN, %d layers, %lld edges; %.2f s)\n", (long long)N,
+               (long long)D, j->out, j->m.cfg.prop_layers, (long long)j->g.num_edges, timer_now() - t0);
     return 0;
 }
 
@@ -650,6 +679,11 @@ int cli_cmd_embed(int argc, char **argv) {
                                 j->m.cfg.num_layers, j->m.cfg.in_dim,
                                 j->m.cfg.hidden_dim, j->m.cfg.out_dim, chunk};
         if (dist_check_agreement(&d, names, vals, (int)(sizeof vals / sizeof vals[0]), &err) != 0) goto fail;
+    }
+    if (j->m.cfg.kind == MODEL_LIGHTGCN) {
+        bad = embed_lightgcn(j, root, &err) != 0;
+        if (dist_phase_failed(&d, bad, &err)) goto fail;
+        goto done;
     }
     int64_t in_dims[MINIBATCH_MAX_LAYERS + 1], out_dims[MINIBATCH_MAX_LAYERS + 1];
     in_dims[0] = out_dims[0] = j->m.cfg.in_dim; /* 0 layers: the input rows are the embeddings */

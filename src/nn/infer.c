@@ -67,6 +67,28 @@ int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_out
         return -1;
     if (mc.kind == MODEL_GAT && meta_int(f, "heads", 1, 1 << 16, &heads, err) != 0) return -1;
     mc.num_layers = (int)layers;
+    if (mc.kind == MODEL_LIGHTGCN) { /* num_layers counts its propagation layers; the block model is 0 layers */
+        mc.prop_layers = (int)layers;
+        mc.num_layers = 0;
+        const char *al = safetensors_meta(f, "lightgcn_alpha");
+        int n = 0;
+        const char *p = al;
+        while (p && n <= mc.prop_layers) {
+            char *end = NULL;
+            const double x = strtod(p, &end);
+            if (end == p || !isfinite(x) || (*end != ',' && *end != '\0')) {
+                n = -1;
+                break;
+            }
+            mc.alpha[n++] = (float)x;
+            p = *end == ',' ? end + 1 : NULL;
+        }
+        if (p) n = -1; /* more values than layers */
+        if (n != mc.prop_layers + 1)
+            return err_set(err, CGNN_ERR_INPUT, "%s: __metadata__ 'lightgcn_alpha': '%s' is not %d comma-separated "
+                           "numbers (one per layer of the %d-layer LightGCN)", f->path, al ? al : "(missing)",
+                           mc.prop_layers + 1, mc.prop_layers);
+    }
     mc.num_heads = (int)heads;
     mc.dropout = 0.0f;
     mc.l2_normalize_output = l2_normalize_output;
@@ -98,6 +120,16 @@ int infer_model_from_checkpoint(model *m, const st_file *f, int l2_normalize_out
         if (strcmp(f->names[k], INFER_EMB_KEY) == 0 && f->ndims[k] == 2) {
             *emb_index = k;
             continue;
+        }
+        if (mc.kind == MODEL_LIGHTGCN && strcmp(f->names[k], "alpha") == 0) { /* PyG's buffer: the same values */
+            const float *al = f->data[k];
+            int same = f->ndims[k] == 1 && f->shapes[k][0] == mc.prop_layers + 1;
+            for (int l = 0; same && l <= mc.prop_layers; l++) same = al[l] == m->cfg.alpha[l];
+            if (same) continue;
+            err_set(err, CGNN_ERR_INPUT, "%s: tensor 'alpha' is not the %d values of __metadata__ 'lightgcn_alpha'",
+                    f->path, mc.prop_layers + 1);
+            model_free(m);
+            return -1;
         }
         err_set(err, CGNN_ERR_INPUT, "%s: tensor '%s' is not part of a %d-layer %s%s", f->path, f->names[k],
                 mc.num_layers, model_kind_name(mc.kind),

@@ -59,7 +59,7 @@ struct model_scratch {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT"};
+static const char *const KIND_NAMES[] = {"GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT", "LightGCN"};
 _Static_assert(sizeof KIND_NAMES / sizeof KIND_NAMES[0] == MODEL_KIND_COUNT, "KIND_NAMES");
 
 const char *model_kind_name(model_kind kind) {
@@ -73,6 +73,7 @@ int model_kind_parse(const char *name, model_kind *out) {
     if (!strcasecmp(base, "GraphSAGE") || !strcasecmp(base, "SAGE")) *out = MODEL_GRAPHSAGE;
     else if (!strcasecmp(base, "GCN")) *out = MODEL_GCN;
     else if (!strcasecmp(base, "GAT")) *out = MODEL_GAT;
+    else if (!strcasecmp(base, "LightGCN")) *out = MODEL_LIGHTGCN; /* torch_geometric.nn.models.LightGCN */
     else if (!strcasecmp(base, "HeteroSAGE") || !strcasecmp(base, "HeteroGraphSAGE")) *out = MODEL_HETERO_SAGE;
     else if (!strcasecmp(base, "RGCN") || !strcasecmp(base, "RGCNConv")) *out = MODEL_RGCN;
     else if (!strcasecmp(base, "HGT")) *out = MODEL_HGT; /* gigl.src.common.models.pyg.heterogeneous.HGT */
@@ -237,6 +238,9 @@ static int check_config(const model_config *c, const minibatch_capacity *cap, cg
     if (c->num_layers < 0 || c->num_layers > MINIBATCH_MAX_LAYERS)
         return err_set(err, CGNN_ERR_INPUT, "num_layers: %d is out of range [0, %d]", c->num_layers,
                        MINIBATCH_MAX_LAYERS);
+    if (c->kind == MODEL_LIGHTGCN && (c->num_layers != 0 || c->prop_layers < 0 || c->prop_layers > MINIBATCH_MAX_LAYERS))
+        return err_set(err, CGNN_ERR_INPUT, "LightGCN: the block model has 0 layers (got %d) and 0..%d propagation "
+                       "layers (got %d)", c->num_layers, MINIBATCH_MAX_LAYERS, c->prop_layers);
     if (c->num_layers == 0 && c->out_dim != c->in_dim)
         return err_set(err, CGNN_ERR_INPUT,
                        "num_layers 0: the model is the identity on its input rows, so out_dim (%lld) must equal in_dim "

@@ -46,14 +46,16 @@ typedef enum model_kind {
     MODEL_GRAPHSAGE,
     MODEL_GCN,
     MODEL_GAT,
-    MODEL_HETERO_SAGE, /* typed graphs (nn/hetero.c) from here on */
+    MODEL_HETERO_SAGE, /* typed graphs (nn/hetero.c, nn/hgt.c) from here to MODEL_HGT */
     MODEL_RGCN,
-    MODEL_HGT,
+    MODEL_HGT,         /* (typed models up to here) */
+    MODEL_LIGHTGCN,    /* homogeneous: the embedding table propagated over the whole graph
+                          (nn/lightgcn.h); as a block model it is the identity (num_layers 0) */
     MODEL_KIND_COUNT
 } model_kind;
 
 /* 1 for the models of typed graphs (they run on typed batches, minibatch.h). */
-static inline int model_kind_is_typed(model_kind kind) { return kind >= MODEL_HETERO_SAGE; }
+static inline int model_kind_is_typed(model_kind kind) { return kind >= MODEL_HETERO_SAGE && kind <= MODEL_HGT; }
 
 /* PyG / GiGL class name of kind ("GraphSAGE", "GCN", "GAT", "HeteroSAGE", "RGCN", "HGT"). */
 const char *model_kind_name(model_kind kind);
@@ -116,6 +118,8 @@ typedef struct model_config {
     float dropout;            /* feature dropout after each hidden ReLU (training only) */
     int l2_normalize_output;  /* L2-normalise each output row */
     const model_types *types; /* typed models: the graph's types (copied by model_init); else NULL */
+    int prop_layers;          /* LightGCN: propagation layers (the block model has num_layers 0) */
+    float alpha[MINIBATCH_MAX_LAYERS + 1]; /* LightGCN: alpha_0 .. alpha_prop_layers */
 } model_config;
 
 #define MODEL_MAX_TENSORS 512

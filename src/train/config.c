@@ -13,10 +13,12 @@
 #include "io/dataset.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -89,6 +91,7 @@ typedef enum targ {
     TARG_LP_CANDIDATE_RANGE,
     TARG_VAL_AT_END,
     TARG_LP_BATCHING,
+    TARG_LIGHTGCN_ALPHA,
     TARG_COUNT
 } targ;
 
@@ -154,6 +157,7 @@ const char *const CONFIG_TRAINER_ARG_KEYS[TARG_COUNT + 1] = {
     "lp_candidate_range",
     "val_at_end",
     "lp_batching",
+    "lightgcn_alpha",
     NULL,
 };
 _Static_assert(sizeof CONFIG_TRAINER_ARG_KEYS / sizeof CONFIG_TRAINER_ARG_KEYS[0] == TARG_COUNT + 1,
@@ -1359,7 +1363,8 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                            "ones cgnn reads)",
                            doc->file, v->path, map->key_lines[i]);
         }
-        if ((v->kind == YAMLDOC_SEQUENCE || v->kind == YAMLDOC_MAPPING) && k == TARG_NUM_NEIGHBORS) {
+        if ((v->kind == YAMLDOC_SEQUENCE && k == TARG_LIGHTGCN_ALPHA) ||
+            ((v->kind == YAMLDOC_SEQUENCE || v->kind == YAMLDOC_MAPPING) && k == TARG_NUM_NEIGHBORS)) {
             g[k] = v;
             continue;
         }
@@ -1649,6 +1654,57 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "BPR num_negatives %lld is more than the %lld random negatives of a batch "
                             "(random_negative_sample_batch_size)",
                             (long long)a->lp_tasks[t].num_negatives, (long long)a->random_negative_sample_batch_size);
+    /* LightGCN: the model is the learnable embedding table, propagated over the whole graph */
+    if ((n = g[TARG_LIGHTGCN_ALPHA]) && a->model != MODEL_LIGHTGCN)
+        return node_err(doc, n, err, "applies to gnn_model_class_path LightGCN only");
+    if (a->model == MODEL_LIGHTGCN) {
+        if (task != TASK_LINK_PREDICTION)
+            return node_err(doc, g[TARG_GNN_MODEL_CLASS_PATH], err,
+                            "LightGCN scores node pairs by the dot product of their embeddings: it is for link "
+                            "prediction (nodeAnchorBasedLinkPredictionTaskMetadata)");
+        if (a->node_embedding_dim == 0)
+            return node_err(doc, g[TARG_GNN_MODEL_CLASS_PATH], err,
+                            "LightGCN's only parameters are the learnable node embeddings: set node_embedding_dim");
+        if (a->out_channels > 0 && a->out_channels != a->node_embedding_dim)
+            return node_err(doc, g[TARG_OUT_CHANNELS], err, "LightGCN's output is node_embedding_dim (%lld) wide: "
+                            "leave out_channels out", (long long)a->node_embedding_dim);
+        if ((n = g[TARG_LIGHTGCN_ALPHA])) {
+            int cnt = 0;
+            if (n->kind == YAMLDOC_SEQUENCE) {
+                for (int i = 0; i < n->len; i++) {
+                    const yamldoc_node *it = n->items[i];
+                    if (it->kind != YAMLDOC_SCALAR) return node_err(doc, it, err, "expected a number");
+                    if (cnt > CONFIG_MAX_LAYERS)
+                        return node_err(doc, n, err, "more than num_layers + 1 values");
+                    if (arg_double(doc, it, -FLT_MAX, 0, FLT_MAX, 0, &a->lightgcn_alpha[cnt++], err) != 0) return -1;
+                }
+            } else { /* "a" or "a0, a1, ..." */
+                const char *p = n->scalar;
+                while (*p) {
+                    char *end = NULL;
+                    errno = 0;
+                    const double x = strtod(p, &end);
+                    if (end == p || errno || !isfinite(x) || fabs(x) > FLT_MAX)
+                        return node_err(doc, n, err, "expected a number or a comma-separated list of numbers, got %s",
+                                        shown(n, buf, sizeof buf));
+                    if (cnt > CONFIG_MAX_LAYERS) return node_err(doc, n, err, "more than num_layers + 1 values");
+                    a->lightgcn_alpha[cnt++] = x;
+                    p = end;
+                    while (isspace((unsigned char)*p)) p++;
+                    if (*p == ',') p++;
+                    else if (*p)
+                        return node_err(doc, n, err, "expected a number or a comma-separated list of numbers, got %s",
+                                        shown(n, buf, sizeof buf));
+                    while (isspace((unsigned char)*p)) p++;
+                }
+            }
+            if (cnt == 0 || (cnt != 1 && cnt != a->num_layers + 1))
+                return node_err(doc, n, err, "%d values: give one alpha for every layer, or num_layers + 1 = %d "
+                                "(x^(0) .. x^(%d))", cnt, a->num_layers + 1, a->num_layers);
+            a->num_lightgcn_alpha = cnt;
+        }
+        if (!a->l2_normalize_set) a->l2_normalize_output = 0; /* raw dot products, as PyG's LightGCN */
+    }
     /* num_layers 0: the model is the learnable embedding table (matrix factorisation) */
     if (a->num_layers == 0) {
         n = g[TARG_NUM_LAYERS];

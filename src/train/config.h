@@ -131,6 +131,9 @@ typedef struct trainer_args {
     double node_embedding_reg;        /* LP: LightGCN's reg: + reg · ½ Σ ||e||² / pairs over the
                                          table rows of the batch's anchors, positives and
                                          negatives (0 = off) */
+    int num_lightgcn_alpha;           /* LightGCN: 0 = PyG's default 1 / (num_layers + 1) per layer;
+                                         1 = one value for every layer; num_layers + 1 = one per layer */
+    double lightgcn_alpha[CONFIG_MAX_LAYERS + 1]; /* lightgcn_alpha: PyG LightGCN's alpha */
     double embedding_weight_decay;    /* the sparse optimiser's weight decay: torch's dense formula
                                          g + wd · p on the rows a step touches (0 = off) */
     /* data parallel seeds: global = every rank slices the whole split (DGL's DistributedItemSampler;

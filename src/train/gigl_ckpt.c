@@ -59,7 +59,10 @@ static int layer_of(const char *key) {
     return digits > 0 && *p == '.' ? l : -1;
 }
 
-static int is_table_key(const char *k) { return strcmp(k, "embedding.weight") == 0 || strncmp(k, "embedding_dict.", 15) == 0; }
+/* node embedding tables, and PyG LightGCN's `alpha` buffer: kept under their own names */
+static int is_table_key(const char *k) {
+    return strcmp(k, "embedding.weight") == 0 || strncmp(k, "embedding_dict.", 15) == 0 || strcmp(k, "alpha") == 0;
+}
 
 /* The [outer, C, inner] view of a last-layer tensor with C output channels; 0 if it has none. */
 static int out_view(int ndim, const int64_t *shape, int64_t C, int64_t *outer, int64_t *inner) {

@@ -105,7 +105,7 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
                               const outputs_table *tables, int num_tables, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     CGNN_CHECK(num_tables >= 0 && num_tables <= MINIBATCH_MAX_NODE_TYPES);
-    st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES];
+    st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES + 1];
     for (int i = 0; i < m->num_tensors; i++) {
         const model_tensor *mt = &m->tensors[i];
         t[i].name = mt->name;
@@ -122,7 +122,11 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
         emb_dim = tables[i].dim;
     }
     char layers[32], in[32], hidden[32], out[32], heads[32], emb[32];
-    snprintf(layers, sizeof layers, "%d", m->cfg.num_layers);
+    const int lgc = m->cfg.kind == MODEL_LIGHTGCN;
+    snprintf(layers, sizeof layers, "%d", lgc ? m->cfg.prop_layers : m->cfg.num_layers); /* LightGCN: its LGConvs */
+    char alpha[(MINIBATCH_MAX_LAYERS + 1) * 20] = "";
+    for (int l = 0, off = 0; lgc && l <= m->cfg.prop_layers; l++) /* %.9g: the float's exact value back */
+        off += snprintf(alpha + off, sizeof alpha - (size_t)off, "%s%.9g", l ? "," : "", (double)m->cfg.alpha[l]);
     snprintf(in, sizeof in, "%lld", (long long)m->cfg.in_dim);
     snprintf(hidden, sizeof hidden, "%lld", (long long)m->cfg.hidden_dim);
     snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
@@ -130,16 +134,23 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
     snprintf(emb, sizeof emb, "%lld", (long long)emb_dim);
     const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
                           "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
-                          "node_embedding_dim", emb};
+                          "node_embedding_dim", emb, "lightgcn_alpha", alpha};
+    const int nmeta = (num_tables ? 8 : 7) + lgc; /* LightGCN: its alpha (always with its table) */
+    if (lgc) { /* ... and PyG LightGCN's `alpha` buffer, part of its state_dict */
+        CGNN_CHECK(num_tables == 1);
+        t[n++] = (st_tensor){.name = OUTPUTS_LIGHTGCN_ALPHA_KEY, .ndim = 1, .shape = {m->cfg.prop_layers + 1, 1, 1, 1},
+                             .data = m->cfg.alpha};
+    }
     if (gigl_ckpt_is_torch(path)) { /* the tables go after the model, keys unchanged */
-        ts_tensor extra[MINIBATCH_MAX_NODE_TYPES];
+        ts_tensor extra[MINIBATCH_MAX_NODE_TYPES + 1];
         for (int i = 0; i < num_tables; i++) {
             const st_tensor *s = &t[m->num_tensors + i];
             extra[i] = (ts_tensor){s->name, 2, {s->shape[0], s->shape[1], 0, 0}, s->data};
         }
-        return gigl_ckpt_save(path, task, m, params, extra, num_tables, meta, num_tables ? 8 : 7, err);
+        if (lgc) extra[num_tables] = (ts_tensor){OUTPUTS_LIGHTGCN_ALPHA_KEY, 1, {m->cfg.prop_layers + 1, 0, 0, 0}, m->cfg.alpha};
+        return gigl_ckpt_save(path, task, m, params, extra, num_tables + lgc, meta, nmeta, err);
     }
-    return safetensors_write(path, t, n, meta, num_tables ? 8 : 7, err);
+    return safetensors_write(path, t, n, meta, nmeta, err);
 }
 
 int outputs_save_model(const char *path, task_kind task, const model *m, const float *params, cgnn_err *err) {
@@ -188,7 +199,8 @@ int outputs_load_model(const char *path, task_kind task, model *m, cgnn_err *err
     /* every other key is an error, except node embedding tables (loaded separately) */
     int extra = 0;
     for (int k = 0; k < f.n; k++)
-        extra += !strcmp(f.names[k], OUTPUTS_EMBEDDING_KEY) || !strncmp(f.names[k], "embedding_dict.", 15);
+        extra += !strcmp(f.names[k], OUTPUTS_EMBEDDING_KEY) || !strncmp(f.names[k], "embedding_dict.", 15) ||
+                 (m->cfg.kind == MODEL_LIGHTGCN && !strcmp(f.names[k], OUTPUTS_LIGHTGCN_ALPHA_KEY));
     if (rc == 0 && f.n != m->num_tensors + extra)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %d tensors, the configured model has %d", path, f.n - extra,
                      m->num_tensors);

@@ -54,6 +54,7 @@ int outputs_check_checkpoint(const char *path, task_kind task, const model_confi
 /* The key of a learnable node embedding table (nn/embedding.h) in a checkpoint: the state_dict
  * key of a torch.nn.Embedding registered as `embedding` next to the GNN. */
 #define OUTPUTS_EMBEDDING_KEY "embedding.weight"
+#define OUTPUTS_LIGHTGCN_ALPHA_KEY "alpha" /* PyG LightGCN's alpha buffer (L + 1), in its state_dict */
 /* outputs_save_model plus the tensor "embedding.weight" [emb_rows, emb_dim] from emb_weight
  * (emb_rows * emb_dim floats, written from the caller's buffer without a copy) and the metadata
  * "node_embedding_dim"; emb_weight NULL writes what outputs_save_model writes. */

@@ -79,7 +79,13 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     }
     /* the model (trainerArgs names, then what the trainer derived from them and the data) */
     fp_add(fp, "gnn_model_class_path", "%s", model_kind_name(m->cfg.kind));
-    fp_add(fp, "num_layers", "%d", m->cfg.num_layers);
+    fp_add(fp, "num_layers", "%d", m->cfg.kind == MODEL_LIGHTGCN ? m->cfg.prop_layers : m->cfg.num_layers);
+    if (m->cfg.kind == MODEL_LIGHTGCN) { /* its propagation: layers above, alpha here */
+        char al[(MINIBATCH_MAX_LAYERS + 1) * 20] = "";
+        for (int l = 0, off = 0; l <= m->cfg.prop_layers; l++)
+            off += snprintf(al + off, sizeof al - (size_t)off, "%s%.9g", l ? "," : "", (double)m->cfg.alpha[l]);
+        fp_add(fp, "lightgcn_alpha", "%s", al);
+    }
     fp_add(fp, "hidden_dim", "%lld", (long long)m->cfg.hidden_dim);
     fp_add(fp, "out_channels", "%lld", (long long)m->cfg.out_dim);
     fp_add(fp, "in_channels", "%lld", (long long)m->cfg.in_dim);

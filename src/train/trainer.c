@@ -22,6 +22,7 @@
 #include "io/outguard.h"
 #include "nn/embedding.h"
 #include "nn/infer.h"
+#include "nn/lightgcn.h"
 #include "nn/lp_loss.h"
 #include "nn/model.h"
 #include "optim/optim.h"
@@ -113,6 +114,18 @@ typedef struct trainer {
     int64_t feat_dim;         /* F: feature columns of the input (0 without features) */
     float *dinput;            /* (max input nodes, F + E): d(loss)/d(input) for the embedding rows */
     float *best_emb;          /* (num_nodes, E): the table at the best validation */
+    /* LightGCN (nn/lightgcn.h): the block model is the identity on the batch's rows, which are
+     * read from the propagated table lgc_out instead of the raw embedding rows */
+    int lgc;                  /* gnn_model_class_path LightGCN */
+    trainer_args lgc_args;    /* the trainer args with num_layers 0 (no sampled blocks); t->a points here */
+    lightgcn_adj lgc_adj;     /* the normalised graph (owned) */
+    int lgc_stale;            /* lgc_out is not the propagation of the current table */
+    int lgc_batch_only;       /* training step: propagate the batch's receptive field only */
+    float *lgc_out;           /* (N, E) the final (alpha-combined) embeddings of every node */
+    float *lgc_grad;          /* (N, E) d(loss)/d(lgc_out) */
+    float *lgc_dx;            /* (N, E) d(loss)/d(table) */
+    float *lgc_raw, *lgc_dreg; /* (max input nodes, E): the batch's raw rows and their reg gradient */
+    int64_t *lgc_ids;         /* (N) 0 .. N-1: every row steps */
     optim opt;
     loader train, val, test;
     int have_train, have_val, have_test;
@@ -255,6 +268,23 @@ static void prepare_batch(trainer *t, minibatch *mb) {
         mb->key_nodes = t->key_nodes;
     }
     if (!t->have_emb) return;
+    if (t->lgc) { /* the propagated rows: one full-graph forward per step (or per evaluation) */
+        const int64_t D = t->emb.dim;
+        if (t->lgc_batch_only) /* the batch's rows of lgc_out, bitwise those of the full propagation */
+            lightgcn_forward_rows(&t->lgc_adj, t->emb.weight, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_out,
+                                  mb->input_nodes, mb->num_input_nodes, NULL);
+        else if (t->lgc_stale) {
+            lightgcn_forward(&t->lgc_adj, t->emb.weight, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_out);
+            t->lgc_stale = 0;
+        }
+        const int64_t n = mb->num_input_nodes, stride = mb->feat_dim, col = t->feat_dim;
+        float *feat = mb->features;
+        const int64_t *ids = mb->input_nodes;
+        const float *src = t->lgc_out;
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) memcpy(feat + i * stride + col, src + ids[i] * D, (size_t)D * sizeof(float));
+        return;
+    }
     if (!t->parted) {
         embedding_gather(&t->emb, mb->input_nodes, mb->num_input_nodes, mb->features, mb->feat_dim, t->feat_dim);
         return;
@@ -270,6 +300,7 @@ static void prepare_batch(trainer *t, minibatch *mb) {
 static void evaluate(trainer *t, loader *l, int64_t max_batches, head_sums *s) {
     memset(s, 0, sizeof *s);
     head_scores_reset(&t->head);
+    t->lgc_stale = 1; /* LightGCN: propagate the current table once for the whole evaluation */
     loader_start_epoch(l, 0, max_batches);
     minibatch *mb;
     double e0 = timer_now();
@@ -483,7 +514,15 @@ static const int64_t *split_positive_pairs(const ds_split *s, int64_t **owned, i
  * or -1 with *err (collective). */
 static int rank_split(trainer *t, ds_split_id split, double *recall, double *ndcg, cgnn_err *err) {
     const double t0 = timer_now();
-    infer_input in = {t->feat, strcmp(t->a->feature_normalization, "row") == 0, t->have_emb ? t->emb.weight : NULL,
+    const float *rows = t->have_emb ? t->emb.weight : NULL;
+    if (t->lgc) { /* LightGCN: the 0-layer model reads the propagated table, as in its steps */
+        if (t->lgc_stale) {
+            lightgcn_forward(&t->lgc_adj, t->emb.weight, t->emb.dim, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_out);
+            t->lgc_stale = 0;
+        }
+        rows = t->lgc_out;
+    }
+    infer_input in = {t->feat, strcmp(t->a->feature_normalization, "row") == 0, rows,
                       t->have_emb ? t->emb.num_rows : 0, t->have_emb ? t->emb.dim : 0};
     infer_options opt = {INFER_DEFAULT_CHUNK, NULL, t->d, NULL, NULL};
     infer_result r;
@@ -608,6 +647,8 @@ static void trainer_free(trainer *t) {
     typed_graph_free(&t->tg);
     free(t->dinput);
     free(t->best_emb);
+    lightgcn_adj_free(&t->lgc_adj);
+    free(t->lgc_out), free(t->lgc_grad), free(t->lgc_dx), free(t->lgc_raw), free(t->lgc_dreg), free(t->lgc_ids);
     optim_free(&t->opt);
     free(t->dlogits);
     free(t->best_params);
@@ -1340,6 +1381,23 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                                 : "there is nothing to validate on (remove validation_set)");
     }
     t->typed = dataset_is_typed(t->ds);
+    if (a->model == MODEL_LIGHTGCN) {
+        const char *why = t->typed ? "the dataset is typed (the propagation is homogeneous)"
+                          : t->parted ? "the graph is partitioned (the propagation needs the whole graph)"
+                          : t->client ? "server-client mode (the propagation needs the whole graph in this process)"
+                          : d->size > 1 ? "data-parallel training (mpirun -np > 1) is not supported for it yet"
+                                        : NULL;
+        if (why)
+            return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.gnn_model_class_path: LightGCN trains "
+                           "on one process over the whole homogeneous graph; not here (%s): %s", t->cfg->file,
+                           t->parted ? t->pb.json_path : t->ds->dir, why);
+        t->lgc = 1;
+        t->lgc_args = *a; /* the sampler and the block model see 0 layers: the batch's own nodes */
+        t->lgc_args.num_layers = 0;
+        t->lgc_args.num_fanouts = 0;
+        for (int h = 0; h < CONFIG_MAX_LAYERS; h++) t->lgc_args.fanouts[h] = 0;
+        t->a = a = &t->lgc_args;
+    }
     if (a->num_layers == 0 && (t->typed || t->parted))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.num_layers: 0 (the learnable embeddings alone) is for a homogeneous "
@@ -1467,6 +1525,13 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     mc.num_heads = a->num_heads;
     mc.dropout = (float)a->dropout;
     mc.l2_normalize_output = a->l2_normalize_output;
+    if (t->lgc) {
+        const trainer_args *ca = &t->cfg->args; /* the propagation layers and alpha as configured */
+        mc.prop_layers = ca->num_layers;
+        if (lightgcn_alpha(mc.alpha, ca->num_layers, ca->lightgcn_alpha, ca->num_lightgcn_alpha) != 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.lightgcn_alpha: %d values for %d layers",
+                           t->cfg->file, ca->num_lightgcn_alpha, ca->num_layers);
+    }
     sampler_config sc;
     memset(&sc, 0, sizeof sc);
     sc.num_layers = a->num_layers;
@@ -1496,6 +1561,16 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
             embedding_set_weight_decay(&t->emb, a->embedding_weight_decay, err) != 0)
             return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
         t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
+    }
+    if (t->lgc) { /* the normalised graph and the (N, E) buffers of the full-graph propagation */
+        if (lightgcn_adj_build(&t->lgc_adj, t->g, err) != 0) return err_prefix(err, "%s: ", t->ds->dir);
+        const size_t ND = (size_t)(t->emb.num_rows * t->emb.dim + 1);
+        t->lgc_out = cgnn_malloc(ND * sizeof(float));
+        t->lgc_grad = cgnn_malloc(ND * sizeof(float));
+        t->lgc_dx = cgnn_malloc(ND * sizeof(float));
+        t->lgc_ids = cgnn_malloc((size_t)(t->emb.num_rows + 1) * sizeof(int64_t));
+        for (int64_t i = 0; i < t->emb.num_rows; i++) t->lgc_ids[i] = i;
+        t->lgc_stale = 1;
     }
     if (t->parted) { /* this part's services (the layer itself was created collectively) */
         if (part_rpc_init(&t->pr, t->rpc, d->rank, d->size, &t->pb.local, &t->spart, t->feat, err) != 0) return -1;
@@ -1554,6 +1629,10 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     if (lp) reserve_lp_scores(t);
     if (t->have_emb)
         t->dinput = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * (size_t)mc.in_dim * sizeof(float));
+    if (t->lgc) {
+        t->lgc_raw = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)t->emb.dim * sizeof(float));
+        t->lgc_dreg = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)t->emb.dim * sizeof(float));
+    }
     for (int l = 0; l < a->num_layers; l++) model_layer_params(&t->m, l, &t->layer_begin[l], &t->layer_end[l]);
     if (d->size > 1) {
         t->m.on_grads_ready = grads_ready;
@@ -1732,12 +1811,23 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     double loss = 0;
     const int reg = mb && t->have_emb && a->node_embedding_reg > 0;
     if (mb) {
+        t->lgc_stale = 1; /* LightGCN: the table moved since the last propagation */
+        t->lgc_batch_only = 1;
         prepare_batch(t, mb);
+        t->lgc_batch_only = 0;
         const float *out = forward(t, mb, 1, rng_key(a->seed ^ 0xd1b54a32d192ed03ULL, (uint64_t)t->step));
         cl = timer_now(); /* the loss from here (its GEMMs counted in loss_gs) */
         const double gs0 = t->loss_gs.seconds, gf0 = t->loss_gs.flops;
         loss = head_batch(&t->head, mb, out, t->dlogits, NULL);
-        if (reg) { /* LightGCN's reg on the batch's embedding rows: its gradient starts d(input) */
+        if (reg && t->lgc) { /* LightGCN: reg on the raw table rows (x^(0)) of the batch's nodes */
+            const int64_t n = mb->num_input_nodes, D = t->emb.dim;
+            embedding_gather(&t->emb, mb->input_nodes, n, t->lgc_raw, D, 0);
+            memset(t->lgc_dreg, 0, (size_t)(n * D) * sizeof(float));
+            const int64_t P = mb->num_items, slots = 2 * P + mb->num_listed + mb->num_negatives;
+            if (P > 0)
+                loss += embedding_batch_l2(t->lgc_dreg, t->lgc_raw, mb->item_local, slots, D, 0, D,
+                                           a->node_embedding_reg / (double)P);
+        } else if (reg) { /* LightGCN's reg on the batch's embedding rows: its gradient starts d(input) */
             memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
             const int64_t P = mb->num_items, slots = 2 * P + mb->num_listed + mb->num_negatives;
             if (P > 0)
@@ -1763,8 +1853,25 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
     }
     double c2 = timer_now();
     if (mb && t->have_emb) { /* the input gradient's embedding columns are the table rows' gradients */
-        if (!reg) memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
+        if (!reg || t->lgc) memset(t->dinput, 0, (size_t)(mb->num_input_nodes * mb->feat_dim) * sizeof(float));
         model_backward_input(&t->m, mb, t->dlogits, t->dinput);
+        if (t->lgc) { /* d(out) of every node (zero off the batch), back through the propagation */
+            const int64_t N = t->emb.num_rows, D = t->emb.dim, n = mb->num_input_nodes, stride = mb->feat_dim;
+            memset(t->lgc_grad, 0, (size_t)(N * D) * sizeof(float));
+            for (int64_t i = 0; i < n; i++) { /* input nodes are distinct; += all the same */
+                float *g = t->lgc_grad + mb->input_nodes[i] * D;
+                const float *src = t->dinput + i * stride + t->feat_dim;
+                for (int64_t k = 0; k < D; k++) g[k] += src[k];
+            }
+            lightgcn_backward_rows(&t->lgc_adj, t->lgc_grad, D, t->m.cfg.prop_layers, t->m.cfg.alpha, t->lgc_dx,
+                                   mb->input_nodes, n, NULL); /* d out is zero off the batch's rows */
+            if (reg)
+                for (int64_t i = 0; i < n; i++) {
+                    float *g = t->lgc_dx + mb->input_nodes[i] * D;
+                    const float *src = t->lgc_dreg + i * D;
+                    for (int64_t k = 0; k < D; k++) g[k] += src[k];
+                }
+        }
     } else if (mb)
         backward(t, mb);
     else
@@ -1786,7 +1893,11 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
         const double emb_lr = sched_lr(&a->sched, t->emb.lr, t->step);
         const int64_t *ids = mb ? mb->input_nodes : NULL, n = mb ? mb->num_input_nodes : 0;
         const int64_t stride = mb ? mb->feat_dim : 0;
-        if (t->parted ? embedding_sparse_step_sharded(&t->emb, d, &t->shard, ids, t->dinput, n, stride, t->feat_dim,
+        if (t->lgc) { /* LightGCN: every row has a gradient (the propagation reaches the whole graph) */
+            if (embedding_sparse_step(&t->emb, d, mb ? t->lgc_ids : NULL, mb ? t->lgc_dx : NULL,
+                                      mb ? t->emb.num_rows : 0, t->emb.dim, 0, emb_lr, status[0], err) != 0)
+                return -1;
+        } else if (t->parted ? embedding_sparse_step_sharded(&t->emb, d, &t->shard, ids, t->dinput, n, stride, t->feat_dim,
                                                       emb_lr, status[0], err) != 0
                       : embedding_sparse_step(&t->emb, d, ids, t->dinput, n, stride, t->feat_dim, emb_lr, status[0],
                                               err) != 0)
