@@ -286,9 +286,13 @@ TEST(fast_matches_ref_bitwise_any_threads) {
     cgnn_err err = {0};
     ASSERT_EQ(lightgcn_adj_build(&adj, &g, &err), 0);
     const int64_t N = 3001;
-    const int64_t dims[] = {64, 5};
+    const int64_t dims[] = {64, 5, 96}; /* whole vector chunks, the scalar tail alone, chunks + tail */
     const int saved = omp_get_max_threads();
-    for (int di = 0; di < 2; di++) {
+    /* each edge-sum kernel (AVX where the CPU has it, 4-wide, the plain loop) gives ref's bits */
+    const char *kernels[][2] = {{"CGNN_LGC_KERNEL", "auto"}, {"CGNN_NO_AVX", "1"}, {"CGNN_LGC_KERNEL", "scalar"}};
+    for (int ki = 0; ki < 3; ki++)
+    for (int di = 0; di < 3; di++) {
+        setenv(kernels[ki][0], kernels[ki][1], 1);
         const int64_t D = dims[di];
         float *x = malloc((size_t)(N * D) * sizeof(float)), *gr = malloc((size_t)(N * D) * sizeof(float));
         float *ref = malloc((size_t)(N * D) * sizeof(float)), *fast = malloc((size_t)(N * D) * sizeof(float));
@@ -309,6 +313,7 @@ TEST(fast_matches_ref_bitwise_any_threads) {
             ASSERT_EQ(memcmp(bfast, bref, (size_t)(N * D) * sizeof(float)), 0);
         }
         omp_set_num_threads(saved);
+        unsetenv("CGNN_LGC_KERNEL"), unsetenv("CGNN_NO_AVX");
         /* not trivially zero: the propagation reached every non-isolated node */
         double s = 0;
         for (int64_t k = 0; k < (N - 3) * D; k++) s += fabs(ref[k] - x[k] * alpha[0]);
@@ -333,7 +338,7 @@ TEST(batch_rows_match_full_bitwise) {
     lightgcn_adj adj;
     cgnn_err err = {0};
     ASSERT_EQ(lightgcn_adj_build(&adj, &g, &err), 0);
-    const int64_t N = 2003, D = 7;
+    const int64_t N = 2003, D = 72; /* vector chunks and a scalar tail (nn/lightgcn.c) */
     float *x = malloc((size_t)(N * D) * sizeof(float)), *gr = calloc((size_t)(N * D), sizeof(float));
     float *full = malloc((size_t)(N * D) * sizeof(float)), *part = malloc((size_t)(N * D) * sizeof(float));
     float *bfull = malloc((size_t)(N * D) * sizeof(float)), *bpart = malloc((size_t)(N * D) * sizeof(float));

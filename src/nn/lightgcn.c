@@ -96,18 +96,101 @@ static int ensure_work(lightgcn_adj *a, int64_t D) {
     return a->work[0] && a->work[1] ? 0 : -1;
 }
 
+/* ---- the edge sum of one row --------------------------------------------------------------
+ * y_i = Σ_{e in row i, mark[idx_e] (when mark is non-NULL)} w_e x_{idx_e}, the edges in CSR order.
+ * edge_sum_scalar is the plain loop; the vector kernels keep a chunk of the row's columns in
+ * registers across the edges instead of loading and storing y_i on every edge. Per column they do
+ * the same multiplies and adds in the same order from the same +0 start, so every kernel gives
+ * the scalar loop's bits (test_lightgcn holds them together; CGNN_NO_AVX=1 forces the 4-wide
+ * path). Columns past the last whole chunk take the scalar loop. */
+typedef void (*edge_sum_fn)(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,
+                            int64_t i, float *restrict yi, const unsigned char *mark);
+
+static void edge_sum_cols(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,
+                          int64_t i, float *restrict yi, const unsigned char *mark, int64_t c0) {
+    for (int64_t k = c0; k < D; k++) yi[k] = 0.0f;
+    for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
+        if (mark && !mark[idx[e]]) continue;
+        const float we = w[e];
+        const float *xj = x + (int64_t)idx[e] * D;
+        for (int64_t k = c0; k < D; k++) yi[k] += we * xj[k];
+    }
+}
+
+static void edge_sum_scalar(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,
+                            int64_t i, float *restrict yi, const unsigned char *mark) {
+    edge_sum_cols(ptr, idx, w, x, D, i, yi, mark, 0);
+}
+
+/* chunks of 8 VW columns: 8 accumulators of VW lanes */
+#define EDGE_SUM_KERNEL(NAME, VW, ATTR)                                                                     \
+    ATTR static void NAME(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,  \
+                          int64_t i, float *restrict yi, const unsigned char *mark) {                       \
+        typedef float vec __attribute__((vector_size(VW * sizeof(float))));                                 \
+        const int64_t C = 8 * VW, Dc = D / C * C;                                                            \
+        for (int64_t c = 0; c < Dc; c += C) {                                                                \
+            vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};              \
+            for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {                                                  \
+                if (mark && !mark[idx[e]]) continue;                                                         \
+                const vec we = (vec){0} + w[e];                                                              \
+                const float *xj = x + (int64_t)idx[e] * D + c;                                               \
+                vec v0, v1, v2, v3, v4, v5, v6, v7;                                                          \
+                memcpy(&v0, xj, sizeof v0);                                                                  \
+                memcpy(&v1, xj + VW, sizeof v1);                                                             \
+                memcpy(&v2, xj + 2 * VW, sizeof v2);                                                         \
+                memcpy(&v3, xj + 3 * VW, sizeof v3);                                                         \
+                memcpy(&v4, xj + 4 * VW, sizeof v4);                                                         \
+                memcpy(&v5, xj + 5 * VW, sizeof v5);                                                         \
+                memcpy(&v6, xj + 6 * VW, sizeof v6);                                                         \
+                memcpy(&v7, xj + 7 * VW, sizeof v7);                                                         \
+                a0 += we * v0;                                                                               \
+                a1 += we * v1;                                                                               \
+                a2 += we * v2;                                                                               \
+                a3 += we * v3;                                                                               \
+                a4 += we * v4;                                                                               \
+                a5 += we * v5;                                                                               \
+                a6 += we * v6;                                                                               \
+                a7 += we * v7;                                                                               \
+            }                                                                                                \
+            memcpy(yi + c, &a0, sizeof a0);                                                                  \
+            memcpy(yi + c + VW, &a1, sizeof a1);                                                             \
+            memcpy(yi + c + 2 * VW, &a2, sizeof a2);                                                         \
+            memcpy(yi + c + 3 * VW, &a3, sizeof a3);                                                         \
+            memcpy(yi + c + 4 * VW, &a4, sizeof a4);                                                         \
+            memcpy(yi + c + 5 * VW, &a5, sizeof a5);                                                         \
+            memcpy(yi + c + 6 * VW, &a6, sizeof a6);                                                         \
+            memcpy(yi + c + 7 * VW, &a7, sizeof a7);                                                         \
+        }                                                                                                    \
+        if (Dc < D) edge_sum_cols(ptr, idx, w, x, D, i, yi, mark, Dc);                                       \
+    }
+
+EDGE_SUM_KERNEL(edge_sum_v4, 4, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LGC_HAVE_AVX 1
+/* AVX without FMA: the same multiplies and adds as the 4-wide path, 8 lanes at a time */
+EDGE_SUM_KERNEL(edge_sum_v8, 8, __attribute__((target("avx"))))
+#endif
+
+/* the kernel for this machine: AVX, else 4-wide; CGNN_LGC_KERNEL=scalar forces the plain loop and
+ * CGNN_NO_AVX=1 the 4-wide path (the tests compare them) */
+static edge_sum_fn edge_sum_pick(void) {
+    const char *k = getenv("CGNN_LGC_KERNEL");
+    if (k && strcmp(k, "scalar") == 0) return edge_sum_scalar;
+#ifdef LGC_HAVE_AVX
+    const char *no_avx = getenv("CGNN_NO_AVX");
+    if (__builtin_cpu_supports("avx") && !(no_avx && *no_avx == '1')) return edge_sum_v8;
+#endif
+    return edge_sum_v4;
+}
+
 /* y_i = Σ_{e in row i} w_e x_{idx_e};  then (fused) acc_i = acc_i + beta · y_i when acc is
  * non-NULL, or (add non-NULL) y_i = y_i + beta · add_i. Row i only: any split over rows gives
  * the same bits. */
-static inline void row_spmm(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,
-                            int64_t i, float *restrict y, float *restrict acc, const float *add, float beta) {
+static inline void row_spmm(edge_sum_fn sum, const int64_t *ptr, const int32_t *idx, const float *w, const float *x,
+                            int64_t D, int64_t i, float *restrict y, float *restrict acc, const float *add,
+                            float beta, const unsigned char *mark) {
     float *yi = y + i * D;
-    for (int64_t k = 0; k < D; k++) yi[k] = 0.0f;
-    for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
-        const float we = w[e];
-        const float *xj = x + (int64_t)idx[e] * D;
-        for (int64_t k = 0; k < D; k++) yi[k] += we * xj[k];
-    }
+    sum(ptr, idx, w, x, D, i, yi, mark);
     if (acc) {
         float *ai = acc + i * D;
         for (int64_t k = 0; k < D; k++) ai[k] = ai[k] + yi[k] * beta;
@@ -122,8 +205,9 @@ static inline void row_spmm(const int64_t *ptr, const int32_t *idx, const float 
  * is computed by one thread alone, so the schedule never changes bits). */
 static void spmm_all(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t N, int64_t D,
                      float *y, float *acc, const float *add, float beta) {
+    const edge_sum_fn sum = edge_sum_pick();
 #pragma omp parallel for schedule(dynamic, 256)
-    for (int64_t i = 0; i < N; i++) row_spmm(ptr, idx, w, x, D, i, y, acc, add, beta);
+    for (int64_t i = 0; i < N; i++) row_spmm(sum, ptr, idx, w, x, D, i, y, acc, add, beta, NULL);
 }
 
 static void scale_all(float *out, const float *x, float s, int64_t n) {
@@ -197,28 +281,17 @@ static void grow_lists(lightgcn_adj *a, const int64_t *ptr, const int32_t *idx, 
     }
 }
 
-/* row_spmm (add form) over the edges whose source is marked only: the others' x rows are exact
- * zeros (+0), whose terms w · (+0) = +0 leave every partial sum's bits unchanged (a sum that
- * starts at +0 is never -0), so the result is bitwise row_spmm's, without reading those rows. */
-static inline void row_spmm_marked(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, int64_t D,
-                                   int64_t i, float *restrict y, const float *add, float beta,
-                                   const unsigned char *mark) {
-    float *yi = y + i * D;
-    for (int64_t k = 0; k < D; k++) yi[k] = 0.0f;
-    for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
-        if (!mark[idx[e]]) continue;
-        const float we = w[e];
-        const float *xj = x + (int64_t)idx[e] * D;
-        for (int64_t k = 0; k < D; k++) yi[k] += we * xj[k];
-    }
-    const float *gi = add + i * D;
-    for (int64_t k = 0; k < D; k++) yi[k] = yi[k] + gi[k] * beta;
-}
+/* The first backward product reads t on S alone: row_spmm (add form) with mark = S skips the
+ * edges whose source is unmarked. Their x rows are exact zeros (+0), whose terms w · (+0) = +0
+ * leave every partial sum's bits unchanged (a sum that starts at +0 is never -0), so the result is
+ * bitwise the unmarked product's, without reading those rows. */
 
 static void spmm_rows(const int64_t *ptr, const int32_t *idx, const float *w, const float *x, const int64_t *rows,
-                      int64_t n, int64_t D, float *y, float *acc, const float *add, float beta) {
+                      int64_t n, int64_t D, float *y, float *acc, const float *add, float beta,
+                      const unsigned char *mark) {
+    const edge_sum_fn sum = edge_sum_pick();
 #pragma omp parallel for schedule(dynamic, 256)
-    for (int64_t k = 0; k < n; k++) row_spmm(ptr, idx, w, x, D, rows[k], y, acc, add, beta);
+    for (int64_t k = 0; k < n; k++) row_spmm(sum, ptr, idx, w, x, D, rows[k], y, acc, add, beta, mark);
 }
 
 void lightgcn_forward_rows(lightgcn_adj *a, const float *x0, int64_t D, int L, const float *alpha, float *out,
@@ -242,7 +315,7 @@ void lightgcn_forward_rows(lightgcn_adj *a, const float *x0, int64_t D, int L, c
 #pragma omp parallel for schedule(static)
             for (int64_t k = 0; k < a->list_len[1]; k++)
                 for (int64_t c = 0; c < D; c++) out[R[k] * D + c] = x0[R[k] * D + c] * alpha[0];
-        spmm_rows(a->fwd_ptr, a->fwd_idx, a->fwd_w, cur, R, nR, D, nxt, out, NULL, alpha[l + 1]);
+        spmm_rows(a->fwd_ptr, a->fwd_idx, a->fwd_w, cur, R, nR, D, nxt, out, NULL, alpha[l + 1], NULL);
         done += nR;
         cur = nxt;
     }
@@ -277,15 +350,13 @@ void lightgcn_backward_rows(lightgcn_adj *a, const float *dout, int64_t D, int L
     {
         const int64_t *R = a->list[L - 1], nR = a->list_len[L - 1];
         float *nxt = L == 1 ? dx : a->work[1];
-#pragma omp parallel for schedule(dynamic, 256)
-        for (int64_t k = 0; k < nR; k++)
-            row_spmm_marked(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, D, R[k], nxt, dout, alpha[L - 1], mark);
+        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, R, nR, D, nxt, NULL, dout, alpha[L - 1], mark);
         done += nR;
         t = nxt;
     }
     for (int l = L - 2; l >= 0; l--) { /* rows of the next t ⊇ rows this buffer held before */
         float *nxt = l == 0 ? dx : a->work[(L - l) & 1];
-        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, a->list[l], a->list_len[l], D, nxt, NULL, dout, alpha[l]);
+        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, a->list[l], a->list_len[l], D, nxt, NULL, dout, alpha[l], NULL);
         done += a->list_len[l];
         t = nxt;
     }
