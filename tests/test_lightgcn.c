@@ -383,6 +383,41 @@ TEST(batch_rows_match_full_bitwise) {
     csc_free(&g);
 }
 
+/* A batch whose field covers nearly every node computes its deep levels on every row (no lists
+ * built): the same bits as the full product. */
+TEST(dense_batch_takes_full_kernels) {
+    csc_graph g;
+    random_graph(&g, 1501, 12000, 21);
+    lightgcn_adj adj;
+    cgnn_err err = {0};
+    ASSERT_EQ(lightgcn_adj_build(&adj, &g, &err), 0);
+    const int64_t N = 1501, D = 64, L = 3, n = N / 2;
+    float *x = malloc((size_t)(N * D) * sizeof(float)), *gr = calloc((size_t)(N * D), sizeof(float));
+    float *full = malloc((size_t)(N * D) * sizeof(float)), *part = malloc((size_t)(N * D) * sizeof(float));
+    float *bfull = malloc((size_t)(N * D) * sizeof(float)), *bpart = malloc((size_t)(N * D) * sizeof(float));
+    int64_t *rows = malloc((size_t)n * sizeof(int64_t));
+    for (int64_t k = 0; k < n; k++) rows[k] = (2 * k * 7) % N; /* distinct: 14 k mod N, N odd, k < N / 2 */
+    fill_uniform(x, N * D, -1, 1, 31);
+    for (int64_t k = 0; k < n; k++) fill_uniform(gr + rows[k] * D, D, -1, 1, 200 + (uint64_t)k);
+    float alpha[LIGHTGCN_MAX_LAYERS + 1];
+    ASSERT_EQ(lightgcn_alpha(alpha, (int)L, NULL, 0), 0);
+    lightgcn_forward(&adj, x, D, (int)L, alpha, full);
+    lightgcn_backward(&adj, gr, D, (int)L, alpha, bfull);
+    int64_t done_f = 0, done_b = 0;
+    lightgcn_forward_rows(&adj, x, D, (int)L, alpha, part, rows, n, &done_f);
+    const int ldf = adj.dense_level; /* x^(1) and x^(2) are needed on > 90% of the rows */
+    lightgcn_backward_rows(&adj, gr, D, (int)L, alpha, bpart, rows, n, &done_b);
+    ASSERT_EQ(ldf, 2);
+    ASSERT_EQ(done_f, 2 * N + n); /* levels 1, 2 whole; level 3 = the batch's rows */
+    ASSERT_EQ(adj.dense_level, 2); /* one hop from the rows is already dense: levels 2, 1, 0 whole */
+    ASSERT_EQ(done_b, L * N);
+    for (int64_t k = 0; k < n; k++) ASSERT_EQ(memcmp(part + rows[k] * D, full + rows[k] * D, (size_t)D * sizeof(float)), 0);
+    ASSERT_EQ(memcmp(bpart, bfull, (size_t)(N * D) * sizeof(float)), 0);
+    free(x), free(gr), free(full), free(part), free(bfull), free(bpart), free(rows);
+    lightgcn_adj_free(&adj);
+    csc_free(&g);
+}
+
 TEST(alpha_lists) {
     float a[LIGHTGCN_MAX_LAYERS + 1];
     ASSERT_EQ(lightgcn_alpha(a, 3, NULL, 0), 0);
@@ -403,6 +438,7 @@ int main(void) {
     RUN(torch_sparse_adam_trajectory);
     RUN(finite_differences);
     RUN(fast_matches_ref_bitwise_any_threads);
+    RUN(dense_batch_takes_full_kernels);
     RUN(batch_rows_match_full_bitwise);
     RUN(alpha_lists);
     return test_summary();

@@ -252,10 +252,15 @@ static void ensure_lists(lightgcn_adj *a, int L) {
 }
 
 /* list[l] for l = top-1 .. bottom: list[l + 1] ∪ the neighbours (ptr/idx) of its rows, ascending
- * (list[top] = the given rows, ascending). Serial: marks, then one scan of the marks. */
-static void grow_lists(lightgcn_adj *a, const int64_t *ptr, const int32_t *idx, const int64_t *rows, int64_t n,
-                       int top, int bottom) {
-    const int64_t N = a->num_nodes;
+ * (list[top] = the given rows, ascending). Serial: marks, then one scan of the marks. Stops at the
+ * first level that reaches LIGHTGCN_DENSE_FRAC of the nodes and returns it: that level and the
+ * ones below it (supersets) are computed whole, which gives the same bits (the rows kernels are
+ * the whole product restricted; test_lightgcn) without building their lists. Returns -1 when no
+ * level is dense; a->dense_level gets the result. */
+#define LIGHTGCN_DENSE_FRAC 0.9
+static int grow_lists(lightgcn_adj *a, const int64_t *ptr, const int32_t *idx, const int64_t *rows, int64_t n,
+                      int top, int bottom) {
+    const int64_t N = a->num_nodes, dense = (int64_t)(LIGHTGCN_DENSE_FRAC * (double)N);
     unsigned char *mark = a->mark;
     memset(mark, 0, (size_t)N);
     for (int64_t k = 0; k < n; k++) mark[rows[k]] = 1;
@@ -269,6 +274,7 @@ static void grow_lists(lightgcn_adj *a, const int64_t *ptr, const int32_t *idx, 
         for (int64_t k = 0; k < np; k++)
             for (int64_t e = ptr[prev[k]]; e < ptr[prev[k] + 1]; e++)
                 if (!mark[idx[e]]) mark[idx[e]] = 1, added++;
+        if (np + added >= dense && N > 0) return a->dense_level = l;
         m = 0;
         if (added == 0) {
             memcpy(a->list[l], prev, (size_t)np * sizeof(int64_t));
@@ -279,6 +285,7 @@ static void grow_lists(lightgcn_adj *a, const int64_t *ptr, const int32_t *idx, 
         }
         a->list_len[l] = m;
     }
+    return a->dense_level = -1;
 }
 
 /* The first backward product reads t on S alone: row_spmm (add form) with mark = S skips the
@@ -291,29 +298,34 @@ static void spmm_rows(const int64_t *ptr, const int32_t *idx, const float *w, co
                       const unsigned char *mark) {
     const edge_sum_fn sum = edge_sum_pick();
 #pragma omp parallel for schedule(dynamic, 256)
-    for (int64_t k = 0; k < n; k++) row_spmm(sum, ptr, idx, w, x, D, rows[k], y, acc, add, beta, mark);
+    for (int64_t k = 0; k < n; k++) row_spmm(sum, ptr, idx, w, x, D, rows ? rows[k] : k, y, acc, add, beta, mark);
 }
 
 void lightgcn_forward_rows(lightgcn_adj *a, const float *x0, int64_t D, int L, const float *alpha, float *out,
                            const int64_t *rows, int64_t n, int64_t *rows_done) {
+    const int64_t N = a->num_nodes;
     CGNN_CHECK(ensure_work(a, D) == 0);
     ensure_lists(a, L);
-    /* list[l] = the rows of x^(l) needed (l = 1..L); list[L] = S */
-    grow_lists(a, a->fwd_ptr, a->fwd_idx, rows, n, L, L > 0 ? 1 : 0);
+    /* list[l] = the rows of x^(l) needed (l = 1..L); list[L] = S; levels <= ld: every row */
+    const int ld = grow_lists(a, a->fwd_ptr, a->fwd_idx, rows, n, L, L > 0 ? 1 : 0);
     int64_t done = 0;
     const int64_t *S = a->list[L], nS = a->list_len[L];
+    if (ld >= 1) /* out = x * alpha[0] on every row (x^(1) is computed whole) */
+        scale_all(out, x0, alpha[0], N * D);
+    else
 #pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < nS; k++) /* out = x * alpha[0] on S */
-        for (int64_t c = 0; c < D; c++) out[S[k] * D + c] = x0[S[k] * D + c] * alpha[0];
+        for (int64_t k = 0; k < nS; k++) /* out = x * alpha[0] on S */
+            for (int64_t c = 0; c < D; c++) out[S[k] * D + c] = x0[S[k] * D + c] * alpha[0];
     const float *cur = x0;
     for (int l = 0; l < L; l++) {
         float *nxt = a->work[l & 1];
-        const int64_t *R = a->list[l + 1], nR = a->list_len[l + 1];
+        const int whole = l + 1 <= ld;
+        const int64_t *R = whole ? NULL : a->list[l + 1], nR = whole ? N : a->list_len[l + 1];
         /* rows of R outside S accumulate into out too (scratch rows the caller does not read):
          * give them a defined start */
-        if (l == 0)
+        if (l == 0 && !whole)
 #pragma omp parallel for schedule(static)
-            for (int64_t k = 0; k < a->list_len[1]; k++)
+            for (int64_t k = 0; k < nR; k++)
                 for (int64_t c = 0; c < D; c++) out[R[k] * D + c] = x0[R[k] * D + c] * alpha[0];
         spmm_rows(a->fwd_ptr, a->fwd_idx, a->fwd_w, cur, R, nR, D, nxt, out, NULL, alpha[l + 1], NULL);
         done += nR;
@@ -327,8 +339,9 @@ void lightgcn_backward_rows(lightgcn_adj *a, const float *dout, int64_t D, int L
     const int64_t N = a->num_nodes;
     CGNN_CHECK(ensure_work(a, D) == 0);
     ensure_lists(a, L);
-    /* list[l] = the rows where t after the product for alpha_l may be non-zero; list[L] = S */
-    grow_lists(a, a->bwd_ptr, a->bwd_idx, rows, n, L, 0);
+    /* list[l] = the rows where t after the product for alpha_l may be non-zero; list[L] = S;
+     * levels <= ld: every row */
+    const int ld = grow_lists(a, a->bwd_ptr, a->bwd_idx, rows, n, L, 0);
     memset(dx, 0, (size_t)(N * D) * sizeof(float));
     int64_t done = 0;
     const int64_t *S = a->list[L], nS = a->list_len[L];
@@ -347,17 +360,12 @@ void lightgcn_backward_rows(lightgcn_adj *a, const float *dout, int64_t D, int L
     unsigned char *mark = a->mark;
     memset(mark, 0, (size_t)N);
     for (int64_t k = 0; k < nS; k++) mark[S[k]] = 1;
-    {
-        const int64_t *R = a->list[L - 1], nR = a->list_len[L - 1];
-        float *nxt = L == 1 ? dx : a->work[1];
-        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, R, nR, D, nxt, NULL, dout, alpha[L - 1], mark);
-        done += nR;
-        t = nxt;
-    }
-    for (int l = L - 2; l >= 0; l--) { /* rows of the next t ⊇ rows this buffer held before */
+    for (int l = L - 1; l >= 0; l--) { /* rows of the next t ⊇ rows this buffer held before */
         float *nxt = l == 0 ? dx : a->work[(L - l) & 1];
-        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, a->list[l], a->list_len[l], D, nxt, NULL, dout, alpha[l], NULL);
-        done += a->list_len[l];
+        const int whole = l <= ld;
+        const int64_t *R = whole ? NULL : a->list[l], nR = whole ? N : a->list_len[l];
+        spmm_rows(a->bwd_ptr, a->bwd_idx, a->bwd_w, t, R, nR, D, nxt, NULL, dout, alpha[l], l == L - 1 ? mark : NULL);
+        done += nR;
         t = nxt;
     }
     if (rows_done) *rows_done = done;

@@ -49,6 +49,7 @@ typedef struct lightgcn_adj {
     unsigned char *mark;            /* (N) row-set marks — owned (restricted kernels) */
     int64_t *list[LIGHTGCN_MAX_LAYERS + 1]; /* (N) each layer's row list, ascending — owned */
     int64_t list_len[LIGHTGCN_MAX_LAYERS + 1];
+    int dense_level; /* the last rows call's first level computed whole (its list not built), -1: none */
 } lightgcn_adj;
 
 /* Builds the normalised adjacency of g (a whole graph: first_node 0, num_src_nodes ==
@@ -73,7 +74,9 @@ void lightgcn_backward(lightgcn_adj *a, const float *dout, int64_t D, int L, con
  * products likewise grow from S by out-neighbours. Every computed row runs the arithmetic of the
  * full kernels, in the same order, so the rows the caller reads are bitwise those of
  * lightgcn_forward / lightgcn_backward (tests/test_lightgcn.c). The row sets cost one pass over
- * the edges of each frontier (byte marks, serial) and three (N, D) memsets per step. */
+ * the edges of each frontier (byte marks, serial) and three (N, D) memsets per step. When a
+ * level of the field reaches 90% of the nodes, the building stops there and that level and the
+ * deeper ones (supersets) are computed on every row: the same bits, no lists to build. */
 
 /* out rows S (rows[0..n), distinct, in [0, N)) = those of lightgcn_forward; other rows of out
  * are scratch (partial sums). *rows_done (optional) gets the rows computed over all layers. */
