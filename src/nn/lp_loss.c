@@ -30,6 +30,8 @@
 
 /* Below this many score entries, threads cost more than they save. */
 #define LP_PAR_MIN 16384
+/* Softmax: pairs per chunk of the random negatives' scores (lp_loss_softmax) */
+#define SOFTMAX_CHUNK 256
 
 /* ---- GEMM accounting ------------------------------------------------------------------- */
 
@@ -124,7 +126,8 @@ static void add_ref_grads(float *dq, float *dc, const double *gq, const double *
 int64_t lp_loss_work_floats(lp_task_kind kind, int64_t P, int64_t H, int64_t K, int64_t D) {
     switch (kind) {
     case LP_TASK_RETRIEVAL: return retrieval_work_floats(P, P + H + K) + 2;
-    case LP_TASK_SOFTMAX:
+    case LP_TASK_SOFTMAX: /* 3 doubles per pair + a chunk's (chunk, K) scores */
+        return 6 * P + (P < SOFTMAX_CHUNK ? P : SOFTMAX_CHUNK) * K + 2;
     case LP_TASK_MARGIN: return 6 * P + P * K + 2;  /* 3 doubles per pair + the (P, K) scores */
     case LP_TASK_DIRECTAU: return 5 * P + P * P + P * D + 2; /* 2 doubles + 1 float per row, W, W x */
     case LP_TASK_BPR: return 2 * P + 2;
@@ -135,6 +138,78 @@ int64_t lp_loss_work_floats(lp_task_kind kind, int64_t P, int64_t H, int64_t K, 
 
 /* ---- Softmax ---------------------------------------------------------------------------- */
 
+/* The shared random negatives' scores are made SOFTMAX_CHUNK pairs at a time: the chunk's (n, K)
+ * score block stays in cache between its GEMM, the exps and the two GEMMs back, instead of a
+ * (P, K) matrix (268 MB at P 16,384, K 4,096) going through memory five times. The chunk size
+ * fixes the order dc_random's sums are taken in: the same bits for any thread count. */
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef int v4i __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+
+/* per lane: m ? a : b (m all ones or zeros per lane) */
+static inline v4f select_v4(v4i m, v4f a, v4f b) { return (v4f)(((v4i)a & m) | ((v4i)b & ~m)); }
+
+/* exp(x) per lane for x <= 0 (a score less its row's max), in float: Cephes' expf — x = n ln2 + r,
+ * |r| <= ln2 / 2, a degree-7 polynomial in r, times 2^n built in the exponent bits; relative error
+ * ~2 ulp (checked against double exp in test_lp_loss). x below -87 gives e^-87 (~1.6e-38) instead
+ * of less: against the row's largest term, 1, it adds nothing to the sum. Branch-free, so the
+ * compiler keeps it in vector registers (glibc's expf is a call per element). */
+static inline v4f exp_v4(v4f x) {
+    const v4f lo = (v4f){0} - 87.0f;
+    x = select_v4(x < lo, lo, x);
+    const v4f fx = x * 1.44269504088896341f + 0.5f;
+    v4f n = __builtin_convertvector(__builtin_convertvector(fx, v4i), v4f); /* floor(fx) */
+    n = n - (v4f)((v4i)(n > fx) & (v4i)((v4f){0} + 1.0f));
+    const v4f r = x - n * 0.693359375f - n * -2.12194440e-4f;
+    const v4f r2 = r * r;
+    v4f y = (v4f){0} + 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * r2 + r + 1.0f;
+    const v4i e = (__builtin_convertvector(n, v4i) + 127) << 23; /* 2^n, n in [-126, 0] */
+    return y * (v4f)e;
+}
+
+/* max(m, s[0..K)) */
+static float max_row(const float *s, int64_t K, float m) {
+    v4f mv = (v4f){0} + m;
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        v4f v;
+        memcpy(&v, s + k, sizeof v);
+        mv = select_v4(v > mv, v, mv);
+    }
+    for (int l = 0; l < 4; l++) m = mv[l] > m ? mv[l] : m;
+    for (; k < K; k++) m = s[k] > m ? s[k] : m;
+    return m;
+}
+
+/* s[k] = exp(s[k] - mx) in place; returns Σ s[k] in double, lane sums in a fixed order. */
+static double exp_row(float *s, int64_t K, float mx) {
+    v4d acc = {0};
+    int64_t k = 0;
+    for (; k < K; k += 4) {
+        v4f v = {0};
+        const int64_t m = K - k < 4 ? K - k : 4; /* the tail through a zero-padded vector */
+        memcpy(&v, s + k, (size_t)m * sizeof(float));
+        v = exp_v4(v - mx);
+        memcpy(s + k, &v, (size_t)m * sizeof(float));
+        for (int64_t l = m; l < 4; l++) v[l] = 0.0f;
+        acc += __builtin_convertvector(v, v4d);
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+/* exp(x) of one value, as exp_v4 computes each lane */
+static float exp_one(float x) {
+    const v4f v = exp_v4((v4f){0} + x);
+    return v[0];
+}
+
 double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_temperature, float weight, float *work) {
     check_pairs(b);
     check_work(work);
@@ -144,50 +219,49 @@ double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_te
     const float inv_t = 1.0f / softmax_temperature;
     const double inv_p = 1.0 / (double)P;
     double *row = (double *)(void *)work;   /* (P, 3): max, sum of exps, loss */
-    float *S = work + 6 * P;                 /* (P, K): scores / τ, then ∂loss/∂(s/τ) */
+    float *S = work + 6 * P;                 /* (chunk, K): scores / τ, then ∂loss/∂(s/τ) */
     const float *q = b->q, *c = b->c, *cr = b->c + (P + H) * D;
     ops_gemm_stats *gs = loss_stats;
-    // S (P, K) = q (P, D) · c_random (K, D)^T / τ
-    if (K > 0) ops_sgemm_counted(gs, 0, 1, P, K, D, inv_t, q, D, cr, D, 0.0f, S, K);
     const float gw = weight * inv_t; /* ∂(s/τ) -> ∂s, times the task weight */
-#pragma omp parallel for schedule(static) if (P * (K + 1) > LP_PAR_MIN)
-    for (int64_t i = 0; i < P; i++) {
-        const float *qi = q + i * D;
-        float *s = S + i * K;
-        const float s_pos = dotf(qi, c + i * D, D) * inv_t;
-        float mx = s_pos;
-        for (int64_t k = 0; k < K; k++) mx = s[k] > mx ? s[k] : mx;
-        const int64_t nl = listed_len(b, i);
-        for (int64_t t = 0; t < nl; t++) {
-            const float sl = dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t;
-            mx = sl > mx ? sl : mx;
+    for (int64_t r0 = 0; r0 < P; r0 += SOFTMAX_CHUNK) {
+        const int64_t n = P - r0 < SOFTMAX_CHUNK ? P - r0 : SOFTMAX_CHUNK;
+        const float *qc = q + r0 * D;
+        // S (n, K) = q[r0 .. r0+n) (n, D) · c_random (K, D)^T / τ
+        if (K > 0) ops_sgemm_counted(gs, 0, 1, n, K, D, inv_t, qc, D, cr, D, 0.0f, S, K);
+#pragma omp parallel for schedule(static) if (n * (K + 1) > LP_PAR_MIN)
+        for (int64_t i = r0; i < r0 + n; i++) {
+            const float *qi = q + i * D;
+            float *s = S + (i - r0) * K;
+            const float s_pos = dotf(qi, c + i * D, D) * inv_t;
+            float mx = max_row(s, K, s_pos);
+            const int64_t nl = listed_len(b, i);
+            for (int64_t t = 0; t < nl; t++) {
+                const float sl = dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t;
+                mx = sl > mx ? sl : mx;
+            }
+            const float e_pos = exp_one(s_pos - mx);
+            double sum = (double)e_pos + exp_row(s, K, mx); /* one exp per entry, kept in place */
+            for (int64_t t = 0; t < nl; t++) sum += (double)exp_one(dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t - mx);
+            row[3 * i] = mx, row[3 * i + 1] = sum, row[3 * i + 2] = (double)mx + log(sum) - (double)s_pos;
+            const float scale = (float)(inv_p / sum);
+            for (int64_t k = 0; k < K; k++) s[k] *= scale;
+            const float gpos = (float)(((double)e_pos / sum - 1.0) * inv_p);
+            axpy(dq + i * D, gw * gpos, c + i * D, D); /* rows owned by pair i */
+            axpy(dc + i * D, gw * gpos, qi, D);
         }
-        const float e_pos = expf(s_pos - mx);
-        double sum = (double)e_pos;
-        for (int64_t k = 0; k < K; k++) { /* one exp per entry, kept in place */
-            s[k] = expf(s[k] - mx);
-            sum += (double)s[k];
+        if (K > 0) {
+            // dq[r0 ..] (n, D) += w/τ · G (n, K) · c_random (K, D);  dc_random (K, D) += w/τ · G^T · q[r0 ..]
+            ops_sgemm_counted(gs, 0, 0, n, D, K, gw, S, K, cr, D, 1.0f, dq + r0 * D, D);
+            ops_sgemm_counted(gs, 1, 0, K, D, n, gw, S, K, qc, D, 1.0f, dc + (P + H) * D, D);
         }
-        for (int64_t t = 0; t < nl; t++) sum += (double)expf(dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t - mx);
-        row[3 * i] = mx, row[3 * i + 1] = sum, row[3 * i + 2] = (double)mx + log(sum) - (double)s_pos;
-        const float scale = (float)(inv_p / sum);
-        for (int64_t k = 0; k < K; k++) s[k] *= scale;
-        const float gpos = (float)(((double)e_pos / sum - 1.0) * inv_p);
-        axpy(dq + i * D, gw * gpos, c + i * D, D); /* rows owned by pair i */
-        axpy(dc + i * D, gw * gpos, qi, D);
     }
     double loss = 0.0;
     for (int64_t i = 0; i < P; i++) loss += row[3 * i + 2]; /* serial, pair order */
-    if (K > 0) {
-        // dq (P, D) += w/τ · G (P, K) · c_random (K, D);  dc_random (K, D) += w/τ · G^T · q (P, D)
-        ops_sgemm_counted(gs, 0, 0, P, D, K, gw, S, K, cr, D, 1.0f, dq, D);
-        ops_sgemm_counted(gs, 1, 0, K, D, P, gw, S, K, q, D, 1.0f, dc + (P + H) * D, D);
-    }
     for (int64_t i = 0; i < P; i++) /* listed negatives: rows a group's pairs share, serially */
         for (int64_t t = 0; t < listed_len(b, i); t++) {
             const float *qi = q + i * D, *cl = c + listed_row(b, i, t) * D;
             const float sl = dotf(qi, cl, D) * inv_t;
-            const float g = (float)((double)expf(sl - (float)row[3 * i]) / row[3 * i + 1] * inv_p);
+            const float g = (float)((double)exp_one(sl - (float)row[3 * i]) / row[3 * i + 1] * inv_p);
             axpy(dq + i * D, gw * g, cl, D);
             axpy(dc + listed_row(b, i, t) * D, gw * g, qi, D);
         }
