@@ -55,7 +55,7 @@ static void setup(void) {
         dist_rpc_buf r = {0}, q = {0};
         float *rows = batch_reply_pack(&r, &b, NS, F, NPY_DTYPE_FLOAT32, 1000, 2000, &err);
         for (int64_t i = 0; rows && i < b.num_input_nodes * F; i++) rows[i] = (float)(i % 9) * 0.25f;
-        const loader_remote_batch rq = {0, 5, &cfg, 0, F, SEEDS, NS, SEEDS, 2};
+        const loader_remote_batch rq = {0, 5, &cfg, 0, F, SEEDS, NS, SEEDS, 2, NULL, 0};
         if (!rows || batch_request_encode(&q, &rq, &err) != 0) abort();
         { /* the seeds must decode: else they would not reach the deep checks */
             const batch_reply_expect ex = {2, SEEDS, NS, F, NPY_DTYPE_FLOAT32, 0, N};

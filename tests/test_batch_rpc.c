@@ -294,7 +294,7 @@ static const int64_t PAIRS[4] = {3, 17, 50, 199};
 static const char *FROM = "compute rank (world rank 0)";
 
 static void make_request(const fixture *f, dist_rpc_buf *b) {
-    const loader_remote_batch rq = {4, 99, &f->cfg, 0, F, SEEDS, NSEEDS, PAIRS, 2};
+    const loader_remote_batch rq = {4, 99, &f->cfg, 0, F, SEEDS, NSEEDS, PAIRS, 2, NULL, 0};
     cgnn_err err = {0};
     CGNN_CHECK(batch_request_encode(b, &rq, &err) == 0);
 }

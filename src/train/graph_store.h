@@ -38,6 +38,7 @@
 
 #include "dist/dist.h"
 #include "dist/dist_rpc.h"
+#include "sample/minibatch.h"
 #include "train/config.h"
 #include "train/trainer.h"
 #include "util/err.h"
@@ -57,6 +58,9 @@ typedef struct graph_store_client {
     int has_feat;                 /* the parts have node features: */
     int64_t feat_dim;             /*   their width */
     int feat_dtype;               /*   and npy dtype */
+    int typed;                    /* a typed partition: each node type's rows (the parts' features) */
+    int64_t type_feat_dim[MINIBATCH_MAX_NODE_TYPES]; /* 0: featureless */
+    int type_feat_dtype[MINIBATCH_MAX_NODE_TYPES];   /* npy dtype, -1: featureless */
 } graph_store_client;
 
 /* The roles from res (res->graph_store set) for a world of world_size ranks: CGNN_ERR_INPUT when
