@@ -23,7 +23,6 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 TMP=$(mktemp -d /tmp/cgnn-gstyped-XXXXXX)
 trap "[[ -n \"${KEEP:-}\" ]] || rm -rf \"$TMP\"" EXIT
-export TMPDIR=$TMP # each mpirun's session directory under this test's folder
 cd "$SRC"
 fails=0
 pass=0
@@ -113,7 +112,7 @@ expect() { # expect NAME CODE PATTERN RC
   else bad "$name: exit $rc (want $code), output: $(grep -i error "$TMP/$name.err" | head -3)"; fi
   [[ -e $TMP/$name/model.safetensors ]] && bad "$name wrote a model" || ok
 }
-config cache dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    cache_policy: hotness/'
+config cache dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    cache_policy: hotness\n    cache_ratio: "0.2"/'
 run 4 cache "$TMP/gs22.yaml"; expect cache 2 "cache_policy: .* is typed; train it with cache_policy: none" $?
 config state dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    checkpoint_every_n_batches: "5"/'
 run 4 state "$TMP/gs22.yaml"; expect state 2 "not available for a typed graph in server-client mode" $?
@@ -121,6 +120,22 @@ timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --task_config_uri="$TMP/nc_s.yaml
   --out "$TMP/emb" >"$TMP/emb.out" 2>"$TMP/emb.err"
 rc=$?
 if [[ $rc -eq 2 ]] && grep -q "typed" "$TMP/emb.err"; then ok; else bad "typed embed in server-client mode: exit $rc: $(tail -3 "$TMP/emb.err")"; fi
+
+# GiGL's heterogeneous graph-store config (e2e_het_dblp_sup_gs, tests/gigl_configs/, untouched but
+# for the dataset and outputs) with GiGL's graph-store resource config (2 storage + 2 compute
+# ranks) on a partition of its dataset: the typed partition is served now; what stops it is its
+# self-supervised split (ssl_positive_label_percentage), which is built on a whole graph, as in
+# worker mode on parts (exit 2, named)
+cp -r tests/fixtures/gigl_datasets/dblp_ssl "$TMP/dblp_ssl"
+part "$TMP/dblp_ssl" 2 metis dblp_ssl2
+awk -v ds="$TMP/dblp_ssl2" -v out="$TMP/gigl_het" '
+  { print }
+  /^sharedConfig:[ \t]*$/ { print "  preprocessedMetadataUri: " ds; print "  trainedModelMetadata:";
+    print "    trainedModelUri: " out "/model.safetensors"; print "    evalMetricsUri: " out "/eval_metrics.json" }' \
+  tests/gigl_configs/examples/link_prediction/graph_store/configs/e2e_het_dblp_sup_gs_task_config.yaml >"$TMP/gigl_het.yaml"
+run 4 gigl_het tests/fixtures/gigl/e2e_glt_gs_resource_config.yaml
+expect gigl_het 2 "ssl_positive_label_percentage: self-supervised splits are built on a whole graph; .* is served by storage ranks" $?
+grep -q "serves homogeneous graphs only" "$TMP/gigl_het.err" && bad "the typed partition was refused as typed" || ok
 
 echo "$pass checks passed, $fails failed"
 [[ $fails -eq 0 ]]
