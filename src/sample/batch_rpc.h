@@ -32,7 +32,8 @@
  *            feature rows[num_input_nodes x F] in their dtype (int32 arrays and the rows padded to
  *            8 bytes)
  * Both sides check what they receive (sizes, ranges, capacities), so a bad message is an error
- * naming the rank, never a read out of bounds.
+ * naming the rank, never a read out of bounds. A typed partition's batches use version 2 of the
+ * message (below, "typed batches").
  */
 #ifndef CGNN_BATCH_RPC_H
 #define CGNN_BATCH_RPC_H

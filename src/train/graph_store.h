@@ -11,7 +11,12 @@
  * T .. T+S-1 the storage ranks. preprocessedMetadataUri names a `cgnn partition` output of P
  * parts, P a multiple of S: storage rank s holds parts [s k, (s+1) k), k = P / S — one contiguous
  * id range, which it serves as one "part" of its own (the parts' indexes and feature rows
- * concatenated when k > 1).
+ * concatenated when k > 1). A typed partition is served the same way, per type: each node type's
+ * parts make one contiguous per-type range, each edge type's indexes and each type's feature rows
+ * are concatenated, and the storage ranks build typed batches (batch_server_init_typed); the
+ * compute ranks hold the typed graph's shape only and learn each type's row width and dtype in
+ * handshake 1 (graph_store_client.type_feat_*). The feature cache is homogeneous: a typed job
+ * asking for one is refused (exit 2).
  *
  * The job:
  *   every rank   dist_split: the compute ranks' group (their collectives: the trainer's) and the
