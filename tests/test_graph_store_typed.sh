@@ -121,6 +121,11 @@ timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --task_config_uri="$TMP/nc_s.yaml
 rc=$?
 if [[ $rc -eq 2 ]] && grep -q "typed" "$TMP/emb.err"; then ok; else bad "typed embed in server-client mode: exit $rc: $(tail -3 "$TMP/emb.err")"; fi
 
+# a storage rank that answers a corrupted typed batch: the compute rank names it and the field, exit 2
+config corrupt dblp_hetero_sage "$TMP/dblp2" "${NC[@]}"
+run 4 corrupt "$TMP/gs22.yaml" CGNN_TEST_CORRUPT_BATCH=3 CGNN_TEST_FAULT_RANK=2
+expect corrupt 2 "storage rank 0 (world rank 2, host [^)]*) answered a typed batch whose nodes of type [0-9] \[0\] = -1" $?
+
 # GiGL's heterogeneous graph-store config (e2e_het_dblp_sup_gs, tests/gigl_configs/, untouched but
 # for the dataset and outputs) with GiGL's graph-store resource config (2 storage + 2 compute
 # ranks) on a partition of its dataset: the typed partition is served now; what stops it is its

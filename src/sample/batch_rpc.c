@@ -816,7 +816,8 @@ static void *worker_main(void *arg) {
             pthread_mutex_lock(&s->mu);
             const int hit = s->stats.batches + 1 == s->corrupt_at;
             pthread_mutex_unlock(&s->mu);
-            if (hit) ((int64_t *)w->reply.data)[BATCH_REP_HEADER + 3 * ((int64_t *)w->reply.data)[0]] = -1;
+            int64_t *h = w->reply.data; /* the first input node (typed: the first node of the first type's list) */
+            if (hit) h[s->tg ? typed_header_words((int)h[0], (int)h[1], (int)h[2]) : (size_t)(BATCH_REP_HEADER + 3 * h[0])] = -1;
         }
         cgnn_err rerr = {0};
         if (dist_rpc_reply(s->rpc, &j->tok, w->reply.data, bad ? 0 : w->reply.len, bad ? &e : NULL, &rerr) != 0)

@@ -196,7 +196,8 @@ typedef struct batch_server_stats {
  * outlive the server. A reply the compute rank never takes ends the job (dist_fail_job on world). Requests that come before the workers start wait in the queue. Returns 0,
  * or -1 with *err. Test hook: CGNN_TEST_STORAGE_EXIT_AFTER=N with CGNN_TEST_FAULT_RANK = this
  * rank of the world (or unset: every storage rank): the process dies abruptly after answering N batches;
- * CGNN_TEST_CORRUPT_BATCH=N (same ranks): its N-th answered batch names node -1 as its first input node. */
+ * CGNN_TEST_CORRUPT_BATCH=N (same ranks): its N-th answered batch names node -1 as its first input node
+ * (typed: as the first node of its node lists). */
 int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const csc_graph *local,
                       const sampler_part *part, const ds_feature *feature, const gather_part *feat_part, int nworkers,
                       cgnn_err *err);
