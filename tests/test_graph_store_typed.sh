@@ -5,13 +5,16 @@
 #   - dblp-mini node classification (HeteroSAGE, venue featureless: its table replicated on the
 #     compute ranks), 2 parts: 2 storage + 2 compute ranks write byte-identical model.safetensors
 #     and eval metrics to 2 worker-mode ranks, local seeds and global seeds; 1 storage rank
-#     holding both parts + 2 compute ranks as well; RGCN likewise;
+#     holding both parts + 2 compute ranks as well; RGCN and HGT likewise;
 #   - lastfm-mini link prediction (every type featureless, random negatives of the dst type,
 #     exclude_seed_edges, dropout keyed by original ids), 2 parts: the same, global and local;
 #   - evaluation of a trained typed model (shouldSkipTraining) = worker mode's;
 #   - the traffic line of the storage ranks is printed;
 #   - refusals (exit 2, named): the feature cache on a typed partition (the storage ranks' cache
-#     is homogeneous), the exact-resume state, `cgnn embed` of a typed graph in server-client mode.
+#     is homogeneous), the exact-resume state, `cgnn embed` of a typed graph in server-client mode;
+#     a storage rank answering a corrupted typed batch (the compute rank names it and the field);
+#   - GiGL's e2e_het_dblp_sup_gs config with GiGL's graph-store resource config: served, and
+#     stopped by its self-supervised split (built on a whole graph), exit 2.
 set -u
 CGNN=${1:?usage: test_graph_store_typed.sh path/to/cgnn}
 SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -86,6 +89,8 @@ pair ncg dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" "${GLOBAL[@]}"
 cmp -s "$TMP/nc_s/model.safetensors" "$TMP/ncg_s/model.safetensors" && bad "global and local trained the same model" || ok
 pair nc1 dblp_hetero_sage "$TMP/dblp2" gs12.yaml 3 "${NC[@]}" # 1 storage rank holding both parts
 pair rgcn dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: RGCN/'
+pair hgt dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: HGT/' \
+  -e 's/main_sample_batch_size: "48"/main_sample_batch_size: "32"/'
 
 # ---- link prediction, lastfm-mini (every type featureless) ----
 LP=(-e 's/num_epochs: "10"/num_epochs: "1"/' -e 's/dropout: "0.0"/dropout: "0.3"/'
