@@ -1342,7 +1342,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
         log_info("%s: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
-                 "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d sampler threads)",
+                 "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d %s)",
                  lp ? "link prediction" : "node classification", model_kind_name(mc.kind), ds->name, T, K,
                  (long long)whole_nodes(t), (long long)whole_edges(t),
                  (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
@@ -1350,7 +1350,8 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
                  (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
                  lp ? ds->edge_types[t->task->type].name : ds->node_types[ty->output_type].name, lp ? "pairs" : "nodes",
                  (long long)t->m.num_params, featureless ? " + learnable embeddings for the featureless types" : "",
-                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, workers);
+                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, t->client ? (int)a->prefetch_size : workers,
+                 t->client ? "batches prefetched from the storage ranks" : "sampler threads");
     }
     return 0;
 }
