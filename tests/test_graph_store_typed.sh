@@ -11,7 +11,8 @@
 #   - evaluation of a trained typed model (shouldSkipTraining) = worker mode's;
 #   - the traffic line of the storage ranks is printed;
 #   - refusals (exit 2, named): the feature cache on a typed partition (the storage ranks' cache
-#     is homogeneous), the exact-resume state, `cgnn embed` of a typed graph in server-client mode;
+#     is homogeneous), `cgnn embed` of a typed graph in server-client mode (exact resume of typed
+#     server-client runs: tests/test_resume_graph_store.sh);
 #     a storage rank answering a corrupted typed batch (the compute rank names it and the field);
 #   - GiGL's e2e_het_dblp_sup_gs config with GiGL's graph-store resource config: served, and
 #     stopped by its self-supervised split (built on a whole graph), exit 2.
@@ -119,8 +120,6 @@ expect() { # expect NAME CODE PATTERN RC
 }
 config cache dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    cache_policy: hotness\n    cache_ratio: "0.2"/'
 run 4 cache "$TMP/gs22.yaml"; expect cache 2 "cache_policy: .* is typed; train it with cache_policy: none" $?
-config state dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    checkpoint_every_n_batches: "5"/'
-run 4 state "$TMP/gs22.yaml"; expect state 2 "not available for a typed graph in server-client mode" $?
 timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --task_config_uri="$TMP/nc_s.yaml" --resource_config_uri="$TMP/gs22.yaml" \
   --out "$TMP/emb" >"$TMP/emb.out" 2>"$TMP/emb.err"
 rc=$?

@@ -1523,11 +1523,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (t->client && t->typed && a->checkpoint_every_n_batches > 0)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
-                       "is not available for a typed graph in server-client mode yet (%s); train without it, in "
-                       "worker mode, or on the whole dataset", t->cfg->file, t->pb.json_path);
     if (!t->parted && !t->typed && !t->client) {
         if (t->have_ssl) {
             if (ssl_graph(t, &t->own_g, err) != 0) return -1;
