@@ -7,7 +7,8 @@
 #     and eval metrics to 2 worker-mode ranks, local seeds and global seeds; 1 storage rank
 #     holding both parts + 2 compute ranks as well; RGCN and HGT likewise;
 #   - lastfm-mini link prediction (every type featureless, random negatives of the dst type,
-#     exclude_seed_edges, dropout keyed by original ids), 2 parts: the same, global and local;
+#     exclude_seed_edges, dropout keyed by original ids), 2 parts: the same, global and local, and
+#     1 storage rank holding both parts;
 #   - evaluation of a trained typed model (shouldSkipTraining) = worker mode's;
 #   - the traffic line of the storage ranks is printed;
 #   - refusals (exit 2, named): the feature cache on a typed partition (the storage ranks' cache
@@ -98,6 +99,7 @@ LP=(-e 's/num_epochs: "10"/num_epochs: "1"/' -e 's/dropout: "0.0"/dropout: "0.3"
     -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "256"/' -e 's/random_negative_sample_batch_size: "512"/random_negative_sample_batch_size: "128"/')
 pair lp lastfm_hetero_sage_lp "$TMP/lastfm2" gs22.yaml 4 "${LP[@]}" "${GLOBAL[@]}"
 pair lpl lastfm_hetero_sage_lp "$TMP/lastfm2" gs22.yaml 4 "${LP[@]}"
+pair lp1 lastfm_hetero_sage_lp "$TMP/lastfm2" gs12.yaml 3 "${LP[@]}" "${GLOBAL[@]}" # 1 storage rank, both parts
 for key in embedding_dict.user.weight embedding_dict.artist.weight embedding_dict.tag.weight; do
   head -c 65536 "$TMP/lp_s/model.safetensors" | grep -aq "\"$key\"" && ok || bad "the server-client LP model lacks $key"
 done
