@@ -11,7 +11,10 @@
 #   - the storage ranks may change (1 storage + 2 compute resumes a 2 + 2 state: the storage
 #     ranks hold no training state and never change the numbers);
 #   - a state from another partition of the same dataset, or from another number of compute
-#     ranks, is refused with exit 2 naming the state file and the field.
+#     ranks, is refused with exit 2 naming the state file and the field;
+#   - typed graphs (the featureless types' tables replicated on the compute ranks): dblp-mini node
+#     classification killed again and again, lastfm-mini link prediction (3 tables) stopped at a
+#     step on 2 + 2 and finished by 1 + 2, both byte-identical to the uninterrupted 2 + 2 run.
 # Random steps and delays come from RANDOM seeded with CGNN_TEST_SEED (printed).
 set -u
 CGNN=${1:?usage: test_resume_graph_store.sh path/to/cgnn}
@@ -130,6 +133,43 @@ steps=$(awk '/^trained/{print $2}' "$TMP/nc_ref.log")
 echo "cora, 2 storage + 2 compute: $steps steps"
 crash_and_finish 4 nc "$steps" "cora 2 + 2"
 check_same nc_ref nc "cora 2 + 2"
+
+# ---- typed graphs: dblp-mini node classification (typed features + the venue table) and
+# lastfm-mini link prediction (every type featureless: 3 replicated tables), 2 + 2 ----
+part data/dblp-mini 2 metis dblp2
+part data/lastfm-mini 2 metis lastfm2
+tnc_config() { # tnc_config NAME
+  sed -e "s#out/[a-z_]*/#$TMP/$1/#g" -e "s#preprocessedMetadataUri: [^ ]*#preprocessedMetadataUri: $TMP/dblp2#" \
+    -e 's/num_epochs: "40"/num_epochs: "4"\n    checkpoint_every_n_batches: "2"/' \
+    -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "16"/' examples/dblp_hetero_sage.yaml > "$TMP/$1.yaml"
+}
+tnc_config tnc_ref
+tnc_config tnc
+if ! train 4 tnc_ref; then echo "FAIL: dblp-mini 2 + 2 reference run failed: $(tail -5 "$TMP/tnc_ref.log")"; exit 1; fi
+steps=$(awk '/^trained/{print $2}' "$TMP/tnc_ref.log")
+echo "dblp-mini (typed), 2 storage + 2 compute: $steps steps"
+crash_and_finish 4 tnc "$steps" "dblp-mini 2 + 2"
+check_same tnc_ref tnc "dblp-mini 2 + 2"
+tlp_config() { # tlp_config NAME
+  sed -e "s#out/[a-z_]*/#$TMP/$1/#g" -e "s#preprocessedMetadataUri: [^ ]*#preprocessedMetadataUri: $TMP/lastfm2#" \
+    -e 's/num_epochs: "10"/num_epochs: "2"\n    checkpoint_every_n_batches: "2"/' -e 's/dropout: "0.0"/dropout: "0.3"/' \
+    -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "128"/' \
+    -e 's/random_negative_sample_batch_size: "512"/random_negative_sample_batch_size: "128"/' \
+    -e 's/val_every_num_batches: "0"/val_every_num_batches: "3"/' examples/lastfm_hetero_sage_lp.yaml > "$TMP/$1.yaml"
+}
+tlp_config tlp_ref
+tlp_config tlp
+if ! train 4 tlp_ref; then echo "FAIL: lastfm-mini 2 + 2 reference run failed: $(tail -5 "$TMP/tlp_ref.log")"; exit 1; fi
+steps=$(awk '/^trained/{print $2}' "$TMP/tlp_ref.log")
+echo "lastfm-mini (typed), 2 storage + 2 compute: $steps steps"
+# the storage pool changes between the crash and the resume: 2 + 2 state, 1 + 2 finish
+train 4 tlp CGNN_TEST_EXIT_AT_STEP=$((4 + RANDOM % 10)) CGNN_TEST_FAULT_RANK=1 >/dev/null
+[[ -e "$TMP/tlp/model.safetensors.state" ]] && ok || bad "lastfm-mini: no state after the exit at a step"
+GS=$TMP/gs12.yaml
+train 3 tlp && grep -q "resuming from the training state" "$TMP/tlp.log" && ok ||
+  bad "lastfm-mini: 1 + 2 did not resume the 2 + 2 state: $(tail -3 "$TMP/tlp.log")"
+GS=$TMP/gs22.yaml
+check_same tlp_ref tlp "lastfm-mini, 2 + 2 resumed by 1 + 2"
 
 echo "test_resume_graph_store: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

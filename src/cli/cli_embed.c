@@ -448,7 +448,7 @@ static int gs_block(void *ctx, const int64_t *ids, int64_t n, int with_rows, con
     gs_embed *g = ctx;
     int s = 0; /* storage rank s holds new ids [node_map[s k], node_map[(s + 1) k]) */
     while (s + 1 < g->num_storage && ids[0] >= g->pb.node_map[(s + 1) * g->parts_per_storage]) s++;
-    const loader_remote_batch rq = {s, 0, &g->sc, g->in.normalize_rows, with_rows ? g->feat_dim : 0, ids, n, NULL, 0};
+    const loader_remote_batch rq = {s, 0, &g->sc, g->in.normalize_rows, with_rows ? g->feat_dim : 0, ids, n, NULL, 0, NULL, 0};
     if (batch_client_build_grow(&g->bc, &rq, &g->mb, g->feat_dim, err) != 0) return -1;
     *mb = &g->mb;
     return 0;

@@ -55,6 +55,26 @@ void typed_graph_init_part(typed_graph *g, int T, const int64_t *num_nodes, int 
     }
 }
 
+void typed_graph_init_shape(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
+                            const int *etype_dst, const int64_t *max_in_degree, const int64_t *num_edges) {
+    CGNN_CHECK(T >= 1 && T <= MINIBATCH_MAX_NODE_TYPES && K >= 1 && K <= MINIBATCH_MAX_EDGE_TYPES);
+    memset(g, 0, sizeof *g);
+    g->num_node_types = T;
+    g->num_edge_types = K;
+    g->parted = 1;
+    for (int t = 0; t < T; t++) {
+        g->num_nodes[t] = num_nodes[t];
+        g->offset[t + 1] = g->offset[t] + num_nodes[t];
+    }
+    for (int e = 0; e < K; e++) {
+        CGNN_CHECK(etype_src[e] >= 0 && etype_src[e] < T && etype_dst[e] >= 0 && etype_dst[e] < T);
+        g->etype_src[e] = etype_src[e];
+        g->etype_dst[e] = etype_dst[e];
+        g->max_in_degree[e] = max_in_degree[e];
+        g->num_edges[e] = num_edges[e];
+    }
+}
+
 int typed_graph_open(typed_graph *g, const dataset *ds, int nthreads, cgnn_err *err) {
     memset(g, 0, sizeof *g);
     const int T = ds->num_node_types, K = ds->num_edge_types;

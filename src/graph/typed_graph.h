@@ -57,6 +57,13 @@ void typed_graph_init_part(typed_graph *g, int T, const int64_t *num_nodes, int 
                            const int *etype_dst, const csc_graph *const *csc, const int64_t *max_in_degree,
                            const int64_t *num_edges);
 
+/* The shape of a typed graph without any index (server-client mode's compute ranks: the storage
+ * ranks sample): types, the whole graph's node counts, edge counts and in-degree bounds, csc[e]
+ * NULL; what batch capacities and typed models are sized from. parted is set (the ids are a
+ * partition's new ids). */
+void typed_graph_init_shape(typed_graph *g, int T, const int64_t *num_nodes, int K, const int *etype_src,
+                            const int *etype_dst, const int64_t *max_in_degree, const int64_t *num_edges);
+
 void typed_graph_free(typed_graph *g); /* NULL-safe */
 
 /* Node type of homogenised id v (binary search over offset). */

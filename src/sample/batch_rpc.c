@@ -33,6 +33,10 @@ typedef struct batch_worker {
     neighbor_sampler sampler;
     minibatch mb;              /* blocks and input nodes only (features go straight to the reply) */
     gather_part_scratch gather;
+    /* a typed partition: its sampler, the config it was built for, the typed gather's scratch */
+    typed_sampler tsampler;
+    typed_sampler_config tcfg;
+    gather_typed_scratch tgather;
     dist_rpc_buf reply;
     pthread_t thread;
     int started;
@@ -46,6 +50,11 @@ struct batch_server {
     const sampler_part *part;
     const ds_feature *feature;
     const gather_part *feat_part;
+    /* a typed partition (batch_server_init_typed; tg NULL otherwise) */
+    const typed_graph *tg;
+    const typed_sampler_part *tpart;
+    const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES];
+    const gather_typed_part *tfeat_part;
     int nworkers;
     batch_worker *workers;
     pthread_mutex_t mu;
@@ -308,6 +317,300 @@ int batch_reply_decode(const void *rep, size_t len, const batch_reply_expect *ex
     return 0;
 }
 
+/* ---- the typed wire format ---------------------------------------------------------------- */
+
+#define BATCH_VERSION_TYPED 2
+
+int batch_typed_request_encode(dist_rpc_buf *b, const loader_remote_batch *rq, cgnn_err *err) {
+    const int L = rq->typed->num_layers, K = rq->num_edge_types;
+    const size_t words = (size_t)BATCH_REQ_HEADER + (size_t)L * (size_t)K + (size_t)rq->n_seeds + 2 * (size_t)rq->n_pairs;
+    b->len = 0;
+    int64_t *h = dist_rpc_buf_grow(b, words * sizeof(int64_t), err);
+    if (!h) return -1;
+    h[0] = BATCH_VERSION_TYPED, h[1] = (int64_t)rq->key, h[2] = L, h[3] = rq->typed->replace;
+    h[4] = K, h[5] = rq->n_seeds, h[6] = rq->n_pairs, h[7] = rq->feat_dim > 0;
+    int64_t *f = h + BATCH_REQ_HEADER;
+    for (int l = 0; l < L; l++)
+        for (int e = 0; e < K; e++) *f++ = rq->typed->fanouts[l][e];
+    if (rq->n_seeds > 0) memcpy(f, rq->seeds, (size_t)rq->n_seeds * sizeof(int64_t));
+    if (rq->n_pairs > 0) memcpy(f + rq->n_seeds, rq->pairs, (size_t)(2 * rq->n_pairs) * sizeof(int64_t));
+    return 0;
+}
+
+int batch_typed_request_decode(const void *req, size_t len, const typed_graph *g, batch_typed_request *out,
+                               const char *who, cgnn_err *err) {
+    const int64_t *h = req;
+    memset(out, 0, sizeof *out);
+    if (len < BATCH_REQ_HEADER * sizeof(int64_t) || len % sizeof(int64_t))
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: %zu bytes (a header is %zu, the length a "
+                       "multiple of 8)", who, len, (size_t)BATCH_REQ_HEADER * sizeof(int64_t));
+    if (h[0] != BATCH_VERSION_TYPED)
+        return err_set(err, CGNN_ERR_INPUT, "batch request from %s: version %lld, this storage rank serves a typed graph "
+                       "(version %d)", who, (long long)h[0], BATCH_VERSION_TYPED);
+    const int64_t L = h[2], K = h[4], ns = h[5], np = h[6];
+    const uint64_t words = (uint64_t)(len / sizeof(int64_t));
+    if (L < 1 || L > MINIBATCH_MAX_LAYERS)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: layers %lld (1 .. %d)", who, (long long)L,
+                       MINIBATCH_MAX_LAYERS);
+    if (h[3] != 0 && h[3] != 1)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: replace %lld (0 or 1)", who, (long long)h[3]);
+    if (K != g->num_edge_types)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: edge types %lld, the graph has %d", who,
+                       (long long)K, g->num_edge_types);
+    if (ns < 1 || np < 0 || np > ns || (uint64_t)ns > words || (uint64_t)np > words)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: seeds %lld, excluded pairs %lld (seeds >= 1, "
+                       "0 <= pairs <= seeds, within the message)", who, (long long)ns, (long long)np);
+    if (h[7] != 0 && h[7] != 1)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: features wanted %lld (0 or 1)", who,
+                       (long long)h[7]);
+    if ((uint64_t)BATCH_REQ_HEADER + (uint64_t)(L * K) + (uint64_t)ns + 2 * (uint64_t)np != words)
+        return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: %zu bytes do not hold its %lld x %lld fanouts, "
+                       "%lld seeds and %lld pairs", who, len, (long long)L, (long long)K, (long long)ns, (long long)np);
+    out->cfg.num_layers = (int)L;
+    out->cfg.replace = h[3] != 0;
+    const int64_t *f = h + BATCH_REQ_HEADER;
+    for (int l = 0; l < L; l++)
+        for (int e = 0; e < K; e++) out->cfg.fanouts[l][e] = *f++;
+    if (typed_sampler_config_check(g, &out->cfg, NULL, err) != 0)
+        return err_prefix(err, "typed batch request from %s: fanouts: ", who);
+    out->key = (uint64_t)h[1];
+    out->want_features = h[7] != 0;
+    out->seeds = f;
+    out->n_seeds = ns;
+    out->pairs = f + ns;
+    out->n_pairs = np;
+    const int64_t N = g->offset[g->num_node_types];
+    for (int64_t i = 0; i < ns; i++)
+        if (out->seeds[i] < 0 || out->seeds[i] >= N)
+            return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: seeds[%lld] = %lld is not a node of the "
+                           "graph (%lld nodes of all types)", who, (long long)i, (long long)out->seeds[i], (long long)N);
+    for (int64_t i = 0; i < 2 * np; i++)
+        if (out->pairs[i] < 0 || out->pairs[i] >= N)
+            return err_set(err, CGNN_ERR_INPUT, "typed batch request from %s: pairs[%lld] = %lld is not a node of the "
+                           "graph (%lld nodes of all types)", who, (long long)i, (long long)out->pairs[i], (long long)N);
+    return 0;
+}
+
+/* Words of a typed reply's header part (header, counts, widths, block sizes). */
+static size_t typed_header_words(int L, int T, int K) {
+    return (size_t)BATCH_REP_HEADER + (size_t)T * (size_t)(L + 1) + 2 * (size_t)T + 3 * (size_t)L * (size_t)K;
+}
+
+int batch_typed_reply_pack(dist_rpc_buf *r, const minibatch *mb, int64_t n_seeds, int want_features,
+                           const int64_t *F, const int *dtype, int64_t sample_ns, int64_t gather_ns, void **rows,
+                           cgnn_err *err) {
+    const minibatch_typed *ty = mb->typed;
+    const int L = ty->num_layers, T = ty->num_node_types, K = ty->num_edge_types;
+    size_t bytes = typed_header_words(L, T, K) * sizeof(int64_t);
+    for (int t = 0; t < T; t++) {
+        bytes += (size_t)ty->num_nodes[t][L] * sizeof(int64_t);
+        if (F[t] > 0) bytes += PAD8((size_t)ty->num_nodes[t][L] * (size_t)F[t] * npy_dtype_size((npy_dtype)dtype[t]));
+    }
+    for (int b = 0; b < L * K; b++)
+        bytes += (size_t)(ty->blocks[b].num_dst + 1) * sizeof(int64_t) + PAD8((size_t)ty->blocks[b].num_edges * 4);
+    bytes += PAD8((size_t)n_seeds * 4);
+    r->len = 0;
+    char *p = dist_rpc_buf_grow(r, bytes, err);
+    if (!p) return -1;
+    memset(p, 0, bytes);
+    int64_t *h = (int64_t *)p;
+    h[0] = L, h[1] = T, h[2] = K, h[3] = n_seeds, h[4] = mb->num_seeds, h[5] = want_features != 0;
+    h[6] = mb->num_sampled_edges, h[7] = sample_ns, h[8] = gather_ns;
+    int64_t *w = h + BATCH_REP_HEADER;
+    for (int t = 0; t < T; t++)
+        for (int k = 0; k <= L; k++) *w++ = ty->num_nodes[t][k];
+    for (int t = 0; t < T; t++) {
+        *w++ = F[t] > 0 ? F[t] : 0;
+        *w++ = F[t] > 0 ? dtype[t] : -1;
+    }
+    for (int b = 0; b < L * K; b++) {
+        *w++ = ty->blocks[b].num_dst;
+        *w++ = ty->blocks[b].num_src;
+        *w++ = ty->blocks[b].num_edges;
+    }
+    p = (char *)w;
+    for (int t = 0; t < T; t++) {
+        memcpy(p, ty->nodes[t], (size_t)ty->num_nodes[t][L] * sizeof(int64_t));
+        p += (size_t)ty->num_nodes[t][L] * sizeof(int64_t);
+    }
+    for (int b = 0; b < L * K; b++) {
+        memcpy(p, ty->blocks[b].indptr, (size_t)(ty->blocks[b].num_dst + 1) * sizeof(int64_t));
+        p += (size_t)(ty->blocks[b].num_dst + 1) * sizeof(int64_t);
+    }
+    for (int b = 0; b < L * K; b++) {
+        if (ty->blocks[b].num_edges > 0) memcpy(p, ty->blocks[b].indices, (size_t)ty->blocks[b].num_edges * 4);
+        p += PAD8((size_t)ty->blocks[b].num_edges * 4);
+    }
+    if (n_seeds > 0) memcpy(p, mb->item_local, (size_t)n_seeds * 4);
+    p += PAD8((size_t)n_seeds * 4);
+    for (int t = 0; t < T; t++) {
+        rows[t] = F[t] > 0 ? p : NULL;
+        if (F[t] > 0) p += PAD8((size_t)ty->num_nodes[t][L] * (size_t)F[t] * npy_dtype_size((npy_dtype)dtype[t]));
+    }
+    return 0;
+}
+
+int batch_typed_reply_decode(const void *rep, size_t len, const batch_typed_expect *ex, minibatch *mb, const char *who,
+                             cgnn_err *err) {
+    const typed_graph *g = ex->g;
+    minibatch_typed *ty = mb->typed;
+    const int L = ex->num_layers, T = g->num_node_types, K = g->num_edge_types;
+    CGNN_CHECK(ty && ty->num_layers == L && ty->num_node_types == T && ty->num_edge_types == K);
+    const size_t hdr = typed_header_words(L, T, K) * sizeof(int64_t);
+    const int64_t *h = rep;
+    if (len < hdr || len % 8)
+        return REPLY_BAD("%s answered a typed batch of %zu bytes (its header is %zu; the length a multiple of 8)", who,
+                         len, hdr);
+    if (h[0] != L || h[1] != T || h[2] != K)
+        return REPLY_BAD("%s answered a typed batch whose header says %lld layers, %lld node types, %lld edge types; "
+                         "asked %d, %d, %d", who, (long long)h[0], (long long)h[1], (long long)h[2], L, T, K);
+    if (h[3] != ex->n_seeds)
+        return REPLY_BAD("%s answered a typed batch whose header says seed list %lld, asked %lld", who, (long long)h[3],
+                         (long long)ex->n_seeds);
+    if (h[5] != (ex->want_features != 0))
+        return REPLY_BAD("%s answered a typed batch whose header says features %lld, asked %d", who, (long long)h[5],
+                         ex->want_features != 0);
+    const int64_t ns = h[4];
+    if (ns < 1 || ns > ex->n_seeds)
+        return REPLY_BAD("%s answered a typed batch whose header says distinct seeds %lld (1 .. %lld)", who,
+                         (long long)ns, (long long)ex->n_seeds);
+    if (h[7] < 0 || h[8] < 0)
+        return REPLY_BAD("%s answered a typed batch whose header says sample / gather times %lld / %lld ns", who,
+                         (long long)h[7], (long long)h[8]);
+    const int64_t *nn = h + BATCH_REP_HEADER; /* [t * (L + 1) + k] */
+    int64_t seeds_all = 0, nin = 0;
+    for (int t = 0; t < T; t++) {
+        for (int k = 0; k <= L; k++) {
+            const int64_t v = nn[t * (L + 1) + k], lim = ty->cap.max_nodes[t][k] < g->num_nodes[t]
+                                                             ? ty->cap.max_nodes[t][k] : g->num_nodes[t];
+            if (v < 0 || v > lim || (k > 0 && v < nn[t * (L + 1) + k - 1]))
+                return REPLY_BAD("%s answered a typed batch whose num_nodes of node type %d after %d hops is %lld "
+                                 "(%lld .. %lld)", who, t, k, (long long)v,
+                                 (long long)(k > 0 ? nn[t * (L + 1) + k - 1] : 0), (long long)lim);
+        }
+        seeds_all += nn[t * (L + 1)];
+        nin += nn[t * (L + 1) + L];
+    }
+    if (seeds_all != ns)
+        return REPLY_BAD("%s answered a typed batch whose header says distinct seeds %lld, its types' seed counts add up "
+                         "to %lld", who, (long long)ns, (long long)seeds_all);
+    const int64_t *ft = nn + (size_t)T * (size_t)(L + 1);
+    size_t need = hdr;
+    for (int t = 0; t < T; t++) {
+        const int64_t Ft = ft[2 * t], dt = ft[2 * t + 1];
+        const int featured = ex->want_features && ex->feat_dim[t] > 0;
+        if (featured ? Ft != ex->feat_dim[t] || dt != ex->feat_dtype[t] || Ft > ty->feat_dim[t] || dt < 0 ||
+                           dt >= NPY_DTYPE_COUNT
+                     : Ft != 0 || dt != -1)
+            return REPLY_BAD("%s answered a typed batch whose node type %d has feature columns %lld of dtype %lld, "
+                             "expected %lld of %d", who, t, (long long)Ft, (long long)dt,
+                             (long long)(featured ? ex->feat_dim[t] : 0), featured ? ex->feat_dtype[t] : -1);
+        need += (size_t)nn[t * (L + 1) + L] * sizeof(int64_t);
+        if (featured) need += PAD8((size_t)nn[t * (L + 1) + L] * (size_t)Ft * npy_dtype_size((npy_dtype)dt));
+    }
+    const int64_t *bs = ft + 2 * (size_t)T;
+    int64_t total_edges = 0;
+    for (int l = 0; l < L; l++)
+        for (int e = 0; e < K; e++) {
+            /* block (l, e) consumes hop L-1-l: dst = e's dst type after L-1-l hops, src = its src type after L-l */
+            const int b = l * K + e, sd = g->etype_src[e], dd = g->etype_dst[e];
+            const int64_t nd = bs[3 * b], nsrc = bs[3 * b + 1], ne = bs[3 * b + 2];
+            if (nd != nn[dd * (L + 1) + L - 1 - l] || nsrc != nn[sd * (L + 1) + L - l])
+                return REPLY_BAD("%s answered a typed batch whose block %d (layer %d, edge type %d) has num_dst %lld, "
+                                 "num_src %lld; its types' counts say %lld, %lld", who, b, l, e, (long long)nd,
+                                 (long long)nsrc, (long long)nn[dd * (L + 1) + L - 1 - l],
+                                 (long long)nn[sd * (L + 1) + L - l]);
+            if (ne < 0 || ne > ty->cap.max_edges[L - 1 - l][e])
+                return REPLY_BAD("%s answered a typed batch whose block %d (layer %d, edge type %d) has num_edges %lld "
+                                 "(0 .. %lld)", who, b, l, e, (long long)ne, (long long)ty->cap.max_edges[L - 1 - l][e]);
+            need += (size_t)(nd + 1) * sizeof(int64_t) + PAD8((size_t)ne * 4);
+            total_edges += ne;
+        }
+    if (h[6] != total_edges)
+        return REPLY_BAD("%s answered a typed batch whose header says sampled edges %lld, its blocks hold %lld", who,
+                         (long long)h[6], (long long)total_edges);
+    need += PAD8((size_t)ex->n_seeds * 4);
+    if (len != need) return REPLY_BAD("%s answered a typed batch of %zu bytes, its header describes %zu", who, len, need);
+    const char *p = (const char *)rep + hdr;
+    for (int t = 0; t < T; t++) {
+        const int64_t n = nn[t * (L + 1) + L];
+        for (int k = 0; k <= L; k++) ty->num_nodes[t][k] = nn[t * (L + 1) + k];
+        memcpy(ty->nodes[t], p, (size_t)n * sizeof(int64_t));
+        p += (size_t)n * sizeof(int64_t);
+        for (int64_t i = 0; i < n; i++)
+            if (ty->nodes[t][i] < 0 || ty->nodes[t][i] >= g->num_nodes[t])
+                return REPLY_BAD("%s answered a typed batch whose nodes of type %d [%lld] = %lld is not a node of the "
+                                 "type (%lld nodes)", who, t, (long long)i, (long long)ty->nodes[t][i],
+                                 (long long)g->num_nodes[t]);
+    }
+    for (int b = 0; b < L * K; b++) {
+        sampler_block *blk = &ty->blocks[b];
+        blk->num_dst = bs[3 * b], blk->num_src = bs[3 * b + 1], blk->num_edges = bs[3 * b + 2];
+        memcpy(blk->indptr, p, (size_t)(blk->num_dst + 1) * sizeof(int64_t));
+        p += (size_t)(blk->num_dst + 1) * sizeof(int64_t);
+        if (blk->indptr[0] != 0 || blk->indptr[blk->num_dst] != blk->num_edges)
+            return REPLY_BAD("%s answered a typed batch whose block %d has indptr from %lld to %lld, not 0 to num_edges "
+                             "%lld", who, b, (long long)blk->indptr[0], (long long)blk->indptr[blk->num_dst],
+                             (long long)blk->num_edges);
+        for (int64_t i = 0; i < blk->num_dst; i++)
+            if (blk->indptr[i + 1] < blk->indptr[i])
+                return REPLY_BAD("%s answered a typed batch whose block %d has indptr[%lld] = %lld > indptr[%lld] = %lld",
+                                 who, b, (long long)i, (long long)blk->indptr[i], (long long)(i + 1),
+                                 (long long)blk->indptr[i + 1]);
+    }
+    for (int b = 0; b < L * K; b++) {
+        sampler_block *blk = &ty->blocks[b];
+        if (blk->num_edges > 0) memcpy(blk->indices, p, (size_t)blk->num_edges * 4);
+        p += PAD8((size_t)blk->num_edges * 4);
+        for (int64_t e = 0; e < blk->num_edges; e++)
+            if (blk->indices[e] < 0 || blk->indices[e] >= blk->num_src)
+                return REPLY_BAD("%s answered a typed batch whose block %d has indices[%lld] = %d (num_src %lld)", who, b,
+                                 (long long)e, blk->indices[e], (long long)blk->num_src);
+    }
+    memcpy(mb->item_local, p, (size_t)ex->n_seeds * 4);
+    p += PAD8((size_t)ex->n_seeds * 4);
+    int64_t next[MINIBATCH_MAX_NODE_TYPES] = {0}; /* per type: distinct seeds in order of first appearance */
+    for (int64_t i = 0; i < ex->n_seeds; i++) {
+        const int t = typed_graph_type_of(g, ex->seeds[i]);
+        const int64_t li = mb->item_local[i], v = ex->seeds[i] - g->offset[t];
+        if (li < 0 || li > next[t] || li >= nn[t * (L + 1)] || ty->nodes[t][li] != v)
+            return REPLY_BAD("%s answered a typed batch whose item_local[%lld] = %lld does not name seed %lld (node %lld "
+                             "of type %d; distinct seeds numbered per type in order of first appearance, %lld of them)",
+                             who, (long long)i, (long long)li, (long long)ex->seeds[i], (long long)v, t,
+                             (long long)nn[t * (L + 1)]);
+        if (li == next[t]) next[t]++;
+    }
+    for (int t = 0; t < T; t++)
+        if (next[t] != nn[t * (L + 1)])
+            return REPLY_BAD("%s answered a typed batch whose node type %d has %lld distinct seeds, its seed list %lld",
+                             who, t, (long long)nn[t * (L + 1)], (long long)next[t]);
+    for (int t = 0; t < T; t++) {
+        const int64_t Ft = ft[2 * t], n = nn[t * (L + 1) + L];
+        if (Ft == 0) continue;
+        const npy_dtype dt = (npy_dtype)ft[2 * t + 1];
+        float *x = ty->features[t];
+        const int64_t stride = ty->feat_dim[t];
+        gather_convert_rows(x, stride, p, dt, Ft, n);
+        p += PAD8((size_t)n * (size_t)Ft * npy_dtype_size(dt));
+        for (int pass = 0; pass < 1 + (ex->normalize_rows != 0); pass++) {
+            if (pass == 1) gather_normalize_rows_strided(x, n, Ft, stride);
+            if (pass == 0 && dt != NPY_DTYPE_FLOAT16 && dt != NPY_DTYPE_FLOAT32 && dt != NPY_DTYPE_FLOAT64) continue;
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t c = 0; c < Ft; c++)
+                    if (!isfinite(x[i * stride + c]))
+                        return REPLY_BAD("%s answered a typed batch whose feature row of node %lld of type %d has a "
+                                         "non-finite value in column %lld%s", who, (long long)ty->nodes[t][i], t,
+                                         (long long)c, pass ? " after normalisation" : "");
+        }
+    }
+    mb->num_seeds = ns;
+    mb->num_input_nodes = nin;
+    mb->num_sampled_edges = total_edges;
+    mb->sample_seconds = (double)h[7] * 1e-9;
+    mb->gather_seconds = (double)h[8] * 1e-9;
+    return 0;
+}
+
 /* ---- storage side (the server) ------------------------------------------------------------- */
 
 static int same_cfg(const sampler_config *a, const sampler_config *b) {
@@ -408,6 +711,90 @@ static int build_batch(batch_worker *w, int src, const void *req, size_t len, cg
     return 0;
 }
 
+/* fit_worker on a typed partition: the typed sampler and batch fit cfg and n seeds (of any
+ * types: each type's seed capacity is n). */
+static int fit_worker_typed(batch_worker *w, const typed_sampler_config *cfg, int64_t n, cgnn_err *err) {
+    const batch_server *s = w->s;
+    const typed_graph *g = s->tg;
+    const int L = cfg->num_layers, K = g->num_edge_types;
+    int same = w->have_sampler && w->tcfg.num_layers == L && w->tcfg.replace == cfg->replace;
+    for (int l = 0; same && l < L; l++)
+        for (int e = 0; e < K; e++) same &= w->tcfg.fanouts[l][e] == cfg->fanouts[l][e];
+    if (same && n <= w->max_items) return 0;
+    int64_t items = same && w->max_items > n ? w->max_items : n;
+    if (items < 1) items = 1;
+    typed_sampler_free(&w->tsampler);
+    minibatch_free(&w->mb);
+    gather_typed_scratch_free(&w->tgather);
+    w->have_sampler = 0;
+    int64_t max_seeds[MINIBATCH_MAX_NODE_TYPES];
+    for (int t = 0; t < g->num_node_types; t++) max_seeds[t] = items;
+    minibatch_typed_capacity tcap;
+    typed_sampler_capacity(g, cfg, max_seeds, NULL, &tcap);
+    minibatch_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap.num_layers = L;
+    cap.max_items = items;
+    if (minibatch_alloc_typed(&w->mb, &cap, &tcap, g->etype_src, g->etype_dst, err) != 0) return -1;
+    if (typed_sampler_init_part(&w->tsampler, g, s->tpart, cfg, &tcap, err) != 0) return -1;
+    if (s->tfeat_part) {
+        int64_t rows = 0;
+        for (int t = 0; t < g->num_node_types; t++) rows += tcap.max_nodes[t][L];
+        if (gather_typed_scratch_init(&w->tgather, s->tfeat_part->num_parts, g->num_node_types, rows, err) != 0)
+            return -1;
+    }
+    w->tcfg = *cfg;
+    w->max_items = items;
+    w->have_sampler = 1;
+    return 0;
+}
+
+/* build_batch on a typed partition. */
+static int build_typed_batch(batch_worker *w, int src, const void *req, size_t len, cgnn_err *err) {
+    batch_server *s = w->s;
+    const typed_graph *g = s->tg;
+    batch_typed_request rq;
+    char who[96];
+    snprintf(who, sizeof who, "compute rank (world rank %d)", src);
+    if (batch_typed_request_decode(req, len, g, &rq, who, err) != 0) {
+        fprintf(stderr, "cgnn: rank %d (storage): %s\n", s->rank, err->msg); /* and answered to the sender */
+        return -1;
+    }
+    if (fit_worker_typed(w, &rq.cfg, rq.n_seeds, err) != 0) return -1;
+    const double t0 = timer_now();
+    minibatch *mb = &w->mb;
+    if (rq.n_pairs > 0) typed_sampler_exclude_edges(&w->tsampler, rq.pairs, rq.n_pairs);
+    if (typed_sampler_sample_part(&w->tsampler, mb, rq.seeds, rq.n_seeds, rq.key, err) != 0) return -1;
+    const double t1 = timer_now();
+    const int T = g->num_node_types, L = rq.cfg.num_layers;
+    int64_t F[MINIBATCH_MAX_NODE_TYPES], n[MINIBATCH_MAX_NODE_TYPES];
+    int dtype[MINIBATCH_MAX_NODE_TYPES], any = 0;
+    const ds_feature *f[MINIBATCH_MAX_NODE_TYPES];
+    const int64_t *ids[MINIBATCH_MAX_NODE_TYPES];
+    void *rows[MINIBATCH_MAX_NODE_TYPES];
+    for (int t = 0; t < T; t++) {
+        f[t] = rq.want_features ? s->tfeat[t] : NULL;
+        F[t] = f[t] ? f[t]->dim : 0;
+        dtype[t] = f[t] ? (int)f[t]->array.dtype : -1;
+        ids[t] = mb->typed->nodes[t];
+        n[t] = mb->typed->num_nodes[t][L];
+        any |= f[t] != NULL;
+    }
+    if (batch_typed_reply_pack(&w->reply, mb, rq.n_seeds, rq.want_features, F, dtype, 0, 0, rows, err) != 0) return -1;
+    /* rows in each type's own dtype; the compute rank converts (and normalises) them */
+    if (any && gather_typed_rows_part_raw(rows, f, s->tfeat_part, &w->tgather, ids, n, err) != 0) return -1;
+    const double t2 = timer_now();
+    int64_t *h = w->reply.data;
+    h[7] = (int64_t)((t1 - t0) * 1e9);
+    h[8] = (int64_t)((t2 - t1) * 1e9);
+    pthread_mutex_lock(&s->mu);
+    s->stats.sample_seconds += t1 - t0;
+    s->stats.gather_seconds += t2 - t1;
+    s->stats.input_nodes += mb->num_input_nodes;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
 static void *worker_main(void *arg) {
     batch_worker *w = arg;
     batch_server *s = w->s;
@@ -423,12 +810,14 @@ static void *worker_main(void *arg) {
         if (!s->head) s->tail = NULL;
         pthread_mutex_unlock(&s->mu);
         cgnn_err e = {0};
-        const int bad = build_batch(w, j->src, j->req.data, j->req.len, &e) != 0;
+        const int bad = (s->tg ? build_typed_batch(w, j->src, j->req.data, j->req.len, &e)
+                               : build_batch(w, j->src, j->req.data, j->req.len, &e)) != 0;
         if (!bad && s->corrupt_at > 0) {
             pthread_mutex_lock(&s->mu);
             const int hit = s->stats.batches + 1 == s->corrupt_at;
             pthread_mutex_unlock(&s->mu);
-            if (hit) ((int64_t *)w->reply.data)[BATCH_REP_HEADER + 3 * ((int64_t *)w->reply.data)[0]] = -1;
+            int64_t *h = w->reply.data; /* the first input node (typed: the first node of the first type's list) */
+            if (hit) h[s->tg ? typed_header_words((int)h[0], (int)h[1], (int)h[2]) : (size_t)(BATCH_REP_HEADER + 3 * h[0])] = -1;
         }
         cgnn_err rerr = {0};
         if (dist_rpc_reply(s->rpc, &j->tok, w->reply.data, bad ? 0 : w->reply.len, bad ? &e : NULL, &rerr) != 0)
@@ -478,26 +867,24 @@ static int handle_batch(void *ctx, int src, const void *req, size_t len, dist_rp
     return rc;
 }
 
-int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const csc_graph *local,
-                      const sampler_part *part, const ds_feature *feature, const gather_part *feat_part, int nworkers,
-                      cgnn_err *err) {
+/* The server's queue, workers and test hooks, registered on rpc; the graph is the caller's to set. */
+static batch_server *server_new(const dist_ctx *world, dist_rpc *rpc, int nworkers, cgnn_err *err) {
     const int rank = world->rank;
-    *out = NULL;
-    CGNN_CHECK(nworkers >= 1 && part->pick_remote);
+    CGNN_CHECK(nworkers >= 1);
     batch_server *s = calloc(1, sizeof *s);
-    if (!s) return err_set(err, CGNN_ERR_RUNTIME, "out of memory");
+    if (!s) {
+        err_set(err, CGNN_ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
     s->world = world;
     s->rpc = rpc;
     s->rank = rank;
-    s->local = local;
-    s->part = part;
-    s->feature = feature;
-    s->feat_part = feature ? feat_part : NULL;
     s->nworkers = nworkers;
     s->workers = calloc((size_t)nworkers, sizeof *s->workers);
     if (!s->workers) {
         free(s);
-        return err_set(err, CGNN_ERR_RUNTIME, "out of memory");
+        err_set(err, CGNN_ERR_RUNTIME, "out of memory");
+        return NULL;
     }
     for (int i = 0; i < nworkers; i++) s->workers[i] = (batch_worker){.s = s, .index = i};
     pthread_mutex_init(&s->mu, NULL);
@@ -507,7 +894,37 @@ int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, 
     const char *cb = getenv("CGNN_TEST_CORRUPT_BATCH");
     if (cb && (!fr || atoi(fr) == rank)) s->corrupt_at = strtoll(cb, NULL, 10);
     dist_rpc_register(rpc, BATCH_RPC_BATCH, "batch", handle_batch, s);
-    *out = s;
+    return s;
+}
+
+int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const csc_graph *local,
+                      const sampler_part *part, const ds_feature *feature, const gather_part *feat_part, int nworkers,
+                      cgnn_err *err) {
+    CGNN_CHECK(part->pick_remote);
+    batch_server *s = *out = server_new(world, rpc, nworkers, err);
+    if (!s) return -1;
+    s->local = local;
+    s->part = part;
+    s->feature = feature;
+    s->feat_part = feature ? feat_part : NULL;
+    return 0;
+}
+
+int batch_server_init_typed(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const typed_graph *g,
+                            const typed_sampler_part *part, const ds_feature *const *features,
+                            const gather_typed_part *feat_part, int nworkers, cgnn_err *err) {
+    CGNN_CHECK(part->pick_remote);
+    batch_server *s = *out = server_new(world, rpc, nworkers, err);
+    if (!s) return -1;
+    s->tg = g;
+    s->tpart = part;
+    int featured = 0;
+    for (int t = 0; t < g->num_node_types; t++) {
+        s->tfeat[t] = features[t];
+        featured |= features[t] != NULL;
+    }
+    CGNN_CHECK(!featured || feat_part);
+    s->tfeat_part = featured ? feat_part : NULL;
     return 0;
 }
 
@@ -545,8 +962,10 @@ void batch_server_free(batch_server *s) {
     for (int i = 0; i < s->nworkers; i++) {
         batch_worker *w = &s->workers[i];
         sampler_free(&w->sampler);
+        typed_sampler_free(&w->tsampler);
         minibatch_free(&w->mb);
         gather_part_scratch_free(&w->gather);
+        gather_typed_scratch_free(&w->tgather);
         dist_rpc_buf_free(&w->reply);
     }
     for (batch_job *q = s->head; q;) { /* none when stopped after the compute ranks finished */
@@ -635,6 +1054,21 @@ static int client_build(batch_client *c, const loader_remote_batch *rq, minibatc
     char who[160];
     snprintf(who, sizeof who, "storage rank %d (world rank %d, host %s)", c->peer_index[k], c->peers[k],
              dist_rpc_host(c->rpc, c->peers[k]));
+    if (rq->typed) { /* a typed partition: no growing (server-client embed is homogeneous) */
+        CGNN_CHECK(c->typed && !grow);
+        int rc = batch_typed_request_encode(&s->req, rq, err);
+        if (rc == 0 && (rc = dist_rpc_call(c->rpc, BATCH_RPC_BATCH, c->peers[k], s->req.data, s->req.len, &s->resp,
+                                           err)) != 0) {
+            err_prefix(err, "graph store: a batch from %s: ", who);
+            return -1; /* the request may still be read by MPI (a time-out): leave it to the job's end */
+        }
+        const batch_typed_expect ex = {c->typed,          rq->typed->num_layers, rq->seeds,
+                                       rq->n_seeds,       rq->feat_dim > 0,      c->type_feat_dim,
+                                       c->type_feat_dtype, rq->normalize_rows};
+        if (rc == 0) rc = batch_typed_reply_decode(s->resp.data, s->resp.len, &ex, mb, who, err);
+        client_give(c, s);
+        return rc;
+    }
     int rc = batch_request_encode(&s->req, rq, err);
     if (rc == 0) {
         rc = dist_rpc_call(c->rpc, BATCH_RPC_BATCH, c->peers[k], s->req.data, s->req.len, &s->resp, err);
@@ -668,6 +1102,14 @@ static int client_build(batch_client *c, const loader_remote_batch *rq, minibatc
     }
     client_give(c, s);
     return rc;
+}
+
+void batch_client_set_typed(batch_client *c, const typed_graph *g, const int64_t *dims, const int *dtypes) {
+    c->typed = g;
+    for (int t = 0; t < g->num_node_types; t++) {
+        c->type_feat_dim[t] = dims[t];
+        c->type_feat_dtype[t] = dims[t] > 0 ? dtypes[t] : -1;
+    }
 }
 
 int batch_client_build(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err) {

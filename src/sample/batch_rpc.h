@@ -32,7 +32,8 @@
  *            feature rows[num_input_nodes x F] in their dtype (int32 arrays and the rows padded to
  *            8 bytes)
  * Both sides check what they receive (sizes, ranges, capacities), so a bad message is an error
- * naming the rank, never a read out of bounds.
+ * naming the rank, never a read out of bounds. A typed partition's batches use version 2 of the
+ * message (below, "typed batches").
  */
 #ifndef CGNN_BATCH_RPC_H
 #define CGNN_BATCH_RPC_H
@@ -46,6 +47,7 @@
 #include "sample/gather.h"
 #include "sample/loader.h"
 #include "sample/sampler.h"
+#include "sample/typed_sampler.h"
 
 enum { BATCH_RPC_BATCH = 5 }; /* the handler id, beside part_rpc's PICK / FEAT / EMB / ACT */
 #define BATCH_REQ_HEADER 8
@@ -110,6 +112,70 @@ int batch_reply_decode(const void *rep, size_t len, const batch_reply_expect *ex
  * short), for a caller that sizes mb before decoding; nothing is checked beyond the length. */
 void batch_reply_peek(const void *rep, size_t len, int num_layers, int64_t *num_input_nodes, int64_t *max_block_edges);
 
+/* ---- typed batches (a typed partition; README "Server-client mode", typed graphs) ----------
+ * The same BATCH handler, version 2 (a storage rank serves typed or homogeneous batches, as its
+ * partition is):
+ *   request  header[BATCH_REQ_HEADER] = {2, key, L, replace, K, n_seeds, n_pairs, features wanted
+ *            (0 / 1)}, fanouts[L x K] (hop-major, seed side first), seeds[n_seeds] and
+ *            pairs[2 n_pairs] as homogenised NEW ids
+ *   reply    header[BATCH_REP_HEADER] = {L, T, K, n_seeds, distinct seeds (all types), features
+ *            (0 / 1), num_sampled_edges, sample ns, gather ns}, num_nodes[T x (L + 1)] (type-major),
+ *            per type {F, dtype} (F = 0 and dtype -1: no rows), per block (L x K, layer-major)
+ *            {num_dst, num_src, num_edges}, per type nodes[num_nodes[t][L]] (per-type new ids), per
+ *            block indptr[num_dst + 1], per block int32 indices[num_edges], int32 item_local[n_seeds]
+ *            (within each seed's type), per type rows[num_nodes[t][L] x F] in their dtype (int32
+ *            arrays and each type's rows padded to 8 bytes)
+ * Nodes are new ids: the compute rank checks them against its seed list and renames them to
+ * original ids itself (the loader), exactly as a typed part's loader does. */
+
+typedef struct batch_typed_request {
+    typed_sampler_config cfg; /* layers, fanouts[h][e], replace (typed_sampler_config_check passed) */
+    uint64_t key;
+    int want_features;
+    const int64_t *seeds;     /* (n_seeds) homogenised ids in [0, offset[T]) */
+    int64_t n_seeds;
+    const int64_t *pairs;     /* (n_pairs, 2) homogenised ids, n_pairs <= n_seeds */
+    int64_t n_pairs;
+} batch_typed_request;
+
+/* A typed rq (rq->typed set) as a request into b. Returns 0, or -1 with *err (out of memory). */
+int batch_typed_request_encode(dist_rpc_buf *b, const loader_remote_batch *rq, cgnn_err *err);
+/* Checks and decodes a typed request for the graph of shape g (types, node counts): the version,
+ * every count against the exact length, K, the fanouts, every id. Returns 0, or -1 with *err
+ * (CGNN_ERR_INPUT naming who and the field). */
+int batch_typed_request_decode(const void *req, size_t len, const typed_graph *g, batch_typed_request *out,
+                               const char *who, cgnn_err *err);
+/* Packs the typed batch mb (sampled for n_seeds seeds) into r with room for each type's rows:
+ * F[t] columns of dtype[t] (F[t] = 0: none); rows[t] receives where type t's rows go (zeroed),
+ * NULL where F[t] = 0. Returns 0, or -1 with *err (out of memory). */
+int batch_typed_reply_pack(dist_rpc_buf *r, const minibatch *mb, int64_t n_seeds, int want_features,
+                           const int64_t *F, const int *dtype, int64_t sample_ns, int64_t gather_ns, void **rows,
+                           cgnn_err *err);
+
+/* What the compute rank knows about a typed batch it asked for. */
+typedef struct batch_typed_expect {
+    const typed_graph *g;   /* the whole graph's shape: types, node counts, edge types' ends */
+    int num_layers;         /* L of the request */
+    const int64_t *seeds;   /* (n_seeds) the request's seed list (homogenised new ids) */
+    int64_t n_seeds;
+    int want_features;      /* the request asked for rows */
+    const int64_t *feat_dim; /* (T) the storage ranks' width of each type's rows (0: featureless) */
+    const int *feat_dtype;  /* (T) their npy dtype (-1: featureless) */
+    int normalize_rows;
+} batch_typed_expect;
+
+/* Checks the typed reply rep[0..len) against ex and mb->typed's capacity and fills mb as
+ * loader_remote.build promises for typed requests. Checked: the header (layers, types, seeds,
+ * edge total, times), each type's counts (non-decreasing over hops, within the capacity and the
+ * type's node count), each type's width and dtype, every block's sizes (num_dst / num_src = its
+ * types' counts at its hops, edges within the capacity), the exact length, every node id (in its
+ * type's range), indptr, every source index, the seed section (within each type, item_local
+ * numbers the distinct seeds in order of first appearance and nodes[type][item_local[i]] is seed
+ * i) and finite rows (after the normalisation too). Returns 0, or -1 with *err (CGNN_ERR_INPUT
+ * naming who and the field). */
+int batch_typed_reply_decode(const void *rep, size_t len, const batch_typed_expect *ex, minibatch *mb, const char *who,
+                             cgnn_err *err);
+
 /* ---- storage side ---------------------------------------------------------------------- */
 
 typedef struct batch_server batch_server; /* opaque */
@@ -130,10 +196,18 @@ typedef struct batch_server_stats {
  * outlive the server. A reply the compute rank never takes ends the job (dist_fail_job on world). Requests that come before the workers start wait in the queue. Returns 0,
  * or -1 with *err. Test hook: CGNN_TEST_STORAGE_EXIT_AFTER=N with CGNN_TEST_FAULT_RANK = this
  * rank of the world (or unset: every storage rank): the process dies abruptly after answering N batches;
- * CGNN_TEST_CORRUPT_BATCH=N (same ranks): its N-th answered batch names node -1 as its first input node. */
+ * CGNN_TEST_CORRUPT_BATCH=N (same ranks): its N-th answered batch names node -1 as its first input node
+ * (typed: as the first node of its node lists). */
 int batch_server_init(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const csc_graph *local,
                       const sampler_part *part, const ds_feature *feature, const gather_part *feat_part, int nworkers,
                       cgnn_err *err);
+/* batch_server_init for a typed partition: g is this storage rank's view (typed_graph_init_part
+ * over its range), part its ranges and draw keys with pick_remote set, features[t] the own rows
+ * of type t (NULL: featureless), feat_part their remote fetch (NULL: no featured type). The
+ * workers sample with typed_sampler_sample_part and answer typed replies. */
+int batch_server_init_typed(batch_server **out, const dist_ctx *world, dist_rpc *rpc, const typed_graph *g,
+                            const typed_sampler_part *part, const ds_feature *const *features,
+                            const gather_typed_part *feat_part, int nworkers, cgnn_err *err);
 /* Starts the workers. Returns 0, or -1 with *err. */
 int batch_server_start(batch_server *s, cgnn_err *err);
 /* Stops and joins the workers after the queue ran empty (no caller may be waiting any more:
@@ -153,6 +227,9 @@ typedef struct batch_client {
     int peers[BATCH_CLIENT_MAX_PEERS]; /* their world ranks (routing: batch b -> peers[b % num_peers]) */
     int peer_index[BATCH_CLIENT_MAX_PEERS]; /* their index among the storage ranks (messages) */
     int feat_dtype;                /* the storage ranks' feature dtype (npy_dtype; -1: no features) */
+    const typed_graph *typed;      /* a typed partition's shape (batch_client_set_typed), or NULL */
+    int64_t type_feat_dim[MINIBATCH_MAX_NODE_TYPES]; /* the storage ranks' rows per type (0: none) */
+    int type_feat_dtype[MINIBATCH_MAX_NODE_TYPES];   /* their dtype (-1: none) */
     loader_remote remote;          /* what the loaders take: build = batch_client_build, ctx = this */
     pthread_mutex_t mu;
     batch_client_scratch **pool;   /* request / reply buffers, one set per concurrent call */
@@ -165,6 +242,8 @@ typedef struct batch_client {
 int batch_client_init(batch_client *c, dist_rpc *rpc, const int *peers, const int *index, int n, int64_t num_nodes,
                       int64_t num_edges, int64_t max_in_degree, int feat_dtype, cgnn_err *err);
 void batch_client_free(batch_client *c); /* NULL-safe */
+/* A typed partition: g (borrowed) its shape, dims / dtypes (T) the storage ranks' rows per type. */
+void batch_client_set_typed(batch_client *c, const typed_graph *g, const int64_t *dims, const int *dtypes);
 
 /* loader_remote.build: sends rq to peers[rq->batch % num_peers], waits, checks the reply against
  * mb's capacity and fills mb. Errors name the storage rank ("storage rank S (world rank R)"). */

@@ -255,7 +255,9 @@ void gather_typed_scratch_free(gather_typed_scratch *sc) {
     memset(sc, 0, sizeof *sc);
 }
 
-int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_feature *const *f,
+/* gather_typed_rows_part, or (raw != NULL) gather_typed_rows_part_raw: raw[t] receives type t's
+ * rows in their own dtype, row i at i x row bytes, instead of converted rows in out[t]. */
+static int typed_rows_part(float *const *out, const int64_t *stride, void *const *raw, const ds_feature *const *f,
                            const gather_typed_part *gp, gather_typed_scratch *sc, const int64_t *const *ids,
                            const int64_t *n, int nthreads, cgnn_err *err) {
     const int P = gp->num_parts, T = gp->num_types, me = gp->part;
@@ -264,7 +266,7 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
     for (int q = 0; q < P * T; q++) sc->n[q] = 0;
     for (int t = 0; t < T; t++) {
         if (!f[t]) continue;
-        CGNN_CHECK(stride[t] >= f[t]->dim);
+        CGNN_CHECK(raw || stride[t] >= f[t]->dim);
         total += n[t];
         for (int64_t i = 0; i < n[t]; i++) sc->n[owner_in(gp->type_start[t], P, ids[t][i]) * T + t]++;
     }
@@ -321,6 +323,11 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
         const size_t row_bytes = (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
         const char *base = f[t]->array.data;
         const int64_t *rows = sc->ids[q], *pos = sc->pos[q], m = own[t];
+        if (raw) {
+            for (int64_t i = 0; i < m; i++)
+                memcpy((char *)raw[t] + (size_t)pos[i] * row_bytes, base + (size_t)rows[i] * row_bytes, row_bytes);
+            continue;
+        }
         const int th = nthreads < 1 || m < 256 ? 1 : nthreads;
 #pragma omp parallel for num_threads(th) schedule(static) if (th > 1)
         for (int64_t i = 0; i < m; i++)
@@ -334,12 +341,24 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
             const int q = p * T + t;
             const size_t row_bytes = (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
             for (int64_t i = 0; i < sc->n[q]; i++, at += row_bytes)
-                convert_row(out[t] + sc->pos[q][i] * stride[t], at, f[t]->array.dtype, f[t]->dim);
+                if (raw) memcpy((char *)raw[t] + (size_t)sc->pos[q][i] * row_bytes, at, row_bytes);
+                else convert_row(out[t] + sc->pos[q][i] * stride[t], at, f[t]->array.dtype, f[t]->dim);
         }
     }
     for (int t = 0; t < T; t++) sc->n[me * T + t] = own[t];
     if (own != n_own) free(own);
     return rc;
+}
+
+int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_feature *const *f,
+                           const gather_typed_part *gp, gather_typed_scratch *sc, const int64_t *const *ids,
+                           const int64_t *n, int nthreads, cgnn_err *err) {
+    return typed_rows_part(out, stride, NULL, f, gp, sc, ids, n, nthreads, err);
+}
+
+int gather_typed_rows_part_raw(void *const *out, const ds_feature *const *f, const gather_typed_part *gp,
+                               gather_typed_scratch *sc, const int64_t *const *ids, const int64_t *n, cgnn_err *err) {
+    return typed_rows_part(NULL, NULL, out, f, gp, sc, ids, n, 1, err);
 }
 
 int gather_rows_part_raw(void *out, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,

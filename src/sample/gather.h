@@ -119,6 +119,11 @@ int gather_typed_rows_part(float *const *out, const int64_t *stride, const ds_fe
  * `stride` floats apart, exactly as the gathers convert. Returns 0, or -1 with *err. */
 int gather_rows_part_raw(void *out, const ds_feature *f, const gather_part *gp, gather_part_scratch *sc,
                          const int64_t *ids, int64_t n, cgnn_err *err);
+/* gather_rows_part_raw on a typed part: for every type t with f[t] != NULL, the raw rows of
+ * per-type ids ids[t][0..n[t]) into out[t] (n[t] x row bytes), own rows copied, the others'
+ * fetched in one fetch_remote call as gather_typed_rows_part does. Returns 0, or -1 with *err. */
+int gather_typed_rows_part_raw(void *const *out, const ds_feature *const *f, const gather_typed_part *gp,
+                               gather_typed_scratch *sc, const int64_t *const *ids, const int64_t *n, cgnn_err *err);
 void gather_convert_rows(float *out, int64_t stride, const void *rows, npy_dtype dtype, int64_t dim, int64_t n);
 
 /* Converts one IEEE half to float. */

@@ -128,7 +128,7 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
             seeds[2 * n + H + k] = g->offset[dt] + (neg_map ? neg_map[v] : v);
         }
         n_seeds = 2 * n + H + K;
-        if (l->cfg.exclude_seed_edges) typed_sampler_exclude_edges(&l->tsamplers[p], w->pairs_scratch, n);
+        if (l->cfg.exclude_seed_edges && !l->cfg.remote) typed_sampler_exclude_edges(&l->tsamplers[p], w->pairs_scratch, n);
     } else {
         const int64_t off = g->offset[st];
         for (int64_t i = 0; i < n; i++) {
@@ -139,7 +139,24 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
     }
     const double t0 = timer_now();
     cgnn_err err = {0};
-    if (l->cfg.typed_part) {
+    if (l->cfg.remote) { /* a storage rank samples and gathers (rows converted and normalised) */
+        int want = 0;
+        for (int t = 0; t < g->num_node_types; t++) want |= l->cfg.type_feature[t] != NULL;
+        const loader_remote_batch rq = {.batch = b,
+                                        .key = key,
+                                        .normalize_rows = l->cfg.normalize_rows,
+                                        .feat_dim = want,
+                                        .seeds = seeds,
+                                        .n_seeds = n_seeds,
+                                        .pairs = l->cfg.pairs && l->cfg.exclude_seed_edges ? w->pairs_scratch : NULL,
+                                        .n_pairs = l->cfg.pairs && l->cfg.exclude_seed_edges ? n : 0,
+                                        .typed = &l->cfg.typed_sampler,
+                                        .num_edge_types = g->num_edge_types};
+        if (l->cfg.remote->build(l->cfg.remote->ctx, &rq, mb, &err) != 0) {
+            produce_failed(l, mb, b, &err);
+            return;
+        }
+    } else if (l->cfg.typed_part) {
         if (typed_sampler_sample_part(&l->tsamplers[p], mb, seeds, n_seeds, key, &err) != 0) {
             produce_failed(l, mb, b, &err);
             return;
@@ -176,11 +193,11 @@ static void produce_typed(loader *l, int p, int64_t b, minibatch *mb, loader_wor
     for (int t = 0; t < T; t++) {
         const ds_feature *f = l->cfg.type_feature[t];
         const int64_t rows = ty->num_nodes[t][L];
-        if (!f || rows == 0) continue;
+        if (!f || rows == 0 || l->cfg.remote) continue; /* remote: converted and normalised by the decoder */
         if (!l->cfg.typed_feat_part) gather_rows_strided(ty->features[t], ty->feat_dim[t], f, ty->nodes[t], rows, gthreads);
         if (l->cfg.normalize_rows) gather_normalize_rows_strided(ty->features[t], rows, f->dim, ty->feat_dim[t]);
     }
-    if (l->cfg.typed_part) /* a part's new ids back to the original per-type ids: the replicated batch */
+    if (l->cfg.typed_part || l->cfg.remote) /* a part's new ids back to the original per-type ids: the replicated batch */
         for (int t = 0; t < T; t++) {
             const int64_t *orig = l->cfg.type_orig_of_new[t];
             for (int64_t i = 0; i < ty->num_nodes[t][L]; i++) ty->nodes[t][i] = orig[ty->nodes[t][i]];
@@ -523,16 +540,16 @@ void loader_batch_typed_capacity(const loader *l, minibatch_typed_capacity *tcap
 int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64_t *labels,
                 int64_t num_items, const loader_config *cfg, cgnn_err *err) {
     memset(l, 0, sizeof *l);
-    if (cfg->remote && (cfg->typed || cfg->part || g))
+    if (cfg->remote && (cfg->part || g || cfg->typed_part || cfg->typed_feat_part))
         return err_set(err, CGNN_ERR_INPUT, "a remote-batch loader (server-client mode) takes no graph of its own "
-                                            "and no typed graph");
+                                            "(a typed graph's shape only)");
     if (cfg->typed) {
         if (cfg->part || cfg->feat_part)
             return err_set(err, CGNN_ERR_INPUT, "typed graphs: a typed part is sampled through typed_part");
-        if (cfg->typed_part && cfg->pairs && labels)
+        if ((cfg->typed_part || cfg->remote) && cfg->pairs && labels)
             return err_set(err, CGNN_ERR_INPUT,
                            "typed graphs on parts: labelled link-prediction pairs are not supported yet");
-        CGNN_CHECK(!cfg->typed_part == !cfg->typed->parted && (!cfg->typed_feat_part || cfg->typed_part));
+        CGNN_CHECK(!(cfg->typed_part || cfg->remote) == !cfg->typed->parted && (!cfg->typed_feat_part || cfg->typed_part));
         if (cfg->seed_type < 0 || cfg->seed_type >= cfg->typed->num_node_types ||
             (cfg->pairs && (cfg->pair_etype < 0 || cfg->pair_etype >= cfg->typed->num_edge_types)))
             return err_set(err, CGNN_ERR_INPUT, "typed loader: seed type %d / pair edge type %d out of range",
@@ -604,7 +621,7 @@ int loader_init(loader *l, const csc_graph *g, const int64_t *seeds, const int64
         if ((cfg->typed ? minibatch_alloc_typed(&l->slots[q], &cap, &tcap, cfg->typed->etype_src, cfg->typed->etype_dst, err)
                         : minibatch_alloc(&l->slots[q], &cap, err)) != 0)
             goto fail;
-    for (int p = 0; p < producers && cfg->typed; p++)
+    for (int p = 0; p < producers && cfg->typed && !cfg->remote; p++)
         if ((cfg->typed_part ? typed_sampler_init_part(&l->tsamplers[p], cfg->typed, cfg->typed_part, &cfg->typed_sampler,
                                                        &tcap, err)
                              : typed_sampler_init(&l->tsamplers[p], cfg->typed, &cfg->typed_sampler, &tcap, err)) != 0)

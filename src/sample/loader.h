@@ -37,13 +37,21 @@ typedef struct loader_remote_batch {
     int64_t n_seeds;
     const int64_t *pairs;          /* (n_pairs, 2) pairs whose edges are excluded (exclude_seed_edges), or NULL */
     int64_t n_pairs;
+    /* a typed graph (NULL: homogeneous): the per-(hop, edge type) fanouts of num_edge_types edge
+     * types; seeds and pairs are homogenised new ids; feat_dim is then 1 when the featured types'
+     * rows are wanted (each type's width is the storage ranks'), else 0 */
+    const typed_sampler_config *typed;
+    int num_edge_types;
 } loader_remote_batch;
 
 typedef struct loader_remote {
     /* fills mb's blocks, input_nodes, num_seeds, num_input_nodes, item_local[0..n_seeds),
      * num_sampled_edges, the first feat_dim columns of features (rows mb->feat_dim apart), and
      * sample_seconds / gather_seconds (the storage rank's); 0, or -1 with *err. Called
-     * concurrently by the producers (and by several loaders). */
+     * concurrently by the producers (and by several loaders). A typed request (rq->typed) fills
+     * mb->typed instead: num_nodes, nodes (per-type NEW ids), blocks, the featured types' rows
+     * (converted and, with normalize_rows, normalised), item_local (within each seed's type, as
+     * typed_sampler_sample numbers them), num_seeds, num_input_nodes, num_sampled_edges. */
     int (*build)(void *ctx, const loader_remote_batch *rq, minibatch *mb, cgnn_err *err);
     void *ctx;
     int64_t num_nodes, num_edges, max_in_degree; /* of the whole graph: the batches' capacity */
@@ -98,7 +106,10 @@ typedef struct loader_config {
     const int64_t *neg_map;     /* (part->num_nodes) or NULL */
     /* server-client mode (NULL otherwise): batches are built by `remote` (see above); g is NULL,
      * `feature` only gives the feature width (its rows are on the storage ranks), neg_map as
-     * on a part. Homogeneous graphs only. */
+     * on a part. On a typed graph, `typed` is the whole graph's shape (typed_graph_init_shape: no
+     * indexes), type_feature[t] describes type t's rows (width and dtype only) and
+     * type_new_of_orig / type_orig_of_new are set as on a typed part: the storage rank samples and
+     * gathers, the loader renames the batch to original ids, so it is worker mode's batch. */
     const loader_remote *remote;
     /* a typed graph (NULL: homogeneous; then g may be NULL in loader_init): batches are typed
      * (minibatch.h), sampled with typed_sampler; node items are per-type ids of seed_type;

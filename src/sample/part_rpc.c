@@ -537,6 +537,15 @@ int part_rpc_init_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const 
     return 0;
 }
 
+int part_rpc_init_typed_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const int *peers, const typed_graph *g,
+                              const typed_sampler_part *part, const ds_feature *const *features, cgnn_err *err) {
+    if (part_rpc_init_typed(pr, rpc, rank, part->num_parts, g, part, features, err) != 0) return -1;
+    CGNN_CHECK(peers[part->part] == rank);
+    pr->world = world;
+    pr->peer_of_part = peers;
+    return 0;
+}
+
 /* A float32 (rows, dim) view of data (NULL: none). */
 static void f32_view(ds_feature *v, const float *data, int64_t rows, int64_t dim) {
     memset(v, 0, sizeof *v);

@@ -92,6 +92,10 @@ int part_rpc_init_typed(part_rpc *pr, dist_rpc *rpc, int rank, int world, const 
  * parts are the storage ranks' id ranges, held by world ranks T .. T + S - 1. */
 int part_rpc_init_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const int *peers, const csc_graph *local,
                         const sampler_part *part, const ds_feature *features, cgnn_err *err);
+/* part_rpc_init_typed with the parts held by world ranks peers[p] (server-client mode's storage
+ * ranks on a typed partition), as part_rpc_init_peers. */
+int part_rpc_init_typed_peers(part_rpc *pr, dist_rpc *rpc, int rank, int world, const int *peers, const typed_graph *g,
+                              const typed_sampler_part *part, const ds_feature *const *features, cgnn_err *err);
 /* Declares the sharded embedding table whose rows EMB serves (before dist_rpc_start). */
 void part_rpc_set_embedding(part_rpc *pr, const embedding_table *emb);
 /* Declares the own rows ACT serves from now on: rows (n, dim) float32 (NULL: none). Thread-safe

@@ -64,6 +64,17 @@ typedef struct storage {
     feat_cache cache;
     int have_cache;
     batch_server *bs;
+    /* a typed partition: the range's per-edge-type indexes and per-type rows (k > 1: the parts'
+     * concatenated), the typed view, its per-type ranges and draw keys */
+    int typed;
+    csc_graph tmerged[MINIBATCH_MAX_EDGE_TYPES];
+    const csc_graph *tlocal[MINIBATCH_MAX_EDGE_TYPES];
+    ds_feature tmfeat[MINIBATCH_MAX_NODE_TYPES];
+    void *tmfeat_rows[MINIBATCH_MAX_NODE_TYPES];
+    const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES];
+    int64_t *type_group_start;    /* (T * (S + 1)) the storage ranks' per-type ranges */
+    typed_graph tg;
+    typed_sampler_part tspart;
     int64_t *train_seeds;         /* the parts' training seeds (pre-sampling), concatenated */
     int64_t n_train;
     int train_width;
@@ -74,6 +85,117 @@ static const ds_feature *node_feature(const dataset *ds) {
     for (int i = 0; i < ds->num_features && !f; i++)
         if (ds->features[i].domain == DS_DOMAIN_NODE) f = &ds->features[i];
     return f;
+}
+
+/* Node type t's feature rows of a typed part's dataset ("feat", else its first node feature), or NULL. */
+static const ds_feature *type_feature(const dataset *ds, int t) {
+    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, t, "feat");
+    for (int i = 0; i < ds->num_features && !f; i++)
+        if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == t) f = &ds->features[i];
+    return f;
+}
+
+/* storage_open on a typed partition: per node type, the k parts' ranges are one contiguous range
+ * of per-type new ids; per edge type the parts' indexes (rows: own nodes of its dst type) and per
+ * type the parts' feature rows are concatenated (k > 1), and the range is one "part" of S. The
+ * feature cache is homogeneous only: a typed job asking for one is refused (exit 2). */
+static int storage_open_typed(storage *st, cgnn_err *err) {
+    const task_config *tc = st->tc;
+    const int S = st->lay->num_storage, s = st->lay->index, P = st->P, k = st->k;
+    const partbook *pb = &st->pbs[0];
+    const int T = pb->num_node_types, K = pb->num_edge_types;
+    st->typed = 1;
+    if (T > MINIBATCH_MAX_NODE_TYPES || K > MINIBATCH_MAX_EDGE_TYPES)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %d node types and %d edge types; at most %d and %d are supported",
+                       pb->json_path, T, K, MINIBATCH_MAX_NODE_TYPES, MINIBATCH_MAX_EDGE_TYPES);
+    if (tc->args.cache_policy != CACHE_POLICY_NONE)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.cache_policy: the storage ranks' feature cache holds the rows of "
+                       "one homogeneous feature (one id space, one width and dtype), but %s is typed; train it with "
+                       "cache_policy: none (the batches are the same bits either way)",
+                       tc->file, tc->dataset_path);
+    st->peers = cgnn_malloc((size_t)S * sizeof(int));
+    for (int g = 0; g < S; g++) st->peers[g] = st->lay->num_compute + g;
+    st->type_group_start = cgnn_malloc((size_t)T * (size_t)(S + 1) * sizeof(int64_t));
+    for (int t = 0; t < T; t++) {
+        const int64_t *tm = pb->type_map + (size_t)t * (size_t)(P + 1);
+        for (int g = 0; g <= S; g++) st->type_group_start[(size_t)t * (size_t)(S + 1) + (size_t)g] = tm[g * k];
+    }
+    int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];
+    for (int e = 0; e < K; e++) {
+        num_edges[e] = pb->etype_map[(size_t)e * (size_t)(P + 1) + (size_t)P];
+        if (k == 1) {
+            st->tlocal[e] = &pb->type_local[e];
+            continue;
+        }
+        int64_t rows = 0, E = 0;
+        for (int i = 0; i < k; i++) rows += st->pbs[i].type_local[e].num_nodes, E += st->pbs[i].type_local[e].num_edges;
+        const csc_graph *g0 = &pb->type_local[e];
+        csc_graph *m = &st->tmerged[e];
+        memset(m, 0, sizeof *m);
+        m->num_nodes = rows;
+        m->num_edges = E;
+        m->first_node = g0->first_node;
+        m->num_src_nodes = g0->num_src_nodes;
+        m->index_bytes = g0->index_bytes;
+        m->owned_indptr = cgnn_malloc((size_t)(rows + 1) * sizeof(int64_t));
+        m->owned_indices = cgnn_malloc((size_t)(E + 1) * (size_t)m->index_bytes);
+        int64_t row = 0, eoff = 0;
+        for (int i = 0; i < k; i++) {
+            const csc_graph *g = &st->pbs[i].type_local[e];
+            CGNN_CHECK(g->index_bytes == m->index_bytes && g->first_node == m->first_node + row);
+            for (int64_t v = 0; v < g->num_nodes; v++) m->owned_indptr[row + v] = eoff + g->indptr[v];
+            memcpy((char *)m->owned_indices + (size_t)eoff * (size_t)m->index_bytes, g->indices,
+                   (size_t)g->num_edges * (size_t)m->index_bytes);
+            row += g->num_nodes;
+            eoff += g->num_edges;
+        }
+        m->owned_indptr[row] = eoff;
+        m->indptr = m->owned_indptr;
+        m->indices = m->owned_indices;
+        st->tlocal[e] = m;
+    }
+    for (int t = 0; t < T; t++) {
+        const ds_feature *f0 = type_feature(&pb->ds, t);
+        for (int i = 1; i < k; i++) {
+            const ds_feature *f = type_feature(&st->pbs[i].ds, t);
+            if (!f != !f0 || (f && (f->dim != f0->dim || f->array.dtype != f0->array.dtype)))
+                return err_set(err, CGNN_ERR_INPUT, "%s: part %d's features of node type %s differ from part %d's",
+                               tc->dataset_path, st->first_part + i, pb->ntype_names[t], st->first_part);
+        }
+        if (!f0 || k == 1) {
+            st->tfeat[t] = f0;
+            continue;
+        }
+        const size_t rb = (size_t)f0->dim * npy_dtype_size(f0->array.dtype);
+        const int64_t lo = st->type_group_start[(size_t)t * (size_t)(S + 1) + (size_t)s],
+                      hi = st->type_group_start[(size_t)t * (size_t)(S + 1) + (size_t)s + 1];
+        st->tmfeat_rows[t] = cgnn_malloc((size_t)(hi - lo) * rb + 1);
+        int64_t r = 0;
+        for (int i = 0; i < k; i++) {
+            const ds_feature *f = type_feature(&st->pbs[i].ds, t);
+            memcpy((char *)st->tmfeat_rows[t] + (size_t)r * rb, f->array.data, (size_t)f->rows * rb);
+            r += f->rows;
+        }
+        CGNN_CHECK(r == hi - lo);
+        st->tmfeat[t] = *f0;
+        st->tmfeat[t].owned = NULL;
+        st->tmfeat[t].array.data = st->tmfeat_rows[t];
+        st->tmfeat[t].array.shape[0] = hi - lo;
+        st->tmfeat[t].array.count = (hi - lo) * f0->dim;
+        st->tmfeat[t].rows = hi - lo;
+        st->tfeat[t] = &st->tmfeat[t];
+    }
+    typed_graph_init_part(&st->tg, T, pb->type_nodes, K, pb->etype_src, pb->etype_dst, st->tlocal,
+                          pb->etype_max_in_degree, num_edges);
+    memset(&st->tspart, 0, sizeof st->tspart);
+    st->tspart.num_parts = S;
+    st->tspart.part = s;
+    for (int t = 0; t < T; t++) {
+        st->tspart.type_start[t] = st->type_group_start + (size_t)t * (size_t)(S + 1);
+        st->tspart.key_ids[t] = pb->type_orig_of_new[t];
+    }
+    return 0;
 }
 
 /* Opens parts [first, first + k) and the view of them as one contiguous range. */
@@ -96,10 +218,8 @@ static int storage_open(storage *st, cgnn_err *err) {
     for (int i = 0; i < st->k; i++) {
         st->pbs[i].part = -1;
         if (partbook_open(&st->pbs[i], tc->dataset_path, st->first_part + i, st->threads, err) != 0) return -1;
-        if (dataset_is_typed(&st->pbs[i].ds))
-            return err_set(err, CGNN_ERR_INPUT, "%s: server-client mode serves homogeneous graphs only (for now)",
-                           tc->dataset_path);
     }
+    if (st->pbs[0].typed) return storage_open_typed(st, err);
     const partbook *pb = &st->pbs[0];
     st->group_start = cgnn_malloc((size_t)(S + 1) * sizeof(int64_t));
     st->peers = cgnn_malloc((size_t)S * sizeof(int));
@@ -185,6 +305,10 @@ static void storage_free(storage *st) {
     if (st->have_pr) part_rpc_free(&st->pr);
     csc_free(&st->merged);
     free(st->mfeat_rows);
+    for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) csc_free(&st->tmerged[e]);
+    for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) free(st->tmfeat_rows[t]);
+    free(st->type_group_start);
+    typed_graph_free(&st->tg);
     for (int i = 0; st->pbs && i < st->k; i++) partbook_close(&st->pbs[i]);
     free(st->pbs);
     free(st->group_start);
@@ -341,14 +465,19 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
         bad = storage_open(&st, err) != 0;
         if (!bad) {
             const trainer_args *a = &tc->args;
-            bad = part_rpc_init_peers(&st.pr, rpc, world->rank, world->size, st.peers, st.local, &st.spart, st.feat,
-                                      err) != 0;
+            bad = (st.typed ? part_rpc_init_typed_peers(&st.pr, rpc, world->rank, world->size, st.peers, &st.tg,
+                                                        &st.tspart, st.tfeat, err)
+                            : part_rpc_init_peers(&st.pr, rpc, world->rank, world->size, st.peers, st.local, &st.spart,
+                                                  st.feat, err)) != 0;
             st.have_pr = !bad;
-            if (!bad && st.feat) {
+            if (!bad && st.typed)
+                bad = batch_server_init_typed(&st.bs, world, rpc, &st.tg, &st.pr.tsampler, st.tfeat,
+                                              &st.pr.tfeat_part, st.threads, err) != 0;
+            else if (!bad && st.feat) {
                 feat_cache_init(&st.cache, &st.pr.feat_part, (size_t)st.feat->dim * npy_dtype_size(st.feat->array.dtype));
                 st.have_cache = 1;
             }
-            if (!bad)
+            if (!bad && !st.typed)
                 bad = batch_server_init(&st.bs, world, rpc, st.local, &st.pr.sampler, st.feat,
                                         st.feat ? &st.cache.view : NULL, st.threads, err) != 0;
             dist_rpc_set_timeout(rpc, a->rpc_timeout_s);
@@ -366,12 +495,21 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
         storage_free(&st);
         return err->code ? err->code : CGNN_ERR_RUNTIME;
     }
-    int64_t info[4] = {0, 0, -1, 0}; /* has features, width, dtype, parts */
+    /* has features, width, dtype, parts, typed, then per node type: width (0: none), dtype (-1) */
+    enum { INFO_TYPES = 5, INFO_LEN = INFO_TYPES + 2 * MINIBATCH_MAX_NODE_TYPES };
+    int64_t info[INFO_LEN] = {0, 0, -1, 0, 0};
+    for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) info[INFO_TYPES + 2 * t + 1] = -1;
     if (is_storage && lay->index == 0) {
         info[0] = st.feat != NULL, info[1] = st.feat ? st.feat->dim : 0, info[2] = st.feat ? (int64_t)st.feat->array.dtype : -1;
         info[3] = st.P;
+        info[4] = st.typed;
+        for (int t = 0; st.typed && t < st.tg.num_node_types; t++)
+            if (st.tfeat[t]) {
+                info[INFO_TYPES + 2 * t] = st.tfeat[t]->dim;
+                info[INFO_TYPES + 2 * t + 1] = (int64_t)st.tfeat[t]->array.dtype;
+            }
     }
-    dist_allreduce_max_i64(world, info, 4);
+    dist_allreduce_max_i64(world, info, INFO_LEN);
     if (dist_rpc_start(rpc, err) != 0) dist_fail_job(world, err);
     const char *stall = getenv("CGNN_TEST_RPC_STALL_S"), *fr = getenv("CGNN_TEST_FAULT_RANK");
     if (stall && (!fr || atoi(fr) == world->rank)) dist_rpc_test_stall(rpc, atof(stall));
@@ -402,7 +540,12 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
                                  (int)(info[3] / lay->num_storage),
                                  (int)info[0],
                                  info[1],
-                                 (int)info[2]};
+                                 (int)info[2], 0, {0}, {0}};
+        gc.typed = (int)info[4];
+        for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) {
+            gc.type_feat_dim[t] = info[INFO_TYPES + 2 * t];
+            gc.type_feat_dtype[t] = (int)info[INFO_TYPES + 2 * t + 1];
+        }
         rc = compute(ctx, &gc, group, err);
         if (rc != 0) status = err->code ? err->code : CGNN_ERR_RUNTIME;
     }

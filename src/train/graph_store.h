@@ -11,7 +11,12 @@
  * T .. T+S-1 the storage ranks. preprocessedMetadataUri names a `cgnn partition` output of P
  * parts, P a multiple of S: storage rank s holds parts [s k, (s+1) k), k = P / S — one contiguous
  * id range, which it serves as one "part" of its own (the parts' indexes and feature rows
- * concatenated when k > 1).
+ * concatenated when k > 1). A typed partition is served the same way, per type: each node type's
+ * parts make one contiguous per-type range, each edge type's indexes and each type's feature rows
+ * are concatenated, and the storage ranks build typed batches (batch_server_init_typed); the
+ * compute ranks hold the typed graph's shape only and learn each type's row width and dtype in
+ * handshake 1 (graph_store_client.type_feat_*). The feature cache is homogeneous: a typed job
+ * asking for one is refused (exit 2).
  *
  * The job:
  *   every rank   dist_split: the compute ranks' group (their collectives: the trainer's) and the
@@ -38,6 +43,7 @@
 
 #include "dist/dist.h"
 #include "dist/dist_rpc.h"
+#include "sample/minibatch.h"
 #include "train/config.h"
 #include "train/trainer.h"
 #include "util/err.h"
@@ -57,6 +63,9 @@ typedef struct graph_store_client {
     int has_feat;                 /* the parts have node features: */
     int64_t feat_dim;             /*   their width */
     int feat_dtype;               /*   and npy dtype */
+    int typed;                    /* a typed partition: each node type's rows (the parts' features) */
+    int64_t type_feat_dim[MINIBATCH_MAX_NODE_TYPES]; /* 0: featureless */
+    int type_feat_dtype[MINIBATCH_MAX_NODE_TYPES];   /* npy dtype, -1: featureless */
 } graph_store_client;
 
 /* The roles from res (res->graph_store set) for a world of world_size ranks: CGNN_ERR_INPUT when

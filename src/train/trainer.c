@@ -70,6 +70,7 @@ typedef struct trainer {
     batch_client bclient;
     int have_bclient;
     ds_feature feat_desc;     /* the storage ranks' node features: width and dtype only, no rows */
+    ds_feature tfeat_desc[MINIBATCH_MAX_NODE_TYPES]; /* the same per node type (a typed partition) */
     /* worker mode: the cache of remote feature rows in front of FEAT (sample/feat_cache.h) */
     feat_cache cache;
     int have_cache;
@@ -415,9 +416,9 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
             lc.type_width[k] = t->twidth[k];
             featured |= t->tfeat[k] != NULL;
         }
-        if (t->parted) { /* the part's view: remote picks and rows, batches renamed to original ids */
-            lc.typed_part = &t->pr.tsampler;
-            lc.typed_feat_part = featured ? &t->pr.tfeat_part : NULL;
+        if (t->parted || t->client) { /* the part's view: remote picks and rows, batches renamed to original ids */
+            lc.typed_part = t->parted ? &t->pr.tsampler : NULL;
+            lc.typed_feat_part = featured && t->parted ? &t->pr.tfeat_part : NULL;
             for (int k = 0; k < t->tg.num_node_types; k++) {
                 lc.type_orig_of_new[k] = t->pb.type_orig_of_new[k];
                 lc.type_new_of_orig[k] = t->pb.type_new_of_orig[k];
@@ -717,6 +718,30 @@ static int open_client(trainer *t, cgnn_err *err) {
     t->ds = &pb->global;
     t->g = NULL;
     memset(&t->feat_desc, 0, sizeof t->feat_desc);
+    if (pb->typed != gs->typed)
+        return err_set(err, CGNN_ERR_INPUT, "%s: the storage ranks serve a %s graph, this partition is %s",
+                       pb->json_path, gs->typed ? "typed" : "homogeneous", pb->typed ? "typed" : "homogeneous");
+    if (pb->typed) { /* each type's rows: shape and dtype only */
+        if (pb->num_node_types > MINIBATCH_MAX_NODE_TYPES || pb->num_edge_types > MINIBATCH_MAX_EDGE_TYPES)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %d node types and %d edge types; at most %d and %d are supported",
+                           pb->json_path, pb->num_node_types, pb->num_edge_types, MINIBATCH_MAX_NODE_TYPES,
+                           MINIBATCH_MAX_EDGE_TYPES);
+        for (int k = 0; k < pb->num_node_types; k++) {
+            ds_feature *f = &t->tfeat_desc[k];
+            memset(f, 0, sizeof *f);
+            if (gs->type_feat_dim[k] <= 0) continue;
+            f->domain = DS_DOMAIN_NODE;
+            f->type = k;
+            snprintf(f->name, sizeof f->name, "feat");
+            f->array.dtype = (npy_dtype)gs->type_feat_dtype[k];
+            f->array.ndim = 2;
+            f->array.shape[0] = pb->type_nodes[k];
+            f->array.shape[1] = gs->type_feat_dim[k];
+            f->rows = pb->type_nodes[k];
+            f->dim = gs->type_feat_dim[k];
+        }
+        return 0;
+    }
     if (gs->has_feat) { /* shape and dtype only: the rows stay on the storage ranks */
         ds_feature *f = &t->feat_desc;
         f->domain = DS_DOMAIN_NODE;
@@ -793,7 +818,12 @@ static int client_seeds(trainer *t, cgnn_err *err) {
         plo = (int)((int64_t)c * P / T), phi = (int)((int64_t)(c + 1) * P / T);
         t->seed_group = 0, t->seed_groups = 1;
     }
-    const int64_t own_lo = t->pb.node_map[plo], own_hi = t->pb.node_map[phi];
+    int64_t own_lo = t->pb.node_map[plo], own_hi = t->pb.node_map[phi];
+    if (t->pb.typed) { /* per-type ids of the seeds' type (LP: the anchors', column 0) */
+        const int st = t->cfg->task == TASK_LINK_PREDICTION ? t->pb.etype_src[t->task->type] : t->task->type;
+        const int64_t *tm = t->pb.type_map + (size_t)st * (size_t)(P + 1);
+        own_lo = tm[plo], own_hi = tm[phi];
+    }
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const ds_split *sp = &t->task->splits[s];
         if (!sp->present) continue;
@@ -1146,6 +1176,14 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
             views[e] = &pb->type_local[e];
         }
         typed_graph_init_part(&t->tg, T, pb->type_nodes, K, src, dst, views, pb->etype_max_in_degree, num_edges);
+    } else if (t->client) { /* the whole graph's shape only: the storage ranks sample */
+        const partbook *pb = &t->pb;
+        int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];
+        for (int e = 0; e < K; e++)
+            num_edges[e] = pb->etype_map[(size_t)e * (size_t)(pb->num_parts + 1) + (size_t)pb->num_parts];
+        typed_graph_init_shape(&t->tg, T, pb->type_nodes, K, pb->etype_src, pb->etype_dst, pb->etype_max_in_degree,
+                               num_edges);
+        batch_client_set_typed(&t->bclient, &t->tg, t->gs->type_feat_dim, t->gs->type_feat_dtype);
     } else if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) {
         return -1;
     } else if (t->have_ssl) { /* the supervision edge type's index without the held-out labels */
@@ -1179,6 +1217,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, k, "feat");
         for (int i = 0; i < ds->num_features && !f; i++)
             if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == k) f = &ds->features[i];
+        if (t->client) f = t->tfeat_desc[k].dim > 0 ? &t->tfeat_desc[k] : NULL; /* the storage ranks' rows */
         t->tfeat[k] = f;
         if (f) {
             t->twidth[k] = f->dim;
@@ -1303,7 +1342,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
         log_info("%s: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
-                 "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d sampler threads)",
+                 "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d %s)",
                  lp ? "link prediction" : "node classification", model_kind_name(mc.kind), ds->name, T, K,
                  (long long)whole_nodes(t), (long long)whole_edges(t),
                  (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
@@ -1311,7 +1350,8 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
                  (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
                  lp ? ds->edge_types[t->task->type].name : ds->node_types[ty->output_type].name, lp ? "pairs" : "nodes",
                  (long long)t->m.num_params, featureless ? " + learnable embeddings for the featureless types" : "",
-                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, workers);
+                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, t->client ? (int)a->prefetch_size : workers,
+                 t->client ? "batches prefetched from the storage ranks" : "sampler threads");
     }
     return 0;
 }
@@ -1483,9 +1523,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (t->client && t->typed)
-        return err_set(err, CGNN_ERR_INPUT, "%s: server-client mode serves homogeneous graphs only (for now)",
-                       t->cfg->dataset_path);
     if (!t->parted && !t->typed && !t->client) {
         if (t->have_ssl) {
             if (ssl_graph(t, &t->own_g, err) != 0) return -1;
@@ -1736,7 +1773,7 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
     const char *pid = on_parts ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
     const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
     uint64_t eid = on_parts ? (uint64_t)part_id : t->typed ? 0 : t->g->edges_crc;
-    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) /* every edge type's index */
+    for (int k = 0; t->typed && !t->client && k < t->tg.num_edge_types; k++) /* every edge type's index (a compute rank has none) */
         eid = eid * 1000003u + t->tg.csc[k]->edges_crc;
     const int64_t edges_id = (int64_t)(eid >> 1);
     uint64_t fanh = 0; /* unsigned: a hash, wrapping is fine */
