@@ -116,9 +116,19 @@ crash_and_finish() {
     echo "  $what: exit at step $k -> status $rc"
     [[ $rc -ne 0 ]] && ok || bad "$what: the run with CGNN_TEST_EXIT_AT_STEP=$k was not interrupted"
   done
-  n=$((1 + RANDOM % 2))
+  # die in state write #1 or #2 of the resumed run, among the writes it still has to make: states
+  # are written at multiples of checkpoint_every_n_batches below MAX_STEP, and the run resumes at
+  # or before the last multiple <= k (from step 0 if no state exists yet)
+  local every from left
+  every=$(sed -n 's/^ *checkpoint_every_n_batches: *"\{0,1\}\([0-9]*\)"\{0,1\}$/\1/p' "$TMP/$name.yaml" | head -1)
+  [[ -n $every && $every -gt 0 ]] || { bad "$what: no checkpoint_every_n_batches in $TMP/$name.yaml"; return; }
+  from=$((k / every * every))
+  [[ -e "$TMP/$name/model.safetensors.state" ]] || from=0
+  left=$(((max - 1) / every - from / every))
+  [[ $left -ge 1 ]] || { bad "$what: no state write left after step $from of $max (every $every)"; return; }
+  n=$((1 + RANDOM % (left < 2 ? left : 2)))
   # with no state yet (killed before the first one), die in the 2nd write: a state to resume
-  [[ -e "$TMP/$name/model.safetensors.state" ]] || n=2
+  [[ -e "$TMP/$name/model.safetensors.state" || $left -lt 2 ]] || n=2
   train "$np" "$name" CGNN_TEST_EXIT_IN_CHECKPOINT=$n; rc=$?
   echo "  $what: exit half way through the run's state write #$n -> status $rc"
   [[ $rc -ne 0 ]] && grep -q "exiting abruptly after" "$TMP/$name.log" && ok || bad "$what: the state write #$n was not interrupted"
