@@ -257,8 +257,8 @@ TEST(finite_differences) {
 }
 
 /* Bigger random batches: the fast kernels give the references' values, deterministically.
- * Shape 1 has more pairs than Softmax's chunk (SOFTMAX_CHUNK, 2,048): 3 chunks, the last partial,
- * and a score spread (temperature 0.01) that sends some exps to the clamp. */
+ * Shape 1 has more pairs than Softmax's group (SOFTMAX_GROUP, 512): 9 groups of 4 tiles, the
+ * last partial, and a score spread (temperature 0.01) that sends some exps to the clamp. */
 static void fast_vs_ref_shape(int64_t P, int64_t H, int64_t K, int64_t D, float sm_temp, double grad_tol) {
     const int64_t M = P + H + K;
     float *q = malloc((size_t)(P * D) * sizeof(float)), *c = malloc((size_t)(M * D) * sizeof(float));
@@ -297,6 +297,40 @@ TEST(fast_vs_ref_random) {
     /* logits up to ~150: the float scores' rounding (~1e-7 relative) alone puts the gradients
      * ~3e-4 from the double reference (glibc's expf in place of the vector exp gives the same) */
     fast_vs_ref_shape(4500, 40, 100, 64, 0.01f, 1e-3);
+}
+
+/* Softmax over more groups than run at once (2 rounds of 16 groups of 512 pairs, then a partial
+ * one): the reference's values; and its 8-lane (AVX2) row kernels give the 4-lane ones' bits
+ * (CGNN_NO_AVX=1), with K leaving every kind of tail (8-lane body, a 4-lane step, a padded rest). */
+TEST(softmax_rounds_and_row_kernels) {
+    const int64_t P = 2 * 512 * 16 + 77, H = 40, D = 8;
+    const int64_t Ks[] = {37, 12, 3};
+    for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+        const int64_t K = Ks[ki], M = P + H + K;
+        float *q = malloc((size_t)(P * D) * sizeof(float)), *c = malloc((size_t)(M * D) * sizeof(float));
+        float *dq = malloc((size_t)(P * D) * sizeof(float)), *dc = malloc((size_t)(M * D) * sizeof(float));
+        float *dq2 = malloc((size_t)(P * D) * sizeof(float)), *dc2 = malloc((size_t)(M * D) * sizeof(float));
+        int64_t *off = malloc((size_t)P * sizeof(int64_t)), *len = malloc((size_t)P * sizeof(int64_t));
+        for (int64_t i = 0; i < P; i++) off[i] = i % (H - 2), len[i] = i % 3;
+        fill(q, P * D, 23 + (int)ki, -1.0f, 1.0f);
+        fill(c, M * D, 24 + (int)ki, -1.0f, 1.0f);
+        const lp_pairs b = {q, c, P, H, K, D, off, len};
+        const loss_case sm = {K_SOFTMAX, {0.1f, 0, 0}, 0.5f};
+        unsetenv("CGNN_NO_AVX");
+        const double lf = run_fresh(&sm, 1, dq, dc, &b);
+        const double lr = run_fresh(&sm, 0, dq2, dc2, &b);
+        const double eq = rel_err(dq, dq2, P * D, 1e-2), ec = rel_err(dc, dc2, M * D, 1e-2);
+        fprintf(stderr, "  Softmax P %lld K %lld: loss %.9g vs ref %.9g, dq rel %.2g, dc rel %.2g\n", (long long)P,
+                (long long)K, lf, lr, eq, ec);
+        ASSERT(fabs(lf - lr) <= 1e-5 * fabs(lr));
+        ASSERT(eq < 1e-4 && ec < 1e-4);
+        setenv("CGNN_NO_AVX", "1", 1);
+        ASSERT(run_fresh(&sm, 1, dq2, dc2, &b) == lf);
+        unsetenv("CGNN_NO_AVX");
+        ASSERT(memcmp(dq, dq2, (size_t)(P * D) * sizeof(float)) == 0);
+        ASSERT(memcmp(dc, dc2, (size_t)(M * D) * sizeof(float)) == 0);
+        free(q), free(c), free(dq), free(dc), free(dq2), free(dc2), free(off), free(len);
+    }
 }
 
 /* Gradients accumulate (+=) and scale with the weight; the loss does not. */
@@ -516,6 +550,7 @@ int main(void) {
     RUN(empty_batches);
     RUN(finite_differences);
     RUN(fast_vs_ref_random);
+    RUN(softmax_rounds_and_row_kernels);
     RUN(accumulate_and_weight);
     RUN(tasks_plain_retrieval_bitwise);
     RUN(gemm_accounting);
