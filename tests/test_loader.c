@@ -139,6 +139,7 @@ TEST(partitioned_gather_equals_whole_table) {
                     fp.short_reply = 1;
                     ASSERT_EQ(gather_rows_part(b, stride, &fp.part[me], &fp.gp[me], &sc, ids, n, 1, &err), -1);
                     ASSERT(strstr(err.msg, "bytes of feature rows") != NULL);
+                    ASSERT_EQ(err.code, CGNN_ERR_INPUT);
                     fp.short_reply = 0;
                     int64_t foreign = fp.start[(me + 1) % P];
                     void *out = NULL;

@@ -115,6 +115,7 @@ TEST(bad_replies_and_requests_are_errors) {
     pd.bad_reply = 1;
     ASSERT_EQ(sampler_sample(&s, &mb, seeds, 16, 1, &err), -1);
     ASSERT(strstr(err.msg, "part 1 answered") != NULL);
+    ASSERT_EQ(err.code, CGNN_ERR_INPUT); /* a peer's reply is input: exit 2 */
     pd.bad_reply = 0;
     ASSERT_EQ(sampler_sample(&s, &mb, seeds, 16, 1, &err), 0); /* the sampler is usable again */
     /* the owner's side refuses nodes it does not own and bad fanouts */

@@ -162,7 +162,7 @@ static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
         for (int p = 0; p < rq->num_parts && rc == 0; p++) {
             if (s->n_miss[p] == 0) continue;
             if (s->rows_len[p] != (size_t)s->n_miss[p] * rb) {
-                rc = err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
+                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
                              s->rows_len[p], (long long)s->n_miss[p], rb);
                 break;
             }
@@ -270,7 +270,7 @@ int feat_cache_fill(feat_cache *c, const int64_t *ids, int64_t n, cgnn_err *err)
         rc = gp->fetch_remote(gp->ctx, &rq, err);
         for (int p = 0; p < P && rc == 0; p++) {
             if (rows_len[p] != (size_t)cnt[p] * rb) {
-                rc = err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows for the cache, "
+                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows for the cache, "
                              "expected %lld x %zu", p, rows_len[p], (long long)cnt[p], rb);
                 break;
             }

@@ -158,7 +158,7 @@ int gather_rows_part(float *out, int64_t stride, const ds_feature *f, const gath
         if (gp->fetch_remote(gp->ctx, &rq, err) != 0) return -1;
         for (int p = 0; p < P; p++)
             if (p != me && sc->rows_len[p] != (size_t)sc->n[p] * row_bytes)
-                return err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
+                return err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
                                p, sc->rows_len[p], (long long)sc->n[p], row_bytes);
     }
     const char *base = f->array.data;
@@ -313,7 +313,7 @@ static int typed_rows_part(float *const *out, const int64_t *stride, void *const
             for (int t = 0; t < T; t++)
                 if (f[t]) want += (size_t)sc->n[p * T + t] * (size_t)f[t]->dim * npy_dtype_size(f[t]->array.dtype);
             if (sc->rows_len[p] != want)
-                rc = err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %zu", p,
+                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %zu", p,
                              sc->rows_len[p], want);
         }
     }
@@ -396,7 +396,7 @@ int gather_rows_part_raw(void *out, const ds_feature *f, const gather_part *gp, 
         for (int p = 0; p < P; p++)
             if (p != me && sc->rows_len[p] != (size_t)sc->n[p] * row_bytes) {
                 sc->n[me] = n_own;
-                return err_set(err, CGNN_ERR_RUNTIME, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
+                return err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu",
                                p, sc->rows_len[p], (long long)sc->n[p], row_bytes);
             }
     }

@@ -190,7 +190,7 @@ static int pick_remote(void *ctx, sampler_remote_hop *hop, cgnn_err *err) {
         const int64_t m = hop->n[p];
         const dist_rpc_buf *r = &s->resp[i];
         if (r->len < (size_t)m * sizeof(int64_t) || r->len % sizeof(int64_t)) {
-            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered a sampling request with %zu bytes", s->peers[i], r->len);
+            rc = err_set(err, CGNN_ERR_INPUT, "rank %d answered a sampling request with %zu bytes", s->peers[i], r->len);
             break;
         }
         const int64_t *counts = r->data, total = (int64_t)(r->len / sizeof(int64_t)) - m;
@@ -209,7 +209,7 @@ static int pick_remote(void *ctx, sampler_remote_hop *hop, cgnn_err *err) {
         int64_t sum = 0;
         for (int64_t k = 0; k < m; k++) sum += counts[k] < 0 ? 0 : counts[k];
         if (sum != total)
-            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered %lld neighbour ids for counts summing to %lld",
+            rc = err_set(err, CGNN_ERR_INPUT, "rank %d answered %lld neighbour ids for counts summing to %lld",
                          s->peers[i], (long long)total, (long long)sum);
     }
     scratch_give(pr, s);
@@ -392,7 +392,7 @@ static int tpick_remote(void *ctx, typed_remote_hop *hop, cgnn_err *err) {
         for (int e = 0; e < K; e++) m += hop->n[p * K + e];
         const dist_rpc_buf *r = &s->resp[i];
         if (r->len < (size_t)m * sizeof(int64_t) || r->len % sizeof(int64_t)) {
-            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered a typed sampling request with %zu bytes", s->peers[i],
+            rc = err_set(err, CGNN_ERR_INPUT, "rank %d answered a typed sampling request with %zu bytes", s->peers[i],
                          r->len);
             break;
         }
@@ -405,7 +405,7 @@ static int tpick_remote(void *ctx, typed_remote_hop *hop, cgnn_err *err) {
         }
         for (int64_t k = 0; k < m; k++) sum += counts[k] < 0 ? 0 : counts[k];
         if (sum != total) {
-            rc = err_set(err, CGNN_ERR_RUNTIME, "rank %d answered %lld neighbour ids for counts summing to %lld",
+            rc = err_set(err, CGNN_ERR_INPUT, "rank %d answered %lld neighbour ids for counts summing to %lld",
                          s->peers[i], (long long)total, (long long)sum);
             break;
         }

@@ -308,7 +308,7 @@ static int64_t pick_hop_part(neighbor_sampler *s, sampler_block *b, const int64_
         } else {
             k = s->rq_counts[o][cn[o]++];
             if (k < 0 || k > most || cb[o] + k > s->rq_cap[o] || e + k > edge_cap) {
-                rc = err_set(err, CGNN_ERR_RUNTIME,
+                rc = err_set(err, CGNN_ERR_INPUT,
                              "part %d answered %lld neighbours of node %lld in hop %d (at most %lld allowed)", o,
                              (long long)k, (long long)nodes[i], h, (long long)most);
                 break;
@@ -317,7 +317,7 @@ static int64_t pick_hop_part(neighbor_sampler *s, sampler_block *b, const int64_
             cb[o] += k;
             for (int64_t j = 0; j < k; j++)
                 if (src[j] < 0 || src[j] >= pt->num_nodes) {
-                    rc = err_set(err, CGNN_ERR_RUNTIME, "part %d answered neighbour id %lld, outside [0, %lld)", o,
+                    rc = err_set(err, CGNN_ERR_INPUT, "part %d answered neighbour id %lld, outside [0, %lld)", o,
                                  (long long)src[j], (long long)pt->num_nodes);
                     break;
                 }

@@ -339,7 +339,7 @@ static int pick_hop_part(typed_sampler *s, minibatch_typed *ty, const int64_t *n
                 const int q = o * K + e;
                 k = s->rq_counts[q][s->cur_node[q]++];
                 if (k < 0 || k > most || s->cur_nbr[o] + k > s->rq_cap[o] || ne - seg[e] + k > edge_cap)
-                    return err_set(err, CGNN_ERR_RUNTIME,
+                    return err_set(err, CGNN_ERR_INPUT,
                                    "part %d answered %lld neighbours of node %lld (edge type %d) in hop %d (at most %lld "
                                    "allowed)",
                                    o, (long long)k, (long long)v, e, h, (long long)most);
@@ -347,7 +347,7 @@ static int pick_hop_part(typed_sampler *s, minibatch_typed *ty, const int64_t *n
                 s->cur_nbr[o] += k;
                 for (int64_t j = 0; j < k; j++)
                     if (src[j] < 0 || src[j] >= g->num_nodes[st])
-                        return err_set(err, CGNN_ERR_RUNTIME,
+                        return err_set(err, CGNN_ERR_INPUT,
                                        "part %d answered neighbour id %lld of type %d, outside [0, %lld)", o,
                                        (long long)src[j], st, (long long)g->num_nodes[st]);
             }
