@@ -98,6 +98,20 @@ static int fetch_in_process(void *ctx, gather_remote_req *rq, cgnn_err *err) {
     return 0;
 }
 
+/* Row normalisation: each row / its L1 norm; a zero row stays; a row of denormals (1 / norm
+ * overflows a float) still ends with finite entries of L1 norm 1, not inf / NaN. */
+TEST(normalize_rows_zero_and_denormal) {
+    const float tiny = 1.401298464e-45f; /* the smallest denormal */
+    float x[3][3] = {{1.0f, -3.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, {tiny, -2.0f * tiny, 0.0f}};
+    gather_normalize_rows(&x[0][0], 3, 3);
+    ASSERT(x[0][0] == 0.25f && x[0][1] == -0.75f && x[0][2] == 0.0f);
+    ASSERT(x[1][0] == 0.0f && x[1][1] == 0.0f && x[1][2] == 0.0f);
+    for (int j = 0; j < 3; j++) ASSERT(isfinite(x[2][j]));
+    ASSERT_NEAR(x[2][0], 1.0 / 3.0, 1e-7);
+    ASSERT_NEAR(x[2][1], -2.0 / 3.0, 1e-7);
+    ASSERT(x[2][2] == 0.0f);
+}
+
 TEST(partitioned_gather_equals_whole_table) {
     npy_dtype dts[] = {NPY_DTYPE_FLOAT32, NPY_DTYPE_FLOAT16, NPY_DTYPE_UINT8};
     const int64_t rows = 1000, dim = 9, n = 700, stride = dim + 3;
@@ -644,6 +658,7 @@ TEST(negatives_from_candidate_range) {
 
 int main(void) {
     RUN(gather_matches_reference_all_dtypes);
+    RUN(normalize_rows_zero_and_denormal);
     RUN(partitioned_gather_equals_whole_table);
     RUN(same_batches_with_0_1_4_workers);
     RUN(labelled_pairs_list_each_group_once);

@@ -1,6 +1,7 @@
 /* gather.c — feature rows to float32; see gather.h. */
 #include "sample/gather.h"
 
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -96,8 +97,13 @@ void gather_normalize_rows_strided(float *x, int64_t n, int64_t dim, int64_t str
         double l1 = 0;
         for (int64_t j = 0; j < dim; j++) l1 += fabs((double)row[j]);
         if (l1 > 0) {
-            float inv = (float)(1.0 / l1);
-            for (int64_t j = 0; j < dim; j++) row[j] *= inv;
+            const double inv_d = 1.0 / l1;
+            if (inv_d <= FLT_MAX) {
+                const float inv = (float)inv_d;
+                for (int64_t j = 0; j < dim; j++) row[j] *= inv;
+            } else { /* a denormal row: 1 / l1 overflows a float (inf, and 0 · inf = NaN); divide in double */
+                for (int64_t j = 0; j < dim; j++) row[j] = (float)((double)row[j] / l1);
+            }
         }
     }
 }

@@ -24,7 +24,8 @@ void gather_rows_strided(float *out, int64_t stride, const ds_feature *f, const 
 /* Plain, single-threaded reference of gather_rows (same output). */
 void gather_rows_ref(float *out, const ds_feature *f, const int64_t *ids, int64_t n);
 
-/* Divides each row of x (n, dim) by its L1 norm (rows with norm 0 are left as they are). */
+/* Divides each row of x (n, dim) by its L1 norm (rows with norm 0 are left as they are; a row of
+ * denormals, whose 1 / norm overflows a float, is divided in double: its entries stay in [-1, 1]). */
 void gather_normalize_rows(float *x, int64_t n, int64_t dim);
 /* The same over the first dim columns of rows `stride` floats apart. */
 void gather_normalize_rows_strided(float *x, int64_t n, int64_t dim, int64_t stride);
