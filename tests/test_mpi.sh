@@ -9,22 +9,9 @@
 #     with its message; a num_replicas mismatch is a config error (exit 2).
 set -u
 CGNN=${1:?usage: test_mpi.sh path/to/cgnn}
-SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-if ! "$CGNN" --version | grep -q "distributed: MPI"; then echo "SKIP: serial build (CGNN_WITH_MPI=OFF)"; exit 77; fi
-if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; fi
-MPIRUN=(mpirun --oversubscribe --bind-to none)
-[[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+TMP_PREFIX=cgnn-mpi
+source "$(dirname "$0")/mpi_test_lib.sh"
 SANITIZED=${CGNN_TEST_SANITIZED:-0}
-# OpenMPI keeps allocations alive past MPI_Finalize by design; LeakSanitizer would report them
-[[ $SANITIZED == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
-TMP=$(mktemp -d /tmp/cgnn-mpi-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-cd "$SRC"
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # config NAME [sed expressions...] — Cora GraphSAGE example, outputs under $TMP/NAME/
 config() {
