@@ -273,16 +273,21 @@ __attribute__((target("avx2"))) static double exp_row_v8(float *s, int64_t K, fl
 }
 #endif
 
-typedef float (*max_row_fn)(const float *s, int64_t K, float m);
-typedef double (*exp_row_fn)(float *s, int64_t K, float mx);
+/* a machine's row kernels */
+typedef struct softmax_rows {
+    float (*max_row)(const float *s, int64_t K, float m);
+    double (*exp_row)(float *s, int64_t K, float mx);
+} softmax_rows;
 
-/* the row kernels for this machine: AVX2, else 4-wide (CGNN_NO_AVX=1: 4-wide; the tests compare) */
-static void softmax_row_kernels(max_row_fn *mr, exp_row_fn *er) {
-    *mr = max_row_v4, *er = exp_row_v4;
+/* the row kernels for this machine: AVX2, else 4-wide (CGNN_NO_AVX=1: 4-wide; the tests compare);
+ * picked once per loss call */
+static softmax_rows softmax_row_kernels(void) {
+    softmax_rows k = {max_row_v4, exp_row_v4};
 #ifdef SOFTMAX_HAVE_AVX2
     const char *no_avx = getenv("CGNN_NO_AVX");
-    if (__builtin_cpu_supports("avx2") && !(no_avx && *no_avx == '1')) *mr = max_row_v8, *er = exp_row_v8;
+    if (__builtin_cpu_supports("avx2") && !(no_avx && *no_avx == '1')) k = (softmax_rows){max_row_v8, exp_row_v8};
 #endif
+    return k;
 }
 
 /* exp(x) of one value, as exp_v4 computes each lane */
@@ -295,25 +300,22 @@ static float exp_one(float x) {
  * entry and exp(s/τ − max) on return, with scale (n) = 1 / (P · Σ exp) per row: ∂loss/∂(s/τ) of
  * entry k of row r is S[r][k] · scale[r]. Writes row (P, 3) and the dq / dc rows of the tile's
  * own pairs (positives). */
-static void softmax_tile_rows(float *dq, float *dc, double *row, float *S, float *scale, const lp_pairs *b, int64_t i0,
-                              int64_t n, float inv_t, double inv_p, float gw) {
+static void softmax_tile_rows(float *dq, float *dc, double *row, float *S, float *scale, const softmax_rows *kr,
+                              const lp_pairs *b, int64_t i0, int64_t n, float inv_t, double inv_p, float gw) {
     const int64_t K = b->K, D = b->D;
     const float *q = b->q, *c = b->c;
-    max_row_fn max_row;
-    exp_row_fn exp_row;
-    softmax_row_kernels(&max_row, &exp_row);
     for (int64_t i = i0; i < i0 + n; i++) {
         const float *qi = q + i * D;
         float *s = S + (i - i0) * K;
         const float s_pos = dotf(qi, c + i * D, D) * inv_t;
-        float mx = max_row(s, K, s_pos);
+        float mx = kr->max_row(s, K, s_pos);
         const int64_t nl = listed_len(b, i);
         for (int64_t t = 0; t < nl; t++) {
             const float sl = dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t;
             mx = sl > mx ? sl : mx;
         }
         const float e_pos = exp_one(s_pos - mx);
-        double sum = (double)e_pos + exp_row(s, K, mx); /* one exp per entry, kept in place */
+        double sum = (double)e_pos + kr->exp_row(s, K, mx); /* one exp per entry, kept in place */
         for (int64_t t = 0; t < nl; t++) sum += (double)exp_one(dotf(qi, c + listed_row(b, i, t) * D, D) * inv_t - mx);
         row[3 * i] = mx, row[3 * i + 1] = sum, row[3 * i + 2] = (double)mx + log(sum) - (double)s_pos;
         scale[i - i0] = (float)(inv_p / sum);
@@ -342,6 +344,7 @@ double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_te
     float *dcr = dc + (P + H) * D;
     const float gw = weight * inv_t; /* ∂(s/τ) -> ∂s, times the task weight */
     ops_gemm_stats *gs = loss_stats;
+    const softmax_rows kr = softmax_row_kernels();
     double gemm_s = 0.0; /* Σ over threads of their time in GEMMs */
     int nthreads = 1;
     for (int64_t g0 = 0; g0 < groups; g0 += slots) {
@@ -360,7 +363,7 @@ double lp_loss_softmax(float *dq, float *dc, const lp_pairs *b, float softmax_te
                 // S (n, K) = q[i0 .. i0+n) (n, D) · c_random (K, D)^T / τ
                 if (K > 0) ops_sgemm_counted(NULL, 0, 1, n, K, D, inv_t, q + i0 * D, D, cr, D, 0.0f, S, K);
                 const double t1 = gs ? timer_now() : 0.0;
-                softmax_tile_rows(dq, dc, row, S, scale, b, i0, n, inv_t, inv_p, gw);
+                softmax_tile_rows(dq, dc, row, S, scale, &kr, b, i0, n, inv_t, inv_p, gw);
                 if (K == 0) continue;
                 for (int64_t r = 0; r < n; r++)
                     for (int64_t d = 0; d < D; d++) qs[r * D + d] = scale[r] * q[(i0 + r) * D + d];
