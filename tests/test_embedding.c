@@ -28,12 +28,11 @@
 #include "nn/embedding.h"
 #include "nn/model.h"
 #include "test.h"
+#define FIX_SUBDIR "embedding"
+#include "test_fixture.h"
 #include "train/outputs.h"
 #include "util/rng.h"
 
-/* |ours - torch| <= RTOL |torch| + ATOL (torch fuses the multiply-add of `add_(x, alpha)`). */
-#define RTOL 1e-6
-#define ATOL 1e-7
 
 /* A pseudo-random float in [-1, 1) from stream key k, draw i. */
 static float urand(uint64_t k, uint64_t i) {
@@ -415,11 +414,14 @@ TEST(trajectories_match_torch) {
                 bad = 1;
                 break;
             }
+            /* the rule of test_fixture.h, FIX_TOL_EXACT (elementwise; torch fuses the multiply-add
+             * of `add_(x, alpha)`), the group being the whole trajectory */
             const float *want = (const float *)traj.data + s * R * D;
+            const double atol = FIX_TOL_EXACT.atol_frac * fix_max_abs(traj.data, traj.count);
             for (int64_t i = 0; i < R * D; i++) {
                 double got = e.weight[i], w = want[i], diff = fabs(got - w);
                 if (diff / (fabs(w) + 1e-30) > worst && diff > 0) worst = diff / fabs(w);
-                if (!(diff <= RTOL * fabs(w) + ATOL)) {
+                if (!(diff <= FIX_TOL_EXACT.rtol * fabs(w) + atol)) {
                     fprintf(stderr, "%s: step %lld, row %lld col %lld: %.9g vs torch %.9g\n", tc->name,
                             (long long)(s + 1), (long long)(i / D), (long long)(i % D), got, w);
                     bad = 1;

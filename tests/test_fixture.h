@@ -6,6 +6,8 @@
 #ifndef CGNN_TEST_FIXTURE_H
 #define CGNN_TEST_FIXTURE_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +39,94 @@ static inline int fix_open(npy_array *a, const char *name, npy_dtype want) {
         return -1;
     }
     return 0;
+}
+
+/* ---- the comparison rule, for every fixture test ------------------------------------------
+ *
+ * A value computed in float32 passes against its PyTorch reference when
+ *
+ *     |got - want| <= atol + rtol * |want|,   atol = atol_frac * scale
+ *
+ * (torch.allclose's form), where `scale` is the largest |want| of the whole GROUP the tensor
+ * belongs to: the whole forward output, or every gradient of one backward pass together (all
+ * parameter and input gradients), or every output of one optimiser trajectory. It is never the
+ * scale of the one tensor alone: a gradient that is ~1e-9 everywhere (a sum that cancels) is
+ * float32 rounding noise of terms as large as the group's, and a different GEMM kernel (SSE,
+ * AVX2, AVX-512 blockings sum in other orders) moves it by ~1e-7 of the group's scale.
+ *
+ * FIX_TOL_F32 (rtol 1e-4, atol 1e-5 of the group) is for anything that sums through BLAS or
+ * vector kernels in float32: 1e-5 of the largest value is ~170 float32 ulps, room for sums of a
+ * few hundred terms of the group's size rounded in any order; 1e-4 relative on large values
+ * catches any real error (a wrong term moves a value by its own size). FIX_TOL_EXACT (rtol 1e-6,
+ * atol 1e-7 of the group) is for results computed in double or elementwise (no sums whose order
+ * a kernel chooses), stored as float32. Loss scalars are compared relative to themselves with
+ * the rtol of the same tolerance (a loss is a group of one). */
+typedef struct fix_tol {
+    double rtol, atol_frac;
+} fix_tol;
+#define FIX_TOL_F32 ((fix_tol){1e-4, 1e-5})
+#define FIX_TOL_EXACT ((fix_tol){1e-6, 1e-7})
+
+/* max |x[k]| over n floats (NaN propagates as NaN). */
+static inline double fix_max_abs(const float *x, int64_t n) {
+    double m = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        const double a = fabs((double)x[k]);
+        if (a > m || a != a) m = a;
+    }
+    return m;
+}
+
+/* Raises *scale to max |x| of fixture `name` (float32); returns 0 or -1 (printed). Call it on
+ * every tensor of a group before comparing any of them. */
+static inline int fix_group_add(double *scale, const char *name) {
+    npy_array a;
+    if (fix_open(&a, name, NPY_DTYPE_FLOAT32) != 0) return -1;
+    const double m = fix_max_abs(a.data, a.count);
+    if (m > *scale || m != m) *scale = m;
+    npy_close(&a);
+    return 0;
+}
+
+/* Compares got[n] with want[n] by the rule above (scale: the group's). Prints one line (max abs
+ * error, and the worst |got - want| / (atol + rtol |want|), which must be <= 1); raises *worst to
+ * that ratio when worst is not NULL. Returns 1 if every element passes (NaN fails). */
+static inline int fix_allclose(const char *label, const float *got, const float *want, int64_t n, double scale,
+                               fix_tol tol, double *worst) {
+    const double atol = tol.atol_frac * scale;
+    double max_abs = 0.0, ratio = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        const double d = fabs((double)got[k] - (double)want[k]);
+        const double r = d / (atol + tol.rtol * fabs((double)want[k]) + 1e-300);
+        if (d > max_abs || d != d) max_abs = d;
+        if (r > ratio || r != r) ratio = r;
+    }
+    const int ok = ratio <= 1.0; /* NaN: false */
+    if (worst && (ratio > *worst || ratio != ratio)) *worst = ratio;
+    fprintf(stderr, "  %-52s max abs %.3g  (atol %.2g)  err/tol %.3g%s\n", label, max_abs, atol, ratio,
+            ok ? "" : "  <-- FAIL");
+    return ok;
+}
+
+/* fix_allclose against fixture `name` (float32, n elements); 0 on a missing or mis-sized file. */
+static inline int fix_compare(const char *label, const float *got, int64_t n, const char *name, double scale,
+                              fix_tol tol, double *worst) {
+    npy_array a;
+    if (fix_open(&a, name, NPY_DTYPE_FLOAT32) != 0) return 0;
+    int ok = a.count == n;
+    if (!ok) fprintf(stderr, "%s: %lld elements, want %lld\n", name, (long long)a.count, (long long)n);
+    else ok = fix_allclose(label, got, a.data, n, scale, tol, worst);
+    npy_close(&a);
+    return ok;
+}
+
+/* A scalar (a loss) against its reference: |got - want| <= rtol * |want|. Prints one line. */
+static inline int fix_scalar(const char *label, double got, double want, fix_tol tol) {
+    const double d = fabs(got - want);
+    const int ok = d <= tol.rtol * fabs(want);
+    fprintf(stderr, "  %-52s %.9g vs torch %.9g, rel %.3g%s\n", label, got, want, d / fabs(want),
+            ok ? "" : "  <-- FAIL");
+    return ok;
 }
 
 #ifdef CGNN_MODEL_H

@@ -8,11 +8,12 @@
 #include "io/npy.h"
 #include "optim/optim.h"
 #include "test.h"
+#define FIX_SUBDIR "optim"
+#include "test_fixture.h"
 
-/* Parameter tolerance: |ours - torch| <= RTOL * |torch| + ATOL (torch's AVX kernels fuse
- * multiply-adds, ours do not: about one ulp per op). */
-#define RTOL 1e-6
-#define ATOL 1e-7
+/* Parameters against torch: the rule of test_fixture.h with FIX_TOL_EXACT (elementwise updates:
+ * torch's AVX kernels fuse multiply-adds, ours do not, about one ulp per op); the group is the
+ * whole trajectory (or every clipped output). */
 #define LR_TOL 1e-9
 
 /* Opens tests/fixtures/optim/<name>.npy; returns 0 or -1 after printing why. */
@@ -27,11 +28,12 @@ static int open_fixture(npy_array *a, const char *name) {
     return 0;
 }
 
-/* Index of the first element of got (n) outside the tolerance of want, or -1. */
-static int64_t first_mismatch(const float *got, const float *want, int64_t n) {
+/* Index of the first element of got (n) outside the tolerance of want (group scale `scale`), or -1. */
+static int64_t first_mismatch(const float *got, const float *want, int64_t n, double scale) {
+    const fix_tol tol = FIX_TOL_EXACT;
     for (int64_t i = 0; i < n; i++) {
         double g = got[i], w = want[i];
-        if (!(fabs(g - w) <= RTOL * fabs(w) + ATOL)) return i;
+        if (!(fabs(g - w) <= tol.atol_frac * scale + tol.rtol * fabs(w))) return i;
     }
     return -1;
 }
@@ -97,7 +99,7 @@ TEST(trajectories_match_torch) {
             for (int64_t s = 0; s < steps && !bad; s++) {
                 optim_step(&o, params, (const float *)grads.data + s * n, oc->lr);
                 const float *want = (const float *)traj.data + s * n;
-                int64_t i = first_mismatch(params, want, n);
+                int64_t i = first_mismatch(params, want, n, fix_max_abs(traj.data, traj.count));
                 if (i >= 0) {
                     fprintf(stderr, "%s: step %lld, param %lld: %.9g vs torch %.9g\n", oc->name,
                             (long long)(s + 1), (long long)i, params[i], want[i]);
@@ -133,7 +135,7 @@ TEST(clip_matches_torch) {
             fprintf(stderr, "max %g: norm %.9g vs torch %.9g\n", mx, norm, want_norm);
             bad = 1;
         }
-        int64_t i = first_mismatch(g, (const float *)outs.data + k * n, n);
+        int64_t i = first_mismatch(g, (const float *)outs.data + k * n, n, fix_max_abs(outs.data, outs.count));
         if (i >= 0) {
             fprintf(stderr, "max %g: grad %lld: %.9g vs torch %.9g\n", mx, (long long)i, g[i],
                     ((const float *)outs.data)[k * n + i]);
