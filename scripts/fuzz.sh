@@ -3,7 +3,7 @@
 #
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan + LeakSanitizer; CMake option
 # CGNN_FUZZ) in build-fuzz/ and runs each target (default: all of fuzz/fuzz_*.c; a TARGET is
-# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20, what CI runs), one at a
+# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20, what CI runs), one per core at a
 # time, one process on one core. Prints the executions of each target and exits non-zero if
 # any target found a crash, hang, leak, out-of-memory or sanitizer report.
 #
@@ -41,35 +41,52 @@ fi
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:${ASAN_OPTIONS:-}
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}
-failed=()
-printf '%-22s %12s %8s %9s %7s  %s\n' target executions seconds exec/s corpus result
-for t in "${targets[@]}"; do
-  bin="$build/fuzz_$t"
-  [[ -x "$bin" ]] || { echo "fuzz.sh: no target fuzz_$t (fuzz/fuzz_$t.c)" >&2; exit 2; }
-  work="$build/fuzz-work/$t"
+# one target: runs it for $secs seconds, writes its table row (and its findings) to $work/result
+run_target() {
+  local t=$1 bin="$build/fuzz_$1" work="$build/fuzz-work/$1"
   mkdir -p "$work/corpus" "$work/artifacts"
-  rm -f "$work/artifacts/"* # findings of an earlier run: this run decides
-  args=(-max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=8192
-        -print_final_stats=1 -artifact_prefix="$work/artifacts/")
+  rm -f "$work/artifacts/"* "$work/result" # findings of an earlier run: this run decides
+  local args=(-max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=8192
+              -print_final_stats=1 -artifact_prefix="$work/artifacts/")
   [[ -f "fuzz/$t.dict" ]] && args+=(-dict="fuzz/$t.dict")
+  local start rc=0
   start=$(date +%s)
-  rc=0
   "$bin" "${args[@]}" "$work/corpus" "fuzz/corpus/$t" >"$work/log" 2>&1 || rc=$?
-  took=$(( $(date +%s) - start ))
+  local took=$(( $(date +%s) - start ))
+  local execs rate units found result=ok
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -1)
   units=$(find "$work/corpus" -type f | wc -l)
   found=$(find "$work/artifacts" -type f | wc -l)
-  result=ok
-  if (( rc != 0 || found > 0 )); then
-    result="FAILED (exit $rc; $found artifact(s) in $work/artifacts)"
-    failed+=("$t")
-  fi
-  printf '%-22s %12s %8s %9s %7s  %s\n' "fuzz_$t" "${execs:-?}" "$took" "${rate:-?}" "$units" "$result"
-  if [[ "$result" != ok ]]; then
-    grep -E "ERROR|SUMMARY|fuzz: |runtime error|==[0-9]+==" "$work/log" | head -20 | sed 's/^/    /'
-    echo "    full log: $work/log"
-  fi
+  (( rc != 0 || found > 0 )) && result="FAILED (exit $rc; $found artifact(s) in $work/artifacts)"
+  {
+    printf '%-22s %12s %8s %9s %7s  %s\n' "fuzz_$t" "${execs:-?}" "$took" "${rate:-?}" "$units" "$result"
+    if [[ "$result" != ok ]]; then
+      grep -E "ERROR|SUMMARY|fuzz: |runtime error|==[0-9]+==" "$work/log" | head -20 | sed 's/^/    /'
+      echo "    full log: $work/log"
+    fi
+  } >"$work/result"
+}
+
+for t in "${targets[@]}"; do
+  [[ -x "$build/fuzz_$t" ]] || { echo "fuzz.sh: no target fuzz_$t (fuzz/fuzz_$t.c)" >&2; exit 2; }
+done
+# one target per core at a time (each is single-threaded): the wall time is ceil(targets / cores)
+# x SECONDS_PER_TARGET, every target still gets its full SECONDS_PER_TARGET
+jobs=${CGNN_FUZZ_JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+  run_target "$t" &
+  running=$((running + 1))
+  if (( running >= jobs )); then wait -n || true; running=$((running - 1)); fi
+done
+wait
+failed=()
+printf '%-22s %12s %8s %9s %7s  %s\n' target executions seconds exec/s corpus result
+for t in "${targets[@]}"; do
+  r="$build/fuzz-work/$t/result"
+  if [[ -f $r ]]; then cat "$r"; else echo "fuzz_$t: no result (the runner died)"; failed+=("$t"); continue; fi
+  grep -q '  ok$' <(head -1 "$r") || failed+=("$t")
 done
 if (( ${#failed[@]} )); then
   echo "fuzz.sh: findings in: ${failed[*]}" >&2

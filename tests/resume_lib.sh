@@ -60,19 +60,27 @@ kill_train() {
 
 # same_logs REF RUN — metrics.jsonl and the TensorBoard scalars of two runs: the same records in
 # the same order, timings aside (seeds_per_s, *_ms, *_gflops, wall_time), and no step logged twice.
+# Logs are never removed (train/outputs.h): a directory holds every run's event file and
+# records, so each side is its last run: the records after the last "run" record (itself
+# compared without the job name), and the event file written last.
 same_logs() {
   "$PY" - "$TMP/$1/tensorboard" "$TMP/$2/tensorboard" "$SRC/tests/read_tb_events.py" <<'PY'
-import glob, json, subprocess, sys
+import glob, json, os, subprocess, sys
 def jsonl(d):
     recs = []
     for line in open(d + "/metrics.jsonl"):
         r = json.loads(line)
+        if "run" in r:  # a run starts: only the last run counts
+            recs = [{"step": r["step"], "mode": r["mode"]}]
+            continue
         recs.append({k: v for k, v in r.items() if k != "seeds_per_s" and not k.endswith(("_ms", "_gflops"))})
+    assert recs and "mode" in recs[0], d + "/metrics.jsonl: no run record"
     return recs
 def tb(d, reader):
     files = glob.glob(d + "/events.out.tfevents.*")
-    assert len(files) == 1, "%s: %d event files" % (d, len(files))
-    out = subprocess.run([sys.executable, reader, "--dump", files[0]], check=True, capture_output=True, text=True).stdout
+    assert files, "%s: no event file" % d
+    last = max(files, key=os.path.getmtime)
+    out = subprocess.run([sys.executable, reader, "--dump", last], check=True, capture_output=True, text=True).stdout
     evs = []
     for line in out.splitlines():
         if not line.startswith("{"): continue

@@ -137,7 +137,7 @@ TEST(round_trip_and_refusals) {
     snprintf(keep, sizeof keep, "%s.tmp.backup", path);
     ASSERT_EQ(test_write_file(dir, "model.safetensors.state.tmp.backup", "x", 1), 0);
     ASSERT_EQ(count_entries(dir), 4);
-    ASSERT_EQ(cleanup_stale_tmp(path), 1);
+    ASSERT_EQ(cleanup_stale_tmp(path, NULL, NULL), 1);
     ASSERT_EQ(count_entries(dir), 3); /* the state, the model, "...tmp.backup" */
     ASSERT(access(tmp, F_OK) != 0 && access(keep, F_OK) == 0);
     ASSERT_EQ(train_state_open(&r, path, &fp, &g, &err), 0);

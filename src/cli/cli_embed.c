@@ -182,7 +182,8 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         const char *slash = strrchr(ck, '/');
         snprintf(j->out, sizeof j->out, "%.*sembeddings.npy", slash ? (int)(slash - ck + 1) : 0, ck);
     }
-    if (root) { /* never over an input, another output, or another job's output */
+    { /* every rank, against its own inputs (its part): never over an input or another output;
+       * rank 0 locks the outputs once every rank passed (embed_guard_commit) */
         outguard_add_input(&j->guard, tc->file, "the task config");
         outguard_add_input(&j->guard, res_file, "the resource config");
         outguard_add_dataset(&j->guard, j->dsp);
@@ -191,11 +192,9 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         static const char *const own[] = {"layer_*.f32", NULL};
         const char *const also[] = {j->out, NULL};
         if (outguard_check_file(&j->guard, j->out, "embed --out", err) != 0 ||
-            outguard_check_dir(&j->guard, act_dir, own, also, "embed --activations_dir", err) != 0 ||
-            outguard_lock(&j->guard, j->out, "embed --out", "cgnn embed", err) != 0 ||
-            (act_dir && *act_dir && outguard_lock(&j->guard, act_dir, "embed --activations_dir", "cgnn embed", err) != 0))
+            outguard_check_dir(&j->guard, act_dir, own, also, "embed --activations_dir", err) != 0)
             return -1;
-        cleanup_stale_tmp(j->out);
+        outguard_activate(&j->guard);
     }
     if (root && outputs_make_parent(j->out, 0, err) != 0) return -1;
     if (root && act_dir && *act_dir && outputs_make_parent(act_dir, 1, err) != 0) return -1;
@@ -306,7 +305,7 @@ static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_
     own[n_own++] = "layer_*.f32";
     own[n_own] = NULL;
     also[n_also] = NULL;
-    if (root) { /* never over an input, another output, or another job's output */
+    { /* every rank: never over an input, another output, or another job's output */
         outguard_add_input(&j->guard, tc->file, "the task config");
         outguard_add_input(&j->guard, res_file, "the resource config");
         outguard_add_dataset(&j->guard, ds);
@@ -317,6 +316,9 @@ static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_
             return -1;
         for (int t = 0; t < T; t++)
             if (j->write_type[t] && outguard_check_file(&j->guard, j->type_out[t], "embed --out", err) != 0) return -1;
+        outguard_activate(&j->guard);
+    }
+    if (root) { /* typed graphs embed whole (every rank holds the same inputs): rank 0 goes on */
         if (outguard_lock(&j->guard, j->out, "embed --out", "cgnn embed", err) != 0 ||
             (act_dir && *act_dir && strcmp(act_dir, j->out) != 0 &&
              outguard_lock(&j->guard, act_dir, "embed --activations_dir", "cgnn embed", err) != 0))
@@ -324,7 +326,7 @@ static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_
         /* a previous run's files (any type): the directory never mixes two runs */
         for (int t = 0; t < T; t++) {
             if (!type_name_is_file_name(ds->node_types[t].name)) continue;
-            cleanup_stale_tmp(j->type_out[t]);
+            outguard_remove_stale_tmp(&j->guard, j->type_out[t]);
             if (outputs_remove(j->type_out[t], err) != 0) return -1;
         }
         if (outputs_make_parent(j->out, 1, err) != 0) return -1;
@@ -516,7 +518,8 @@ static int gs_embed_setup(gs_embed *g, const graph_store_client *gc, const dist_
         if (outguard_check_file(&g->guard, g->out, "embed --out", err) != 0 ||
             outguard_lock(&g->guard, g->out, "embed --out", "cgnn embed", err) != 0)
             return -1;
-        cleanup_stale_tmp(g->out);
+        outguard_activate(&g->guard);
+        outguard_remove_stale_tmp(&g->guard, g->out);
         if (outputs_make_parent(g->out, 0, err) != 0) return -1;
     }
     return 0;
@@ -564,6 +567,24 @@ out:
     return rc;
 }
 
+/* graph_store_serve's declare: the output as gs_embed_setup names it, for the storage ranks'
+ * guards (their parts against it). */
+static int gs_embed_declare(void *ctx, outguard *guard, cgnn_err *err) {
+    const gs_embed *g = ctx;
+    const char *ck = g->tc->trained_model_uri;
+    char out[sizeof g->out];
+    if (g->out_flag) {
+        snprintf(out, sizeof out, "%s", g->out_flag);
+    } else {
+        const char *slash = strrchr(ck, '/');
+        snprintf(out, sizeof out, "%.*sembeddings.npy", slash ? (int)(slash - ck + 1) : 0, ck);
+    }
+    static const char *const own[] = {"layer_*.f32", NULL};
+    const char *const also[] = {out, NULL};
+    if (outguard_check_file(guard, out, "embed --out", err) != 0) return -1;
+    return outguard_check_dir(guard, g->act_dir, own, also, "embed --activations_dir", err);
+}
+
 /* cgnn embed with a graph-store resource config: S storage ranks + T compute ranks in one job
  * (train/graph_store.h). Collective over d; returns the exit status (rank 0 printed the error). */
 static int embed_graph_store(task_config *tc, const resource_config *rc, const dist_ctx *d, gs_embed *g) {
@@ -582,11 +603,21 @@ static int embed_graph_store(task_config *tc, const resource_config *rc, const d
     if (dist_phase_failed(d, dist_rpc_create(&rpc, d, &err) != 0, &err))
         status = err.code ? err.code : CGNN_ERR_RUNTIME;
     else
-        status = graph_store_serve(tc, rc, d, &group, rpc, &lay, gs_embed_compute, g, &err);
+        status = graph_store_serve(tc, rc, d, &group, rpc, &lay, gs_embed_compute, gs_embed_declare, g, &err);
     if (status != 0 && d->rank == 0) cli_fail(&err);
     dist_rpc_free(rpc);
     dist_split_free(&group);
     return status;
+}
+
+/* Rank 0, once every rank's guard passed: locks the outputs and removes temporary files of
+ * killed runs (never an input). */
+static int embed_guard_commit(embed_job *j, const char *act_dir, cgnn_err *err) {
+    if (outguard_lock(&j->guard, j->out, "embed --out", "cgnn embed", err) != 0 ||
+        (act_dir && *act_dir && outguard_lock(&j->guard, act_dir, "embed --activations_dir", "cgnn embed", err) != 0))
+        return -1;
+    outguard_remove_stale_tmp(&j->guard, j->out);
+    return 0;
 }
 
 int cli_cmd_embed(int argc, char **argv) {
@@ -661,6 +692,7 @@ int cli_cmd_embed(int argc, char **argv) {
                     &d, &err) != 0;
     if (root && !j->parted) dist_barrier(&d);
     if (dist_phase_failed(&d, bad, &err)) goto fail;
+    if (!j->typed && dist_phase_failed(&d, root && embed_guard_commit(j, act_dir, &err) != 0, &err)) goto fail;
     if (j->typed) {
         status = embed_typed(j, tc, chunk, act_dir, quiet, threads, &d, &err);
         if (status != 0) goto fail;

@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "graph/generate.h"
+#include "io/outguard.h"
 #include "util/cleanup.h"
 #include "util/log.h"
 #include "util/timer.h"
@@ -133,7 +134,15 @@ int cli_cmd_generate(int argc, char **argv) {
     snprintf(outdir, sizeof outdir, "%.*s", (int)olen, out);
     int exists = 0;
     if (cli_out_dir_check("--out", outdir, force, &exists, &err) != 0) return cli_fail(&err);
-    cleanup_stale_tmp(outdir); /* a staging directory of a run that was killed */
+    outguard guard; /* no inputs: the tree is its only output, locked against a second generate */
+    outguard_init(&guard);
+    if (outguard_check_tree(&guard, outdir, "--out", &err) != 0 ||
+        outguard_lock(&guard, outdir, "--out", "cgnn generate", &err) != 0) {
+        outguard_free(&guard);
+        return cli_fail(&err);
+    }
+    outguard_activate(&guard);
+    outguard_remove_stale_tmp(&guard, outdir); /* a staging directory of a run that was killed */
 
     double t0 = timer_now();
     char staging[4200];
@@ -143,9 +152,11 @@ int cli_cmd_generate(int argc, char **argv) {
     if (generate_dataset_stats(staging, &p, &gs, &err) != 0 || cli_out_dir_replace(outdir, staging, exists, &err) != 0) {
         cleanup_remove_tree(staging);
         cleanup_forget(staging_h);
+        outguard_free(&guard);
         return cli_fail(&err);
     }
     cleanup_forget(staging_h);
+    outguard_free(&guard); /* done: the lock goes */
     out = outdir;
     double secs = timer_now() - t0;
     if (p.typed)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/outguard.h"
 #include "util/cleanup.h"
 
 int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists, cgnn_err *err) {
@@ -41,6 +42,8 @@ int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists,
 int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err) {
     char old[4200];
     snprintf(old, sizeof old, "%s.old.tmp.%ld", dir, (long)getpid());
+    if (outguard_permit(dir, err) != 0 || outguard_permit(staging, err) != 0 || outguard_permit(old, err) != 0)
+        return -1;
     const int old_h = exists ? cleanup_add(old, 1) : -1;
     if (exists && rename(dir, old) != 0) {
         cleanup_forget(old_h);

@@ -144,9 +144,11 @@ int cli_cmd_partition(int argc, char **argv) {
     }
     outguard_add_dataset(&guard, &ds);
     if ((rc = check_out_vs_inputs(outdir, &ds, &guard, &err)) != 0) goto done;
+    if ((rc = outguard_check_tree(&guard, outdir, "--out", &err)) != 0) goto done;
     if ((rc = cli_out_dir_check("--out", outdir, force, &exists, &err)) != 0) goto done;
+    outguard_activate(&guard);
     if ((rc = outguard_lock(&guard, outdir, "--out", "cgnn partition", &err)) != 0) goto done;
-    cleanup_stale_tmp(outdir); /* a staging directory of a killed run */
+    outguard_remove_stale_tmp(&guard, outdir); /* a staging directory of a killed run */
 
     log_info("partition: %s (%lld nodes, %lld edges%s) into %d parts with %s, seed %lld", dsdir,
              (long long)dataset_total_nodes(&ds), (long long)total_edges,

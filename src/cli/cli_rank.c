@@ -208,6 +208,7 @@ int cli_cmd_rank(int argc, char **argv) {
             outguard_lock(&guard, out, "rank --out", "cgnn rank", &err) != 0)
             goto fail;
     }
+    outguard_activate(&guard); /* --out is its only output */
     if (!task->splits[split].present) {
         err_set(&err, CGNN_ERR_INPUT, "%s: task '%s' has no %s", ds.dir, task->name, ds_split_name(split));
         goto fail;

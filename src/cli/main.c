@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/outguard.h"
 #include "util/cleanup.h"
 #include "util/err.h"
 
@@ -12,14 +13,15 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int writes; /* it writes files: every write needs its guard (io/outguard.h) */
 } COMMANDS[] = {
-    {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification, link prediction)"},
-    {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits"},
-    {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)"},
-    {"partition", cli_cmd_partition, "cut a dataset into parts (METIS or random) in DGL's partition layout"},
-    {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings"},
-    {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)"},
-    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + gathering), `cgnn bench train` (training step)"},
+    {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification, link prediction)", 1},
+    {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits", 0},
+    {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)", 1},
+    {"partition", cli_cmd_partition, "cut a dataset into parts (METIS or random) in DGL's partition layout", 1},
+    {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings", 1},
+    {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)", 1},
+    {"bench", cli_cmd_bench, "benchmarks: `cgnn bench sample` (sampling + gathering), `cgnn bench train` (training step)", 0},
 };
 
 static void print_usage(FILE *out) {
@@ -67,7 +69,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (strcmp(cmd, COMMANDS[i].name) == 0) return COMMANDS[i].run(argc - 2, argv + 2);
+        if (strcmp(cmd, COMMANDS[i].name) == 0) {
+            if (COMMANDS[i].writes) outguard_require(); /* every write goes through the job's guard */
+            return COMMANDS[i].run(argc - 2, argv + 2);
+        }
     fprintf(stderr, "cgnn: error: unknown command '%s'\n\n", cmd);
     print_usage(stderr);
     return CGNN_ERR_INPUT;

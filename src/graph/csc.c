@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "io/file.h"
+#include "io/outguard.h"
 #include "util/checked.h"
 #include "util/crc.h"
 #include "util/cleanup.h"
@@ -323,7 +324,8 @@ static int write_all(int fd, const void *buf, size_t n) {
 
 /* Writes the cache atomically; failures are reported as a note, never an error. */
 static void write_cache(const char *path, const csc_cache_header *h, const csc_graph *g,
-                        const char *dir) {
+                        const dataset *ds) {
+    const char *dir = ds->dir;
     char pre[4200], tmp[4300];
     snprintf(pre, sizeof pre, "%s/preprocessed", dir);
     /* a dataset directory without any write permission bit is read-only even for root (who
@@ -335,6 +337,18 @@ static void write_cache(const char *path, const csc_cache_header *h, const csc_g
     }
     if (mkdir(pre, 0755) != 0 && errno != EEXIST) {
         log_info("note: not caching the graph index (%s: %s)", pre, strerror(errno));
+        return;
+    }
+    /* written while the dataset loads, before a command knows its outputs: its own guard, the
+     * dataset's files (the cache, its lock and temporary names are never one of them) */
+    outguard guard;
+    outguard_init(&guard);
+    outguard_add_dataset(&guard, ds);
+    cgnn_err gerr;
+    const int refused = outguard_check_file(&guard, path, "the graph index cache", &gerr) != 0;
+    outguard_free(&guard);
+    if (refused) {
+        log_info("note: not caching the graph index (%s)", gerr.msg);
         return;
     }
     const int cleanup_h = cleanup_tmp_path(tmp, sizeof tmp, path);
@@ -383,7 +397,7 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
     const ds_edge_type *et = &ds->edge_types[etype];
     if (build(g, 0, want.num_nodes, want.num_src_nodes, &et->edges, nthreads, err) != 0) return -1;
     g->edges_crc = crc;
-    write_cache(path, &want, g, ds->dir);
+    write_cache(path, &want, g, ds);
     return 0;
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "io/npy.h"
+#include "io/outguard.h"
 #include "util/rng.h"
 
 /* Fixed chunk sizes: part of the output definition (changing one changes the bytes). */
@@ -637,6 +638,7 @@ static int write_metadata(const char *out_dir, const generate_params *p, cgnn_er
     char path[4096], tmp[4200];
     if (join_path(path, sizeof path, out_dir, "metadata.yaml", err) != 0) return -1;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (outguard_permit(path, err) != 0) return -1;
     FILE *f = fopen(tmp, "w");
     if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
     fprintf(f,
@@ -770,7 +772,7 @@ int generate_dataset_stats(const char *out_dir, const generate_params *p, genera
     if (!p->link_prediction) {
         static const char *const stale[3] = {"lp-train-seeds.npy", "lp-valid-seeds.npy", "lp-test-seeds.npy"};
         for (int s = 0; s < 3; s++)
-            if (join_path(path, sizeof path, out_dir, stale[s], NULL) == 0) unlink(path);
+            if (join_path(path, sizeof path, out_dir, stale[s], NULL) == 0 && outguard_permit(path, NULL) == 0) unlink(path);
     }
     if (st) {
         memset(st, 0, sizeof *st);
@@ -914,6 +916,7 @@ static int write_typed_metadata(const char *out_dir, const generate_params *p, c
     char path[4096], tmp[4200];
     if (join_path(path, sizeof path, out_dir, "metadata.yaml", err) != 0) return -1;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (outguard_permit(path, err) != 0) return -1;
     FILE *f = fopen(tmp, "w");
     if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
     fprintf(f,

@@ -31,6 +31,7 @@
 
 #include "io/json.h"
 #include "io/npy.h"
+#include "io/outguard.h"
 
 #define CHUNK_ROWS 65536
 
@@ -50,6 +51,7 @@ static int make_dir(const char *path, cgnn_err *err) {
 }
 
 static int write_text(const char *path, const char *text, size_t len, cgnn_err *err) {
+    if (outguard_permit(path, err) != 0) return -1;
     FILE *f = fopen(path, "wb");
     if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", path, strerror(errno));
     int ok = fwrite(text, 1, len, f) == len;

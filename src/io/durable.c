@@ -1,6 +1,7 @@
 /* durable.c — crash-safe file writes (temporary file, fsync, rename, directory fsync); see
  * durable.h. */
 #include "io/durable.h"
+#include "io/outguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@ int durable_open(durable_file *f, const char *path, cgnn_err *err) {
     f->exit_after_bytes = -1;
     if (snprintf(f->path, sizeof f->path, "%s", path) >= (int)sizeof f->path)
         return err_set(err, CGNN_ERR_RUNTIME, "%.200s...: path too long", path);
+    if (outguard_permit(path, err) != 0) return -1;
     f->cleanup_handle = cleanup_tmp_path(f->tmp, sizeof f->tmp, path); /* removed on a signal */
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f->fd < 0) {

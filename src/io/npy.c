@@ -6,6 +6,7 @@
  * padded with spaces and '\n', then the raw data.
  */
 #include "io/npy.h"
+#include "io/outguard.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -328,6 +329,7 @@ int npy_writer_open(npy_writer *w, const char *path, npy_dtype dtype, int ndim,
     memset(w, 0, sizeof *w);
     CGNN_CHECK(ndim >= 0 && ndim <= NPY_MAX_DIMS);
     snprintf(w->path, sizeof w->path, "%s", path);
+    if (outguard_permit(path, err) != 0) return -1;
     w->cleanup = cleanup_tmp_path(w->tmp_path, sizeof w->tmp_path, path);
     FILE *fp = fopen(w->tmp_path, "wb");
     if (!fp) {

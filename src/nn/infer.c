@@ -8,6 +8,7 @@
  * then the ranks' slices are combined, and layer l-1's activations are released.
  */
 #include "nn/infer.h"
+#include "io/outguard.h"
 #include "nn/ops.h"
 
 #include <errno.h>
@@ -179,6 +180,7 @@ static int store_open(infer_store *s, const char *dir, int layer, int64_t rows, 
         return 0;
     }
     snprintf(s->path, sizeof s->path, "%s/layer_%d.f32", dir, layer);
+    if (create && outguard_permit(s->path, err) != 0) return -1;
     int fd = open(s->path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0644);
     if (fd < 0) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot %s: %s", s->path, create ? "create" : "open", strerror(errno));
     s->owner = create;

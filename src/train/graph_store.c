@@ -12,6 +12,7 @@
 #include "sample/batch_rpc.h"
 #include "sample/feat_cache.h"
 #include "sample/part_rpc.h"
+#include "train/outputs.h"
 #include "util/log.h"
 #include "util/rng.h"
 #include "util/timer.h"
@@ -78,6 +79,8 @@ typedef struct storage {
     int64_t *train_seeds;         /* the parts' training seeds (pre-sampling), concatenated */
     int64_t n_train;
     int train_width;
+    outguard guard; /* its inputs (parts, configs) against the job's outputs */
+    int have_guard;
 } storage;
 
 static const ds_feature *node_feature(const dataset *ds) {
@@ -314,6 +317,7 @@ static void storage_free(storage *st) {
     free(st->group_start);
     free(st->peers);
     free(st->train_seeds);
+    if (st->have_guard) outguard_free(&st->guard);
 }
 
 /* The storage ranks' feature cache (every storage rank: the degree policy all-gathers over them). */
@@ -416,6 +420,31 @@ typedef struct train_job {
     trainer_result *out;
 } train_job;
 
+static int declare_train(void *ctx, outguard *g, cgnn_err *err) {
+    const train_job *j = ctx;
+    return outputs_declare_train(g, j->tc, 1, err);
+}
+
+/* A storage rank's guard: its parts (every file of each, the partition's JSON and id maps) and
+ * the configs are its inputs; the job's outputs are declared by declare (graph_store_serve). */
+static int storage_guard(storage *st, const resource_config *res, graph_store_declare_fn declare, void *ctx,
+                         cgnn_err *err) {
+    outguard_init(&st->guard);
+    st->have_guard = 1;
+    outguard_add_input(&st->guard, st->tc->file, "the task config");
+    outguard_add_input(&st->guard, res->file, "the resource config");
+    for (int i = 0; i < st->k; i++) {
+        const partbook *pb = &st->pbs[i];
+        outguard_add_dataset(&st->guard, &pb->ds);
+        outguard_add_input(&st->guard, pb->json_path, "the partition JSON");
+        outguard_add_input(&st->guard, pb->orig_ids_path, "the partition's id map");
+        outguard_add_input(&st->guard, pb->new_ids_path, "the partition's id map");
+    }
+    if (declare(ctx, &st->guard, err) != 0) return -1;
+    outguard_activate(&st->guard);
+    return 0;
+}
+
 static int run_trainer(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err) {
     train_job *j = ctx;
     trainer_options o = *j->opt;
@@ -428,12 +457,12 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
                     dist_rpc *rpc, const graph_store_layout *lay, const trainer_options *opt, trainer_result *out,
                     cgnn_err *err) {
     train_job j = {tc, res, opt, out};
-    return graph_store_serve(tc, res, world, group, rpc, lay, run_trainer, &j, err);
+    return graph_store_serve(tc, res, world, group, rpc, lay, run_trainer, declare_train, &j, err);
 }
 
 int graph_store_serve(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
-                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute, void *ctx,
-                      cgnn_err *err) {
+                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute,
+                      graph_store_declare_fn declare, void *ctx, cgnn_err *err) {
     const int is_storage = lay->storage, root = world->rank == 0;
     storage st;
     memset(&st, 0, sizeof st);
@@ -463,6 +492,7 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
         omp_set_num_threads(st.threads);
         openblas_set_num_threads(1);
         bad = storage_open(&st, err) != 0;
+        if (!bad) bad = storage_guard(&st, res, declare, ctx, err) != 0; /* before handshake 1 */
         if (!bad) {
             const trainer_args *a = &tc->args;
             bad = (st.typed ? part_rpc_init_typed_peers(&st.pr, rpc, world->rank, world->size, st.peers, &st.tg,

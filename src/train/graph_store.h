@@ -43,6 +43,7 @@
 
 #include "dist/dist.h"
 #include "dist/dist_rpc.h"
+#include "io/outguard.h"
 #include "sample/minibatch.h"
 #include "train/config.h"
 #include "train/trainer.h"
@@ -88,8 +89,12 @@ int graph_store_run(const task_config *tc, const resource_config *res, const dis
  * or -1 with *err (its code becomes the job's exit status). The storage ranks serve BATCH as for
  * training (their feature cache is built when tc's cache policy asks for one). */
 typedef int (*graph_store_compute_fn)(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err);
+/* Declares the job's outputs into a storage rank's guard (io/outguard.h), whose inputs are that
+ * rank's parts and the configs: a storage rank checks every output of the job against the files
+ * it holds before handshake 1, so an output naming a file of its parts fails the job. */
+typedef int (*graph_store_declare_fn)(void *ctx, outguard *g, cgnn_err *err);
 int graph_store_serve(const task_config *tc, const resource_config *res, const dist_ctx *world, const dist_ctx *group,
-                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute, void *ctx,
-                      cgnn_err *err);
+                      dist_rpc *rpc, const graph_store_layout *lay, graph_store_compute_fn compute,
+                      graph_store_declare_fn declare, void *ctx, cgnn_err *err);
 
 #endif

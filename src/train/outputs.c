@@ -1,5 +1,6 @@
 /* outputs.c — atomic files, metrics JSON, checkpoints, metrics.jsonl; see outputs.h. */
 #include "train/outputs.h"
+#include "io/outguard.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -11,6 +12,7 @@
 
 #include "io/safetensors.h"
 #include "train/gigl_ckpt.h"
+#include "train/train_state.h"
 #include "util/cleanup.h"
 
 static int mkdir_p(char *dir, cgnn_err *err) {
@@ -47,6 +49,7 @@ int outputs_make_parent(const char *path, int is_dir, cgnn_err *err) {
 
 int outputs_remove(const char *path, cgnn_err *err) {
     if (!path || !*path) return 0;
+    if (outguard_permit(path, err) != 0) return -1;
     if (unlink(path) != 0 && errno != ENOENT)
         return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot remove the previous output: %s", path, strerror(errno));
     return 0;
@@ -64,7 +67,34 @@ int outputs_remove_matching(const char *dir, const char *pattern, cgnn_err *err)
     return rc;
 }
 
+int outputs_declare_train(outguard *g, const task_config *c, int world_size, cgnn_err *err) {
+    char f_model[CONFIG_PATH_MAX + 64], f_metrics[CONFIG_PATH_MAX + 64], f_tb[CONFIG_PATH_MAX + 64],
+        f_prof[CONFIG_PATH_MAX + 64], f_state[CONFIG_PATH_MAX + 128];
+    snprintf(f_model, sizeof f_model, "%s: sharedConfig.trainedModelMetadata.trainedModelUri", c->file);
+    snprintf(f_metrics, sizeof f_metrics, "%s: sharedConfig.trainedModelMetadata.evalMetricsUri", c->file);
+    snprintf(f_tb, sizeof f_tb, "%s: sharedConfig.trainedModelMetadata.tensorboardLogsUri", c->file);
+    snprintf(f_prof, sizeof f_prof, "%s: profilerConfig.profilerLogDir", c->file);
+    snprintf(f_state, sizeof f_state, "%s (its training state)", f_model);
+    const char *model_out = c->should_skip_training ? "" : c->trained_model_uri;
+    /* the training state lives next to the model: "<trainedModelUri>.state" (train/train_state.h) */
+    char state[CONFIG_PATH_MAX + 16] = "";
+    if (model_out[0] && train_state_path(state, sizeof state, model_out, err) != 0) return -1;
+    if (outguard_check_file(g, model_out, f_model, err) != 0) return -1;
+    if (outguard_check_file(g, c->eval_metrics_uri, f_metrics, err) != 0) return -1;
+    if (outguard_check_file(g, state, f_state, err) != 0) return -1;
+    static const char *const tb_own[] = {"metrics.jsonl", "events.out.tfevents.*", "trace_rank*.json", NULL};
+    const char *const also[] = {c->trained_model_uri, c->eval_metrics_uri, state[0] ? state : NULL, NULL};
+    if (outguard_check_dir(g, c->tensorboard_logs_uri, tb_own, also, f_tb, err) != 0) return -1;
+    if (c->profiler_enabled && c->profiler_log_dir[0]) {
+        /* one trace per rank: trace_rank<R>.json for R < world_size (the pattern covers them all) */
+        (void)world_size;
+        if (outguard_check_dir(g, c->profiler_log_dir, tb_own, also, f_prof, err) != 0) return -1;
+    }
+    return 0;
+}
+
 int outputs_write_text(const char *path, const char *text, cgnn_err *err) {
+    if (outguard_permit(path, err) != 0) return -1;
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     char tmp[4200];
     const int h = cleanup_tmp_path(tmp, sizeof tmp, path);
@@ -239,8 +269,9 @@ int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err) {
     if (!dir || !*dir) return 0;
     if (outputs_make_parent(dir, 1, err) != 0) return -1;
     snprintf(l->path, sizeof l->path, "%s/%s", dir, name);
-    l->fp = fopen(l->path, "w");
-    if (!l->fp) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", l->path, strerror(errno));
+    if (outguard_permit(l->path, err) != 0) return -1;
+    l->fp = fopen(l->path, "a"); /* a log: earlier runs' records stay (train/outputs.h) */
+    if (!l->fp) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot open: %s", l->path, strerror(errno));
     return 0;
 }
 
@@ -251,6 +282,7 @@ int jsonl_open_continue(jsonl_log *l, const char *dir, const char *name, int64_t
     if (!dir || !*dir) return 0;
     if (outputs_make_parent(dir, 1, err) != 0) return -1;
     snprintf(l->path, sizeof l->path, "%s/%s", dir, name);
+    if (outguard_permit(l->path, err) != 0) return -1;
     struct stat st;
     *was_short = stat(l->path, &st) != 0 || (int64_t)st.st_size < keep_bytes;
     l->fp = fopen(l->path, "a");
@@ -270,6 +302,13 @@ int64_t jsonl_bytes(const jsonl_log *l) {
     if (!l || !l->fp) return 0;
     long pos = ftell(l->fp);
     return pos < 0 ? 0 : (int64_t)pos;
+}
+
+void jsonl_write_line(jsonl_log *l, const char *json) {
+    if (!l || !l->fp) return;
+    if (fprintf(l->fp, "%s\n", json) < 0 || fflush(l->fp) != 0) {
+        if (!l->failed_errno) l->failed_errno = errno ? errno : EIO;
+    }
 }
 
 void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int) {

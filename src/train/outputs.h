@@ -1,8 +1,16 @@
 /* outputs.h — what a training job leaves on disk, written safely.
  *
  * Every file is written to "<path>.tmp.<pid>" and renamed into place, so readers (and retried
- * jobs) never see a half-written file; outputs of a previous run at the same paths are removed
- * when a job starts, so a retry never mixes old and new files.
+ * jobs) never see a half-written file. Every write, rename and removal goes through the
+ * process's guard first (io/outguard.h): the job declares its outputs (outputs_declare_train)
+ * and each is checked against every input, on every rank, before anything is touched.
+ *
+ * A retry ("clean old outputs"): the job's own files at its declared paths (the model, the
+ * metrics JSON, the training state when not resuming, each rank's profiler trace) are removed
+ * when it starts, so a retry never mixes old and new results. Logs are never removed: each run
+ * adds its own TensorBoard event file to tensorboardLogsUri (as GiGL's writer does), and
+ * appends to its metrics.jsonl, opening with a run record {"step": S, "run": JOB, "mode":
+ * "train" | "evaluate"}; a resumed run continues the interrupted run's records instead.
  */
 #ifndef CGNN_OUTPUTS_H
 #define CGNN_OUTPUTS_H
@@ -10,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "io/outguard.h"
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "train/config.h"
@@ -79,6 +88,13 @@ int outputs_load_table(const char *path, const char *key, float *emb_weight, int
  * or -1 with *err (CGNN_ERR_INPUT naming the file and the key when it is absent or mis-shaped). */
 int outputs_load_embedding(const char *path, float *emb_weight, int64_t emb_rows, int64_t emb_dim, cgnn_err *err);
 
+/* Declares into g every output of the training job c describes, on any rank (world_size ranks:
+ * one profiler trace each), and checks each against g's inputs and the others: trainedModelUri
+ * (unless shouldSkipTraining) and its training state "<model>.state", evalMetricsUri,
+ * tensorboardLogsUri (metrics.jsonl, event files) and profilerLogDir (trace_rank<R>.json). Each
+ * error names the config field. Returns 0, or -1 with *err (CGNN_ERR_INPUT). */
+int outputs_declare_train(outguard *g, const task_config *c, int world_size, cgnn_err *err);
+
 /* metrics.jsonl: one JSON object per line, appended and flushed (a streamed log). A failed
  * write (a full disk) is remembered: jsonl_check reports it, and jsonl_close checks the close. */
 typedef struct jsonl_log {
@@ -90,6 +106,8 @@ int jsonl_open(jsonl_log *l, const char *dir, const char *name, cgnn_err *err); 
 /* Appends {"k0": v0, ...}: keys[i] with numeric values[i] (NaN written as null); the first
  * `n_int` values are written as integers. */
 void jsonl_write(jsonl_log *l, const char *const *keys, const double *values, int n, int n_int);
+/* Appends one line (a complete JSON object, no newline) as it is. */
+void jsonl_write_line(jsonl_log *l, const char *json);
 /* Bytes in the file so far (every record is flushed as written); 0 for a disabled log. */
 int64_t jsonl_bytes(const jsonl_log *l);
 /* Reopens the log of an interrupted run to continue it: dir/name is cut to its first

@@ -1,6 +1,7 @@
 /* tb_events.c — TensorBoard event files: CRC32C, TFRecord framing, hand-encoded Event
  * protobufs; see tb_events.h for the format. */
 #include "train/tb_events.h"
+#include "io/outguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -228,6 +229,10 @@ int tb_open(tb_writer *w, const char *logdir, cgnn_err *err) {
         if (len < 0 || (size_t)len >= sizeof w->path) {
             w->path[0] = '\0';
             return err_set(err, CGNN_ERR_RUNTIME, "%s: TensorBoard log directory path is too long", logdir);
+        }
+        if (outguard_permit(w->path, err) != 0) {
+            w->path[0] = '\0';
+            return -1;
         }
         fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0 && errno != EEXIST)

@@ -19,6 +19,7 @@
 #include "io/dataset.h"
 #include "io/durable.h"
 #include "io/file.h"
+#include "io/json.h"
 #include "io/outguard.h"
 #include "nn/embedding.h"
 #include "nn/infer.h"
@@ -167,7 +168,8 @@ typedef struct trainer {
     int64_t state_bytes;      /* size of the last one */
     int64_t fault_state_exit; /* CGNN_TEST_EXIT_IN_CHECKPOINT: die half way through writing this
                                  process's Nth state file (tests; 0 = never) */
-    outguard guard;           /* rank 0: the inputs, and locks on the outputs for the whole job */
+    outguard guard;           /* this rank's inputs against the job's outputs; rank 0: the locks */
+    int guarded;              /* guard_commit passed: outputs may be written */
 } trainer;
 
 static int is_root(const trainer *t) { return t->d->rank == 0; }
@@ -637,7 +639,8 @@ static void trainer_free(trainer *t) {
     model_free(&t->m);
     head_free(&t->head);
     cgnn_err terr = {0};
-    if (trace_close(&t->trace, &terr) != 0) log_info("profiler: %s", terr.msg); /* after the loaders stopped */
+    if (!t->guarded) trace_discard(&t->trace); /* failed before its outputs were checked: nothing written */
+    else if (trace_close(&t->trace, &terr) != 0) log_info("profiler: %s", terr.msg); /* after the loaders stopped */
     if (t->have_emb) embedding_free(&t->emb);
     for (int k = 0; k < MINIBATCH_MAX_NODE_TYPES; k++) {
         if (t->have_temb[k]) embedding_free(&t->temb[k]);
@@ -1690,16 +1693,16 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     return 0;
 }
 
-/* Before anything is removed or written (rank 0, after every input was validated): no output may
- * be an input of this job or another output, output directories must be cgnn's own, every
- * output is locked for the job, temporary files of killed runs are removed, and then the
- * previous outputs (a retry never mixes old and new files; resume: a run continuing a training
- * state keeps the event files it continues). */
-static int guard_outputs(trainer *t, const resource_config *res, const char *job, int resume, cgnn_err *err) {
+/* Every rank, after its inputs were validated and before anything is removed or written: this
+ * rank's inputs (configs, its dataset or part, the partition's JSON, id maps and whole splits, a
+ * checkpoint it evaluates) go into its guard, the whole job's outputs are declared and checked
+ * against them (io/outguard.h), and the guard answers every write from then on. A failure on any
+ * rank fails the job before any rank touches anything (the caller's dist_phase_failed). */
+static int guard_check(trainer *t, const resource_config *res, cgnn_err *err) {
     const task_config *c = t->cfg;
     outguard_add_input(&t->guard, c->file, "the task config");
     outguard_add_input(&t->guard, res->file, "the resource config");
-    outguard_add_dataset(&t->guard, t->ds);
+    if (t->ds) outguard_add_dataset(&t->guard, t->ds);
     const partbook *pbs[2] = {t->parted || t->client ? &t->pb : NULL, t->seed_pb.num_parts ? &t->seed_pb : NULL};
     for (int k = 0; k < 2; k++) { /* a partition's JSON, id maps and whole splits are inputs too */
         if (!pbs[k]) continue;
@@ -1709,6 +1712,24 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
         if (pbs[k]->global.dir[0]) outguard_add_dataset(&t->guard, &pbs[k]->global);
     }
     if (c->should_skip_training) outguard_add_input(&t->guard, c->trained_model_uri, "the checkpoint to evaluate");
+    if (outputs_declare_train(&t->guard, c, t->d->size, err) != 0) return -1;
+    if (is_root(t) && !c->should_skip_training) {
+        char f_model[CONFIG_PATH_MAX + 64];
+        snprintf(f_model, sizeof f_model, "%s: sharedConfig.trainedModelMetadata.trainedModelUri", c->file);
+        if (outputs_check_checkpoint(c->trained_model_uri, c->task, &t->m.cfg, f_model, err) != 0) return -1;
+    }
+    outguard_activate(&t->guard);
+    return 0;
+}
+
+/* After guard_check passed on every rank: rank 0 locks every output for the job, removes
+ * temporary files of killed runs and this job's previous results (a retry never mixes old and
+ * new files; a run resuming a training state keeps it); every rank removes its own previous
+ * profiler trace. Logs are never removed (train/outputs.h). */
+static int guard_commit(trainer *t, const char *job, int resume, cgnn_err *err) {
+    const task_config *c = t->cfg;
+    if (c->profiler_enabled && t->trace.path[0] && outputs_remove(t->trace.path, err) != 0) return -1;
+    if (!is_root(t)) return 0;
     char f_model[CONFIG_PATH_MAX + 64], f_metrics[CONFIG_PATH_MAX + 64], f_tb[CONFIG_PATH_MAX + 64],
         f_prof[CONFIG_PATH_MAX + 64];
     snprintf(f_model, sizeof f_model, "%s: sharedConfig.trainedModelMetadata.trainedModelUri", c->file);
@@ -1716,38 +1737,28 @@ static int guard_outputs(trainer *t, const resource_config *res, const char *job
     snprintf(f_tb, sizeof f_tb, "%s: sharedConfig.trainedModelMetadata.tensorboardLogsUri", c->file);
     snprintf(f_prof, sizeof f_prof, "%s: profilerConfig.profilerLogDir", c->file);
     const char *model_out = c->should_skip_training ? "" : c->trained_model_uri;
-    if (outguard_check_file(&t->guard, model_out, f_model, err) != 0) return -1;
-    if (outputs_check_checkpoint(model_out, c->task, &t->m.cfg, f_model, err) != 0) return -1;
-    if (outguard_check_file(&t->guard, c->eval_metrics_uri, f_metrics, err) != 0) return -1;
-    if (c->eval_metrics_uri[0] && (file_same(c->eval_metrics_uri, c->trained_model_uri) ||
-                                   strcmp(c->eval_metrics_uri, c->trained_model_uri) == 0))
-        return err_set(err, CGNN_ERR_INPUT, "%s: %s is also trainedModelUri; the two outputs need their own paths",
-                       f_metrics, c->eval_metrics_uri);
-    static const char *const own[] = {"metrics.jsonl", "events.out.tfevents.*", "trace_rank*.json", NULL};
-    /* the training state lives next to the model: "<trainedModelUri>.state" (train/train_state.h) */
-    char state[CONFIG_PATH_MAX + 16], f_state[CONFIG_PATH_MAX + 128];
-    if (!model_out[0]) state[0] = '\0';
-    else if (train_state_path(state, sizeof state, model_out, err) != 0) return -1;
-    snprintf(f_state, sizeof f_state, "%s (its training state)", f_model);
-    if (outguard_check_file(&t->guard, state, f_state, err) != 0) return -1;
-    const char *const also[] = {c->trained_model_uri, c->eval_metrics_uri, state[0] ? state : NULL, NULL};
-    if (outguard_check_dir(&t->guard, c->tensorboard_logs_uri, own, also, f_tb, err) != 0) return -1;
-    if (c->profiler_enabled && outguard_check_dir(&t->guard, c->profiler_log_dir, own, also, f_prof, err) != 0)
-        return -1;
+    char state[CONFIG_PATH_MAX + 16] = "";
+    if (model_out[0] && train_state_path(state, sizeof state, model_out, err) != 0) return -1;
     if (outguard_lock(&t->guard, model_out, f_model, job, err) != 0) return -1;
     if (outguard_lock(&t->guard, c->eval_metrics_uri, f_metrics, job, err) != 0) return -1;
     if (outguard_lock(&t->guard, c->tensorboard_logs_uri, f_tb, job, err) != 0) return -1;
     if (c->profiler_enabled && outguard_lock(&t->guard, c->profiler_log_dir, f_prof, job, err) != 0) return -1;
     int stale = 0;
-    if (model_out[0]) stale += cleanup_stale_tmp(model_out) + cleanup_stale_tmp(state);
-    if (c->eval_metrics_uri[0]) stale += cleanup_stale_tmp(c->eval_metrics_uri);
+    if (model_out[0]) stale += outguard_remove_stale_tmp(&t->guard, model_out) + outguard_remove_stale_tmp(&t->guard, state);
+    if (c->eval_metrics_uri[0]) stale += outguard_remove_stale_tmp(&t->guard, c->eval_metrics_uri);
     if (stale) log_info("removed %d temporary file%s left by an interrupted run", stale, stale == 1 ? "" : "s");
-    if (outputs_remove(model_out, err) != 0) return -1;
-    if (outputs_remove(c->eval_metrics_uri, err) != 0) return -1;
-    /* without checkpoints a state file is an old output; resuming, the logs are continued */
-    if (c->args.checkpoint_every_n_batches == 0 && outputs_remove(state, err) != 0) return -1;
-    if (resume) return 0;
-    return outputs_remove_matching(c->tensorboard_logs_uri, "events.out.tfevents.*", err);
+    /* this job's previous results; without checkpoints a state file is an old output too */
+    const char *prev[3] = {model_out, c->eval_metrics_uri,
+                           c->args.checkpoint_every_n_batches == 0 && !resume ? state : ""};
+    char removed[3 * (CONFIG_PATH_MAX + 16)] = "";
+    for (int i = 0; i < 3; i++) {
+        if (!prev[i][0] || access(prev[i], F_OK) != 0) continue;
+        if (outputs_remove(prev[i], err) != 0) return -1;
+        snprintf(removed + strlen(removed), sizeof removed - strlen(removed), "%s%s", removed[0] ? ", " : "", prev[i]);
+    }
+    if (removed[0]) log_info("removed the previous results of this job's outputs: %s", removed);
+    (void)resume;
+    return 0;
 }
 
 /* bits of a double, for the fingerprint */
@@ -2336,11 +2347,20 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
 
 /* Rank 0: metrics.jsonl and the TensorBoard event file, new or (resuming) continued from where
  * the state was written. */
-static int open_logs(trainer *t, cgnn_err *err) {
+static int open_logs(trainer *t, const char *job, cgnn_err *err) {
     const char *dir = t->cfg->tensorboard_logs_uri;
     if (!dir[0]) return 0;
-    if (!t->resumed) {
+    if (!t->resumed) { /* a new event file; metrics.jsonl appended to, opening with this run's record */
         if (jsonl_open(&t->log, dir, "metrics.jsonl", err) != 0) return -1;
+        if (jsonl_bytes(&t->log) > 0)
+            log_info("%s holds earlier runs' records; this run's follow its \"run\" record", t->log.path);
+        json_buf b = {0};
+        json_buf_printf(&b, "{\"step\": %lld, \"run\": ", (long long)t->step);
+        json_buf_string(&b, job);
+        json_buf_printf(&b, ", \"mode\": \"%s\"}", t->cfg->should_skip_training ? "evaluate" : "train");
+        jsonl_write_line(&t->log, b.p);
+        json_buf_free(&b);
+        if (jsonl_check(&t->log, err) != 0) return -1;
         return tb_open(&t->tb, dir, err);
     }
     const train_state_scalars *rs = &t->resume;
@@ -2464,10 +2484,13 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
      * checked before any output is touched, and keeps its logs */
     int resume = 0;
     if (root && !bad && !cfg->should_skip_training) bad = state_prologue(&t, &resume, err) != 0;
-    if (root && !bad)
-        bad = guard_outputs(&t, res, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
-    if (root && !t.parted && !t.client) dist_barrier(t.d);
+    if (root && !t.parted && !t.client) dist_barrier(t.d); /* the other ranks load now */
+    /* every rank checks the job's outputs against its own inputs; then rank 0 touches them */
+    if (!bad) bad = guard_check(&t, res, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
+    bad = guard_commit(&t, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
+    if (dist_phase_failed(t.d, bad, err)) goto done;
+    t.guarded = 1;
     if (ranks_agree(&t, err) != 0) goto done; /* before any model-sized collective */
     if (t.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
         int64_t mm[2] = {item_sampler_rank_batches(&t.train.items, t.seed_group), 0};
@@ -2482,7 +2505,7 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     }
     if (!cfg->should_skip_training && cfg->args.checkpoint_every_n_batches > 0 && state_resume(&t, resume, out, err) != 0)
         goto done;
-    if (root) bad = open_logs(&t, err) != 0;
+    if (root) bad = open_logs(&t, opt && opt->job_name ? opt->job_name : "cgnn train", err) != 0;
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, cfg->task, &t.m, err) != 0;
     if (cfg->should_skip_training && !bad && t.have_emb && t.client) { /* the whole table, rows to new ids */
         const int64_t N = t.pb.num_nodes, D = t.emb.dim;

@@ -104,7 +104,7 @@ int cleanup_tmp_path(char *out, size_t cap, const char *path) {
     return cleanup_add(out, 0);
 }
 
-int cleanup_stale_tmp(const char *path) {
+int cleanup_stale_tmp(const char *path, int (*may_remove)(const char *full, void *ctx), void *ctx) {
     char dir[4200], prefix[4200];
     snprintf(dir, sizeof dir, "%s", path);
     size_t len = strlen(dir);
@@ -128,6 +128,7 @@ int cleanup_stale_tmp(const char *path) {
         if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive */
         char full[8500];
         snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (may_remove && !may_remove(full, ctx)) continue;
         if (cleanup_remove_tree(full) == 0) removed++;
     }
     closedir(d);

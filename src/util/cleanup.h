@@ -30,8 +30,10 @@ void cleanup_forget(int h);
 int cleanup_tmp_path(char *out, size_t cap, const char *path);
 
 /* Removes "<path>.tmp.<pid>" files (and directories) left by processes that no longer run on
- * this machine (a kill -9 during a write). Returns how many it removed. */
-int cleanup_stale_tmp(const char *path);
+ * this machine (a kill -9 during a write), each only if may_remove(its path, ctx) says 1 (NULL:
+ * all). Returns how many it removed. Commands call it through outguard_remove_stale_tmp
+ * (io/outguard.h), which never removes an input. */
+int cleanup_stale_tmp(const char *path, int (*may_remove)(const char *full, void *ctx), void *ctx);
 
 /* Removes path and, if it is a directory, everything under it. Returns 0 or -1 (errno). */
 int cleanup_remove_tree(const char *path);

@@ -1,5 +1,6 @@
 /* trace.c — Chrome trace-event JSON with torch.profiler's schedule; see trace.h. */
 #include "util/trace.h"
+#include "io/outguard.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,7 +31,9 @@ int trace_open_capacity(trace_writer *t, const char *dir, int rank, int64_t wait
         t->path[0] = '\0';
         return err_set(err, CGNN_ERR_RUNTIME, "%s: profiler trace directory path is too long", dir);
     }
-    if (outputs_make_parent(dir, 1, err) != 0 || outputs_remove(t->path, err) != 0) return -1;
+    /* the previous run's trace is not removed here: the command's guard step does it (train: each
+     * rank its own, once the outputs were checked against every input); trace_close replaces it */
+    if (outputs_make_parent(dir, 1, err) != 0) return -1;
     t->events = (trace_event *)calloc((size_t)capacity, sizeof *t->events);
     if (!t->events)
         return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot allocate %lld profiler trace events", t->path,
@@ -174,10 +177,27 @@ static int trace_write_json(const trace_writer *t, FILE *f) {
     return ferror(f) ? -1 : 0;
 }
 
+void trace_discard(trace_writer *t) {
+    if (!t || !t->enabled) return;
+    pthread_mutex_destroy(&t->mu);
+    free(t->events);
+    t->events = NULL;
+    t->n = t->capacity = 0;
+    t->enabled = 0;
+}
+
 int trace_close(trace_writer *t, cgnn_err *err) {
     if (!t || !t->enabled) return 0;
     int rc = 0;
     char tmp[sizeof t->path + 32];
+    if (outguard_permit(t->path, err) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        free(t->events);
+        t->events = NULL;
+        t->n = t->capacity = 0;
+        t->enabled = 0;
+        return -1;
+    }
     const int cleanup_h = cleanup_tmp_path(tmp, sizeof tmp, t->path);
     FILE *f = fopen(tmp, "w");
     if (!f) {

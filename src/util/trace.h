@@ -113,5 +113,8 @@ int64_t trace_dropped(trace_writer *t);
  * Returns 0 (also for a disabled or already closed trace), or -1 with *err naming the path.
  * No other thread may use *t during or after the call. */
 int trace_close(trace_writer *t, cgnn_err *err);
+/* Frees the trace without writing it (a job that failed before its outputs were checked).
+ * NULL-safe; no other thread may use *t during or after the call. */
+void trace_discard(trace_writer *t);
 
 #endif
