@@ -10,6 +10,7 @@
 #   scripts/fuzz.sh            # CI: 20 s per target
 #   scripts/fuzz.sh 3600       # the long run: an hour per target
 #   scripts/fuzz.sh 600 npy    # one target
+#   scripts/fuzz.sh --build-only   # only (re)build the targets
 #
 # Seeds: fuzz/corpus/<target>/ (read only); what the fuzzer adds goes to
 # build-fuzz/fuzz-work/<target>/corpus/ and is kept for the next run; a finding is written to
@@ -18,6 +19,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi # (scripts/test.sh builds it ahead)
 secs=${1:-20}
 shift || true
 [[ "$secs" =~ ^[0-9]+$ && "$secs" -gt 0 ]] || { echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]" >&2; exit 2; }
@@ -30,6 +33,7 @@ CC=$cc cmake -S "$root" -B "$build" -DCGNN_FUZZ=ON -DCGNN_WITH_MPI=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz >"$build/fuzz-build.log" 2>&1 ||
   { tail -40 "$build/fuzz-build.log"; echo "fuzz.sh: build failed ($build/fuzz-build.log)" >&2; exit 1; }
+(( build_only )) && exit 0
 
 targets=()
 if (( $# )); then

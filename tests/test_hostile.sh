@@ -283,6 +283,19 @@ mkdir -p nofeat && cp cora/*.npy cora/metadata.yaml nofeat/
 npy "np.save('nofeat/node-feat.npy', np.zeros((2708, 0), np.float32))"
 task nofeat.yaml nofeat
 expect 2 "(2708, 0) features" "nofeat/node-feat.npy" "0 columns" -- train nofeat.yaml
+# a label far past any class count, no num_classes: the labels file and row, not trainerArgs
+mkdir -p biglabel && cp cora/*.npy cora/metadata.yaml biglabel/
+sed -i '/num_classes/d' biglabel/metadata.yaml
+npy "a = np.load('biglabel/nc-train-labels.npy'); a[3] = 2**40; np.save('biglabel/nc-train-labels.npy', a)"
+task biglabel.yaml biglabel
+expect 2 "label 2^40 without num_classes" "biglabel/nc-train-labels.npy: row 3: label 1099511627776" -- train biglabel.yaml
+grep -q "trainerArgs" "$TMP/out.log" && bad "label 2^40: blamed trainerArgs: $(tail -1 "$TMP/out.log")" || ok
+# a model larger than the machine: trainerArgs.hidden_dim named, before anything is allocated
+task hugehidden.yaml cora # 3 layers: a 2^20 x 2^20 weight, 4 TiB
+sed -i 's/hidden_dim: "16"/hidden_dim: "1048576"/; s/num_layers: "2"/num_layers: "3"/; s/num_neighbors: "\[5, 5\]"/num_neighbors: "[5, 5, 5]"/' hugehidden.yaml
+expect 2 "hidden_dim past the machine's memory" "hugehidden.yaml: trainerConfig.trainerArgs: hidden_dim" \
+  "more than this machine's" -- train hugehidden.yaml
+grep -q "num_classes" "$TMP/out.log" && bad "hidden_dim: blamed num_classes: $(tail -1 "$TMP/out.log")" || ok
 task missing.yaml no_such_dataset
 expect 2 "missing dataset" "missing.yaml: sharedConfig.preprocessedMetadataUri" "no_such_dataset" -- train missing.yaml
 

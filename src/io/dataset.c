@@ -1116,6 +1116,11 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                                "%s: row %lld: label %lld (%s: link-prediction labels are 1 for a positive pair, "
                                "0 for a listed negative)",
                                lpath, (long long)i, (long long)l, where);
+            if (kind == DS_TASK_NODE_CLASSIFICATION && t->num_classes <= 0 && l >= DATASET_MAX_CLASSES)
+                return err_set(err, CGNN_ERR_INPUT,
+                               "%s: row %lld: label %lld: without num_classes the classes are the labels seen, and "
+                               "a class id must be below %lld (%s)",
+                               lpath, (long long)i, (long long)l, (long long)DATASET_MAX_CLASSES, where);
             if (kind == DS_TASK_NODE_CLASSIFICATION && t->num_classes > 0 && l >= t->num_classes)
                 return err_set(err, CGNN_ERR_INPUT,
                                "%s: row %lld: label %lld out of range [0, %lld) (%s; num_classes is %lld)",

@@ -1,7 +1,6 @@
 /* durable.c — crash-safe file writes (temporary file, fsync, rename, directory fsync); see
  * durable.h. */
 #include "io/durable.h"
-#include "io/outguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/outguard.h"
 #include "util/cleanup.h"
 
 int durable_open(durable_file *f, const char *path, cgnn_err *err) {

@@ -6,7 +6,6 @@
  * padded with spaces and '\n', then the raw data.
  */
 #include "io/npy.h"
-#include "io/outguard.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "io/file.h"
+#include "io/outguard.h"
 #include "util/checked.h"
 #include "util/cleanup.h"
 

@@ -8,7 +8,6 @@
  * then the ranks' slices are combined, and layer l-1's activations are released.
  */
 #include "nn/infer.h"
-#include "io/outguard.h"
 #include "nn/ops.h"
 
 #include <errno.h>
@@ -22,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/outguard.h"
 #include "sample/gather.h"
 #include "sample/minibatch.h"
 #include "sample/sampler.h"

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "nn/hetero.h"
 #include "nn/ops.h"
@@ -316,9 +317,25 @@ int model_init(model *m, const model_config *cfg, const minibatch_capacity *cap,
         add_layer_tensors(m, l, ly);
     }
     if (L == 0) s->layers[0].max_dst = cap->max_nodes[0]; /* the identity's rows: the seeds */
+    s->mem_floats = layout_scratch(s, m); /* sizes only: nothing allocated yet */
+    /* more than the machine's memory is a configuration error, named before anything is
+     * allocated (an overcommitted malloc would succeed and the kernel kill the job later) */
+    const double need = (2.0 * (double)m->num_params + (double)s->mem_floats) * sizeof(float);
+    const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (phys > 0 && need > phys) {
+        const int64_t in = cfg->in_dim, hid = cfg->hidden_dim, out = cfg->out_dim;
+        const char *widest = hid >= in && hid >= out ? "hidden_dim" : out >= in ? "out_dim" : "in_dim";
+        const int64_t nparams = m->num_params, scratch = s->mem_floats;
+        free(m->scratch);
+        memset(m, 0, sizeof *m);
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: in/hidden/out channels %lld/%lld/%lld need %.1f GiB (%lld parameters and their gradients, "
+                       "%lld floats of batch activations), more than this machine's %.1f GiB of memory: lower %s",
+                       widest, (long long)in, (long long)hid, (long long)out, need / 1073741824.0, (long long)nparams,
+                       (long long)scratch, phys / 1073741824.0, widest);
+    }
     m->params = malloc((size_t)(m->num_params + 1) * sizeof(float)); /* + 1: no parameters at all (L = 0) */
     m->grads = calloc((size_t)m->num_params + 1, sizeof(float));
-    s->mem_floats = layout_scratch(s, m);
     void *mem = NULL;
     if (posix_memalign(&mem, 64, (size_t)(s->mem_floats + 16) * sizeof(float)) == 0) s->mem = mem;
     if (!m->params || !m->grads || !s->mem) {

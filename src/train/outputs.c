@@ -1,6 +1,5 @@
 /* outputs.c — atomic files, metrics JSON, checkpoints, metrics.jsonl; see outputs.h. */
 #include "train/outputs.h"
-#include "io/outguard.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/outguard.h"
 #include "io/safetensors.h"
 #include "train/gigl_ckpt.h"
 #include "train/train_state.h"

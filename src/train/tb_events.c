@@ -1,7 +1,6 @@
 /* tb_events.c — TensorBoard event files: CRC32C, TFRecord framing, hand-encoded Event
  * protobufs; see tb_events.h for the format. */
 #include "train/tb_events.h"
-#include "io/outguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/outguard.h"
 #include "train/outputs.h"
 
 /* ---- CRC32C ---------------------------------------------------------------------------- */
@@ -282,6 +282,10 @@ int tb_open_continue(tb_writer *w, const char *logdir, const char *file_name, in
         (int64_t)st.st_size < keep_bytes || keep_bytes < 1) {
         *was_short = 1;
         return tb_open(w, logdir, err);
+    }
+    if (outguard_permit(w->path, err) != 0) {
+        w->path[0] = '\0';
+        return -1;
     }
     int fd = open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)keep_bytes) != 0) {

@@ -1659,7 +1659,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return -1;
 
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) {
-        if (a->out_channels <= 0 && !lp && t->task->num_classes > 0) /* the dataset chose the output width */
+        /* the dataset chose the output width, and it is the widest: the dataset is the cause */
+        if (a->out_channels <= 0 && !lp && t->task->num_classes > 0 && mc.out_dim >= mc.hidden_dim &&
+            mc.out_dim >= mc.in_dim)
             return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->ds->dir, t->task->name,
                               (long long)t->task->num_classes);
         return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);

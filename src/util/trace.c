@@ -1,6 +1,5 @@
 /* trace.c — Chrome trace-event JSON with torch.profiler's schedule; see trace.h. */
 #include "util/trace.h"
-#include "io/outguard.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/outguard.h"
 #include "train/outputs.h"
 #include "util/cleanup.h"
 
