@@ -359,5 +359,19 @@ typed ty_part "t = t.replace('graph:', 'partition: {id: ab, part: 0, num_parts: 
 expect 2 "typed: a typed part with an untyped node range" "ty_part/metadata.yaml: partition.node_start" \
   "a typed part gives one range per node type" -- "$CGNN" info ty_part
 
+# node counts past int64 when summed over types (2^63 - 8 venues after 6720 other nodes): exit 2
+# naming the file and the entry, before any size is computed (was signed overflow, or exit 1)
+typed ty_sum "t = t.replace('    - type: venue\n      num: 20', '    - type: venue\n      num: 9223372036854775800', 1)"
+expect 2 "typed: node counts summing past INT64_MAX (info)" "ty_sum/metadata.yaml: graph.nodes[3].num" \
+  "more than cgnn accepts" -- "$CGNN" info ty_sum
+sed -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: ty_sum#" -e "s#out/[a-z_]*/#out/ty_sum/#g" \
+  "$SRC/examples/dblp_hetero_sage.yaml" > ty_sum.yaml
+expect 2 "typed: node counts summing past INT64_MAX (train)" "ty_sum/metadata.yaml: graph.nodes[3].num" -- \
+  train ty_sum.yaml
+# a count within bounds whose graph index is past the machine's memory: named, exit 2 (was exit 1)
+typed ty_big "t = t.replace('    - type: venue\n      num: 20', '    - type: venue\n      num: 17592186044416', 1)"
+expect 2 "typed: a node type whose index is past the machine's memory" "ty_big/metadata.yaml: graph.nodes[3].num" \
+  "more than this machine's" -- "$CGNN" info ty_big
+
 echo "test_hostile: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

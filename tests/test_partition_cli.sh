@@ -226,6 +226,15 @@ contains 'dblp-mini.json: "etypes"."paper:published_in:venue"' "typed: etype of 
 tbad tb_maxdeg 'j["etype_max_in_degree"]["paper:has_term:term"] = 3'
 expect 2 "typed: etype_max_in_degree below max_in_degree" -- "$CGNN" info "$TMP/tb_maxdeg"
 contains '"max_in_degree" is 416, but the largest of "etype_max_in_degree" is 343' "typed: in-degree bounds named"
+# a part whose real in-degree is above the JSON's bound: info refuses it with training's own check
+tbad tb_deglow 'j["etype_max_in_degree"]["author:writes:paper"] = 1'
+expect 2 "typed: a part's in-degree above etype_max_in_degree (info, the check training runs)" -- \
+  "$CGNN" info "$TMP/tb_deglow"
+contains 'in-edges of type '"'"'author:writes:paper'"'"', above "etype_max_in_degree" 1' "typed: the in-degree bound named"
+rm -rf "$TMP/deglow" && cp -r "$TMP/cora-metis-2" "$TMP/deglow"
+sed -i 's/"max_in_degree": [0-9]*/"max_in_degree": 2/' "$TMP/deglow/cora.json"
+expect 2 "a part's in-degree above max_in_degree (info, the check training runs)" -- "$CGNN" info "$TMP/deglow"
+contains 'in-edges, above "max_in_degree" 2' "the in-degree bound named"
 tbad tb_map 'np.save(d + "/orig_ids-paper.npy", np.arange(5))'
 expect 2 "typed: a per-type id map of the wrong length" -- "$CGNN" info "$TMP/tb_map"
 contains 'orig_ids-paper.npy: expected (2881,) int64 ids ("orig_ids.paper"' "typed: the map file and field named"

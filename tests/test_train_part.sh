@@ -114,6 +114,15 @@ run 2 missing; expect missing 2 "part 1 of .*cannot open" $?
 rm -rf "$TMP/cora2m/part1" && cp -r "$TMP/cora2r/part1" "$TMP/cora2m/"
 config mixed cora_graphsage "$TMP/cora2m" "${NC[@]}"
 run 2 mixed; expect mixed 2 "written by another run of cgnn partition" $?
+# a part whose in-degree is above the JSON's bound: refused by the check cgnn info runs too
+# (tests/test_partition_cli.sh), with the same message
+rm -rf "$TMP/cora2d" && cp -r "$TMP/cora2" "$TMP/cora2d"
+sed -i 's/"max_in_degree": [0-9]*/"max_in_degree": 2/' "$TMP/cora2d/cora.json"
+config deglow cora_graphsage "$TMP/cora2d" "${NC[@]}"
+run 2 deglow; expect deglow 2 'in-edges, above "max_in_degree" 2' $?
+"$CGNN" info "$TMP/cora2d" >"$TMP/deglow.info" 2>&1; rc=$?
+[[ $rc -eq 2 ]] && grep -q 'in-edges, above "max_in_degree" 2' "$TMP/deglow.info" && ok \
+  || bad "cgnn info on a partition training refuses: exit $rc, $(tail -1 "$TMP/deglow.info")"
 ls "$TMP/missing" "$TMP/mixed" >/dev/null 2>&1 && bad "a refused run created its outputs" || ok
 # an output naming one of the partition's files is refused, and the file is left as it was
 cp "$TMP/cora2/cora.json" "$TMP/cora.json.orig"

@@ -395,6 +395,16 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
     /* rows: the dst type's nodes, ids: the src type's (checked by dataset_open); a square
      * graph is exactly csc_build */
     const ds_edge_type *et = &ds->edge_types[etype];
+    /* an index past the machine's memory is the dataset's node count (or edge count): named */
+    const double need = ((double)want.num_nodes + 1.0) * 8.0 + (double)et->edges.num_edges * 8.0;
+    const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (phys > 0 && need > phys)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s/metadata.yaml: graph.nodes[%d].num: the graph index of edge type '%s' over %lld '%s' "
+                       "nodes and %lld edges needs %.1f GiB, more than this machine's %.1f GiB of memory",
+                       ds->dir, et->dst_type, et->name, (long long)want.num_nodes,
+                       ds->node_types[et->dst_type].name, (long long)et->edges.num_edges, need / 1073741824.0,
+                       phys / 1073741824.0);
     if (build(g, 0, want.num_nodes, want.num_src_nodes, &et->edges, nthreads, err) != 0) return -1;
     g->edges_crc = crc;
     write_cache(path, &want, g, ds);

@@ -788,31 +788,34 @@ static int load_maps(partbook *pb, int T, cgnn_err *err) {
     return 0;
 }
 
-/* The part's local index: untyped one range of rows; typed one index per edge type over the
- * part's dst nodes of its dst type. Each checked against the JSON's in-degree bounds. */
-static int build_local(partbook *pb, int part, int T, cgnn_err *err) {
+/* Part `part`'s local index from its dataset ds: untyped, one range of rows (*untyped); typed,
+ * one index per edge type over the part's dst nodes of its dst type (typed[K], caller-owned
+ * array). Then every index is checked against the JSON's in-degree bounds: the one check that
+ * training (load_part) and `cgnn info` (partbook_verify) share. Returns 0, or -1 with *err; the
+ * caller frees what was built either way. */
+static int build_checked_index(const partbook *pb, const dataset *ds, int part, int T, csc_graph *untyped,
+                               csc_graph *typed, cgnn_err *err) {
+    const int P = pb->num_parts;
     if (!pb->typed) {
-        if (csc_build_range(&pb->local, pb->first, pb->n_local, pb->num_nodes, &pb->ds.edge_types[0].edges, T, err) != 0)
-            return -1;
+        const int64_t first = pb->node_map[part], n = pb->node_map[part + 1] - first;
+        if (csc_build_range(untyped, first, n, pb->num_nodes, &ds->edge_types[0].edges, T, err) != 0) return -1;
         int64_t maxdeg = 0;
-        for (int64_t i = 0; i < pb->n_local; i++)
-            if (csc_degree(&pb->local, i) > maxdeg) maxdeg = csc_degree(&pb->local, i);
+        for (int64_t i = 0; i < n; i++)
+            if (csc_degree(untyped, i) > maxdeg) maxdeg = csc_degree(untyped, i);
         if (maxdeg > pb->max_in_degree)
             return err_set(err, CGNN_ERR_INPUT, "%s: a node of part %d has %lld in-edges, above \"max_in_degree\" %lld",
                            pb->json_path, part, (long long)maxdeg, (long long)pb->max_in_degree);
         return 0;
     }
-    const int K = pb->num_edge_types, P = pb->num_parts;
-    pb->type_local = cgnn_calloc((size_t)K, sizeof *pb->type_local);
-    for (int k = 0; k < K; k++) {
+    for (int k = 0; k < pb->num_edge_types; k++) {
         const int d = pb->etype_dst[k], sty = pb->etype_src[k];
         const int64_t first = pb->type_map[(size_t)d * (size_t)(P + 1) + (size_t)part];
         const int64_t n = pb->type_map[(size_t)d * (size_t)(P + 1) + (size_t)part + 1] - first;
-        if (csc_build_range(&pb->type_local[k], first, n, pb->type_nodes[sty], &pb->ds.edge_types[k].edges, T, err) != 0)
-            return err_prefix(err, "%s: ", pb->ds.edge_types[k].path);
+        if (csc_build_range(&typed[k], first, n, pb->type_nodes[sty], &ds->edge_types[k].edges, T, err) != 0)
+            return err_prefix(err, "%s: ", ds->edge_types[k].path);
         int64_t maxdeg = 0;
         for (int64_t i = 0; i < n; i++)
-            if (csc_degree(&pb->type_local[k], i) > maxdeg) maxdeg = csc_degree(&pb->type_local[k], i);
+            if (csc_degree(&typed[k], i) > maxdeg) maxdeg = csc_degree(&typed[k], i);
         if (maxdeg > pb->etype_max_in_degree[k])
             return err_set(err, CGNN_ERR_INPUT,
                            "%s: a node of part %d has %lld in-edges of type '%s', above \"etype_max_in_degree\" %lld",
@@ -820,6 +823,12 @@ static int build_local(partbook *pb, int part, int T, cgnn_err *err) {
                            (long long)pb->etype_max_in_degree[k]);
     }
     return 0;
+}
+
+/* The loaded part's local index (pb->local, or pb->type_local[K]), checked. */
+static int build_local(partbook *pb, int part, int T, cgnn_err *err) {
+    if (pb->typed) pb->type_local = cgnn_calloc((size_t)pb->num_edge_types, sizeof *pb->type_local);
+    return build_checked_index(pb, &pb->ds, part, T, &pb->local, pb->type_local, err);
 }
 
 static int load_part(partbook *pb, int part, int nthreads, cgnn_err *err) {
@@ -878,6 +887,15 @@ int partbook_verify(const partbook *pb, int nthreads, cgnn_err *err) {
             return -1;
         }
         int rc = check_part(pb, &ds, part, err);
+        if (rc == 0 && part != DS_PARTITION_GLOBAL) { /* the index training builds, and its bounds */
+            csc_graph untyped;
+            memset(&untyped, 0, sizeof untyped);
+            csc_graph *typed = pb->typed ? cgnn_calloc((size_t)pb->num_edge_types, sizeof *typed) : NULL;
+            rc = build_checked_index(pb, &ds, part, T, &untyped, typed, err);
+            csc_free(&untyped);
+            for (int k = 0; typed && k < pb->num_edge_types; k++) csc_free(&typed[k]);
+            free(typed);
+        }
         dataset_close(&ds);
         if (rc != 0) return -1;
     }

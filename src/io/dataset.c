@@ -395,6 +395,7 @@ static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes
                        doc->file, nodes->path, nodes->line, nodes->len);
     ds->node_types = cgnn_calloc((size_t)nodes->len, sizeof *ds->node_types);
     ds->num_node_types = nodes->len;
+    int64_t total_nodes = 0;
     for (int i = 0; i < nodes->len; i++) {
         const yamldoc_node *entry = nodes->items[i];
         ds_node_type *nt = &ds->node_types[i];
@@ -421,6 +422,16 @@ static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): number of nodes must be positive, got %lld",
                            doc->file, v->path, v->line, (long long)nt->num_nodes);
         }
+        /* each count and their running sum stay <= 2^48: no per-type offset or size can wrap */
+        if (nt->num_nodes > DATASET_MAX_NODES || total_nodes > DATASET_MAX_NODES - nt->num_nodes) {
+            const yamldoc_node *v = yamldoc_get(entry, "num");
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): %lld nodes%s: more than cgnn accepts (%lld nodes in all node types "
+                           "together)",
+                           doc->file, v->path, v->line, (long long)nt->num_nodes,
+                           i > 0 ? " (with the node types before it)" : "", (long long)DATASET_MAX_NODES);
+        }
+        total_nodes += nt->num_nodes;
         nt->own_start = 0; /* a part narrows it (load_partition) */
         nt->own_end = nt->num_nodes;
     }

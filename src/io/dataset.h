@@ -58,6 +58,10 @@
 /* num_classes above this is refused (naming metadata.yaml) rather than sizing a classifier
  * layer of that width: 2^24 classes x 256 channels is already 16 GiB of weights. */
 #define DATASET_MAX_CLASSES ((int64_t)1 << 24)
+/* graph.nodes[i].num, and their sum over node types, above this is refused (naming
+ * metadata.yaml and the entry): 2^48 nodes (a graph index of 2 PiB) is past any machine, and
+ * bounding every count keeps the per-type offsets and index sizes far from int64 overflow. */
+#define DATASET_MAX_NODES ((int64_t)1 << 48)
 
 typedef struct ds_node_type {
     char name[DATASET_NAME_MAX]; /* "_default" for homogeneous graphs */
