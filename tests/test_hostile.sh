@@ -166,6 +166,13 @@ if command -v mpirun > /dev/null && "$CGNN" --version | grep -q "distributed: MP
   expect 2 "ranks: another feature width" "input channels" "rank 0 has 1433, rank 1 has 1000" -- \
     mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \
       : -np 1 "$CGNN" train --job_name=r --task_config_uri=rank2.yaml
+  # same shapes, other values (every feature doubled): the sampled rows' CRC differs
+  mkdir -p cora_v && cp cora/*.npy cora/metadata.yaml cora_v/
+  npy "a = np.load('cora_v/node-feat.npy'); np.save('cora_v/node-feat.npy', a * 2)"
+  task rank4.yaml cora_v; sed -i 's#out/rank4#out/rank0#' rank4.yaml
+  expect 2 "ranks: same shapes, other feature values" "the node features' values" -- \
+    mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \
+      : -np 1 "$CGNN" train --job_name=r --task_config_uri=rank4.yaml
   task rank3.yaml cora; sed -i 's/num_epochs: "2"/num_epochs: "3"/; s#out/rank3#out/rank0#' rank3.yaml
   expect 2 "ranks: another num_epochs" "trainerArgs.num_epochs" -- \
     mpirun --oversubscribe --bind-to none --allow-run-as-root -np 1 "$CGNN" train --job_name=r --task_config_uri=rank0.yaml \

@@ -21,11 +21,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "io/file.h"
 
 #include "io/yamldoc.h"
 #include "util/log.h"
+#include "util/rng.h"
 
 static const char *const SPLIT_NAMES[] = {"train_set", "validation_set", "test_set"};
 _Static_assert(sizeof SPLIT_NAMES / sizeof SPLIT_NAMES[0] == DS_SPLIT_COUNT, "split names");
@@ -1341,4 +1343,25 @@ int64_t dataset_total_nodes(const dataset *ds) {
     int64_t total = 0;
     for (int i = 0; i < ds->num_node_types; i++) total += ds->node_types[i].num_nodes;
     return total;
+}
+
+uint32_t dataset_features_sample_crc(const dataset *ds) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (int i = 0; i < ds->num_features; i++) {
+        const ds_feature *f = &ds->features[i];
+        const int64_t rows = f->rows;
+        const size_t row_bytes = (size_t)f->dim * npy_dtype_size(f->array.dtype);
+        if (rows <= 0 || row_bytes == 0) continue;
+        rng r;
+        rng_init(&r, rng_key(0x5eed0fea7u, (uint64_t)i));
+        for (int k = 0; k < DATASET_SAMPLE_ROWS + 2; k++) {
+            const int64_t row = k == 0 ? 0 : k == 1 ? rows - 1 : (int64_t)rng_below(&r, (uint64_t)rows);
+            const unsigned char *p = (const unsigned char *)f->array.data + (size_t)row * row_bytes;
+            for (size_t off = 0; off < row_bytes; off += 1u << 30) { /* uInt lengths */
+                const size_t n = row_bytes - off < (1u << 30) ? row_bytes - off : (1u << 30);
+                c = crc32(c, p + off, (uInt)n);
+            }
+        }
+    }
+    return (uint32_t)c;
 }

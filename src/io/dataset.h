@@ -189,6 +189,15 @@ int64_t dataset_owned_nodes(const dataset *ds);
 /* Total number of nodes over all node types. */
 int64_t dataset_total_nodes(const dataset *ds);
 
+/* A cheap content fingerprint of every feature array: CRC-32 of the raw bytes of a fixed
+ * sample of rows of each (the first, the last and DATASET_SAMPLE_ROWS rows drawn with a fixed
+ * seed, so every process draws the same rows), chained over feature_data in order. Two datasets
+ * whose features differ in any sampled row (a rescaled, renormalised or regenerated array: every
+ * row) almost surely differ here; a difference confined to unsampled rows is not seen. Reads
+ * at most (DATASET_SAMPLE_ROWS + 2) rows per array. */
+#define DATASET_SAMPLE_ROWS 64
+uint32_t dataset_features_sample_crc(const dataset *ds);
+
 const char *ds_split_name(ds_split_id split); /* "train_set", "validation_set", "test_set" */
 const char *ds_task_kind_name(ds_task_kind kind);
 

@@ -1810,7 +1810,9 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
                            "the validation split (CRC-32 of seeds)", "the test split (CRC-32 of seeds)",
                            "the train split's labels (CRC-32)", "trainerArgs.seed_assignment",
                            "the graph's layout (partitioned or not)", "the partitioning run (partition id)",
-                           "the number of parts"};
+                           "the number of parts",
+                           "the node features' values (CRC-32 of 66 fixed rows of every feature array)",
+                           "the validation split's labels (CRC-32)", "the test split's labels (CRC-32)"};
     const int64_t vals[] = {(int64_t)t->cfg->task, (int64_t)a->model, a->num_layers, a->hidden_dim,
                             t->m.cfg.out_dim, t->m.cfg.in_dim, a->num_heads, fan, a->batch_size, a->num_epochs,
                             a->num_max_train_batches, a->val_every_num_batches, a->num_val_batches,
@@ -1824,7 +1826,12 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
                             crc_i64(sp[DS_SPLIT_VALID].seeds, sp[DS_SPLIT_VALID].num_items * sp[DS_SPLIT_VALID].seed_width),
                             crc_i64(sp[DS_SPLIT_TEST].seeds, sp[DS_SPLIT_TEST].num_items * sp[DS_SPLIT_TEST].seed_width),
                             crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items), t->local_seeds,
-                            t->parted + 2 * t->client, part_id, on_parts ? t->pb.num_parts : t->seed_pb.num_parts};
+                            t->parted + 2 * t->client, part_id, on_parts ? t->pb.num_parts : t->seed_pb.num_parts,
+                            /* replicated: every rank holds the same arrays (on parts each holds its own
+                             * rows; the partitioning run's id stands for them) */
+                            on_parts || !t->ds ? 0 : (int64_t)dataset_features_sample_crc(t->ds),
+                            crc_i64(sp[DS_SPLIT_VALID].labels, sp[DS_SPLIT_VALID].labels ? sp[DS_SPLIT_VALID].num_items : 0),
+                            crc_i64(sp[DS_SPLIT_TEST].labels, sp[DS_SPLIT_TEST].labels ? sp[DS_SPLIT_TEST].num_items : 0)};
     _Static_assert(sizeof names / sizeof names[0] == sizeof vals / sizeof vals[0], "fingerprint fields");
     return dist_check_agreement(t->d, names, vals, (int)(sizeof vals / sizeof vals[0]), err);
 }
@@ -2490,10 +2497,10 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     /* every rank checks the job's outputs against its own inputs; then rank 0 touches them */
     if (!bad) bad = guard_check(&t, res, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
+    if (ranks_agree(&t, err) != 0) goto done; /* before any output is touched or model-sized collective */
     bad = guard_commit(&t, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
     t.guarded = 1;
-    if (ranks_agree(&t, err) != 0) goto done; /* before any model-sized collective */
     if (t.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
         int64_t mm[2] = {item_sampler_rank_batches(&t.train.items, t.seed_group), 0};
         mm[1] = -mm[0];
