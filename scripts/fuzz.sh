@@ -42,6 +42,7 @@ else
   for f in fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
 fi
 
+jobs=${CGNN_FUZZ_JOBS:-$(nproc)} # (before OMP_NUM_THREADS=1: GNU nproc honours it)
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:${ASAN_OPTIONS:-}
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}
@@ -77,7 +78,6 @@ for t in "${targets[@]}"; do
 done
 # one target per core at a time (each is single-threaded): the wall time is ceil(targets / cores)
 # x SECONDS_PER_TARGET, every target still gets its full SECONDS_PER_TARGET
-jobs=${CGNN_FUZZ_JOBS:-$(nproc)}
 running=0
 for t in "${targets[@]}"; do
   run_target "$t" &
