@@ -238,7 +238,8 @@ static int check_vs_outputs(const outguard *g, outguard_kind kind, const char *p
             return err_set(err, CGNN_ERR_INPUT, "%s: %s is also %s, a %s; a path is either a file or a directory", field,
                            path, o->field, o->kind == OUTGUARD_FILE ? "file" : "directory");
         }
-        /* a file another output writes into its directory under one of its own names */
+        /* a file another output writes into its directory under one of its own names (outputs
+         * declared under the same field are one output: cgnn embed --out DIR and its DIR/<type>.npy) */
         if (kind == OUTGUARD_FILE && o->kind != OUTGUARD_FILE && covers(o, np) && strcmp(o->field, field) != 0)
             return err_set(err, CGNN_ERR_INPUT, "%s: %s is a file that %s (%s) writes or removes", field, path, o->field,
                            o->path);
