@@ -30,7 +30,7 @@ cc=${CGNN_FUZZ_CC:-clang-14}
 command -v "$cc" >/dev/null || cc=clang
 build="$root/build-fuzz"
 CC=$cc cmake -S "$root" -B "$build" -DCGNN_FUZZ=ON -DCGNN_WITH_MPI=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCGNN_DEBUG_INFO=-g1 >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz >"$build/fuzz-build.log" 2>&1 ||
   { tail -40 "$build/fuzz-build.log"; echo "fuzz.sh: build failed ($build/fuzz-build.log)" >&2; exit 1; }
 (( build_only )) && exit 0

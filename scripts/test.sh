@@ -18,14 +18,26 @@ stamp() { echo "== $1 done in $(( $(date +%s) - t_start )) s since the start"; }
 
 echo "== 1. build (Release, -Werror) and the whole suite"
 bash scripts/build.sh "$root/build-ci" -DCGNN_WERROR=ON
-# passes 3 and 4's builds start now at the lowest CPU priority: they take only the time the tests
-# leave idle (MPI start-up, timeouts, Python), and pass 3 waits for them when it starts
+# passes 3 and 4's builds start now at the lowest CPU priority, one after the other: they take
+# only the time the tests leave idle (MPI start-up, time-outs, sleeps, Python); pass 3 waits for
+# the sanitized build, and the fuzz build goes on behind pass 3's tests
 mkdir -p "$root/build-ci-san"
+rm -f "$root/build-ci-san.rc" "$root/build-ci-fuzz.rc"
 ( nice -n 19 bash scripts/build.sh "$root/build-ci-san" -DCGNN_WERROR=ON -DCGNN_SANITIZE=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$root/build-ci-san.log" 2>&1 &&
-  nice -n 19 bash scripts/fuzz.sh --build-only >>"$root/build-ci-san.log" 2>&1
-  echo $? >"$root/build-ci-san.rc" ) &
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCGNN_DEBUG_INFO=-g1 >"$root/build-ci-san.log" 2>&1
+  echo $? >"$root/build-ci-san.rc"
+  nice -n 19 bash scripts/fuzz.sh --build-only >"$root/build-ci-fuzz.log" 2>&1
+  echo $? >"$root/build-ci-fuzz.rc" ) &
 bg_build=$!
+# wait_build NAME: waits for build-ci-NAME.rc; exits 1 with the build's log if it failed
+wait_build() {
+  while [[ ! -f "$root/build-ci-$1.rc" ]] && kill -0 "$bg_build" 2>/dev/null; do sleep 1; done
+  if [[ $(cat "$root/build-ci-$1.rc" 2>/dev/null) != 0 ]]; then
+    tail -40 "$root/build-ci-$1.log"
+    echo "test.sh: the $1 build failed ($root/build-ci-$1.log)" >&2
+    exit 1
+  fi
+}
 (cd "$root/build-ci" && ctest --output-on-failure -j"$jobs")
 stamp "pass 1"
 
@@ -40,13 +52,8 @@ cmake --build "$root/build-ci-serial" -j"$jobs" --target $(for t in "${serial_ta
 stamp "pass 2"
 
 echo "== 3. build (ASan + UBSan, -Werror) and the whole suite"
-wait "$bg_build" || true
-if [[ $(cat "$root/build-ci-san.rc" 2>/dev/null) != 0 ]]; then
-  tail -40 "$root/build-ci-san.log"
-  echo "test.sh: the sanitized or fuzz build failed ($root/build-ci-san.log)" >&2
-  exit 1
-fi
-stamp "the sanitized and fuzz builds"
+wait_build san
+stamp "the sanitized build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # end-to-end scripts train fewer seeds/epochs here: the plain run checks accuracy, this run
@@ -57,6 +64,9 @@ unset CGNN_TEST_SANITIZED
 stamp "pass 3"
 
 echo "== 4. fuzz every parser of outside bytes (libFuzzer, 20 s per target; long run: scripts/fuzz.sh 3600)"
+wait_build fuzz
+wait "$bg_build" || true
+stamp "the fuzz build"
 bash scripts/fuzz.sh 20
 stamp "pass 4"
 echo "== all tests passed (plain, serial, sanitized, fuzzed) in $(( $(date +%s) - t_start )) s"

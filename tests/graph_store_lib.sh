@@ -10,7 +10,7 @@ run() { # run NP NAME [RESOURCE] [env...]: worker mode, or server-client with a 
   shift 3
   local r=()
   [[ -n $res ]] && r=(--resource_config_uri="$res")
-  env "$@" timeout 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" "${r[@]}" \
+  env "$@" timeout -k 10 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" "${r[@]}" \
     >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 same() { # same A B: the two runs wrote the same model and metrics

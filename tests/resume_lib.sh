@@ -12,7 +12,7 @@ train() {
   local cmd=("$CGNN" train --job_name="$name" --task_config_uri="$TMP/$name.yaml")
   [[ $np -eq 0 ]] && cmd+=(--resource_config_uri="file://$TMP/resource.yaml") || cmd=("${MPIRUN[@]}" -np "$np" "${cmd[@]}")
   echo "== $* ${cmd[*]}" >>"$TMP/$name.log"
-  env "$@" timeout 300 "${cmd[@]}" >>"$TMP/$name.log" 2>&1
+  env "$@" timeout -k 10 300 "${cmd[@]}" >>"$TMP/$name.log" 2>&1
 }
 
 # cgnn_pids PID — the cgnn processes among PID's descendants (this test's own runs only; cgnn
@@ -51,6 +51,14 @@ kill_train() {
   if [[ -n $victim ]]; then
     echo "== kill -9 $victim after ${delay}s" >>"$TMP/$name.log"
     kill -9 "$victim" 2>/dev/null
+    # OpenMPI 4.1's mpirun can hang for good (a PMIx "UNREACHABLE" error, its other ranks
+    # already gone, SIGTERM not heeded) when a rank dies while the job starts: what is tested
+    # is the next run's resume, so a launcher still there 20 s after the kill is killed too
+    for ((i = 0; i < 200 && $(pgrep -c -P "$pid"); i++)); do sleep 0.1; done
+    if [[ $(pgrep -c -P "$pid") -gt 0 && $np -gt 0 ]]; then
+      echo "== the launcher did not end 20 s after the kill: kill -9 of mpirun" >>"$TMP/$name.log"
+      pkill -9 -P "$(pgrep -P "$pid")" -x mpirun 2>/dev/null
+    fi
   fi
   wait "$pid"
   local rc=$?

@@ -768,14 +768,23 @@ static int run_suite(const dist_ctx *d) {
     }
     dist_rpc_buf keep[2];
     dist_rpc_buf_init(&keep[0]), dist_rpc_buf_init(&keep[1]);
-    failed |= check_stress(rpc);
-    failed |= check_busy(d, rpc);
-    failed |= check_handler_error(rpc);
-    failed |= check_counters(d, rpc);
-    failed |= check_deferred(d, rpc);
-    failed |= check_groups(d);
-    failed |= check_timeout(d, rpc, keep);
-    failed |= stop_rpc(rpc);
+    /* each check's time on rank 0 (the suite's cost is in the log) */
+    double t = timer_now();
+#define TIMED(name, call) \
+    do { \
+        failed |= (call); \
+        if (g_rank == 0) fprintf(stderr, "rank 0: %-14s %.2f s\n", name, timer_now() - t); \
+        t = timer_now(); \
+    } while (0)
+    TIMED("stress", check_stress(rpc));
+    TIMED("busy", check_busy(d, rpc));
+    TIMED("handler error", check_handler_error(rpc));
+    TIMED("counters", check_counters(d, rpc));
+    TIMED("deferred", check_deferred(d, rpc));
+    TIMED("groups", check_groups(d));
+    TIMED("timeout", check_timeout(d, rpc, keep));
+    TIMED("stop", stop_rpc(rpc));
+#undef TIMED
     dist_rpc_buf_free(&keep[0]), dist_rpc_buf_free(&keep[1]);
     return failed;
 }

@@ -15,6 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* wall seconds since an arbitrary start (each case's time is printed: the suite's cost shows) */
+static double test_now_(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int test_failures_ = 0, test_passed_ = 0, test_skipped_ = 0;
 static int test_cur_failed_ = 0, test_cur_skipped_ = 0;
@@ -26,16 +34,18 @@ static int test_cur_failed_ = 0, test_cur_skipped_ = 0;
         test_cur_failed_ = 0;                                                                  \
         test_cur_skipped_ = 0;                                                                 \
         fprintf(stderr, "[ RUN  ] %s\n", #name);                                               \
+        const double test_t0_ = test_now_();                                                   \
         test_##name();                                                                         \
+        const double test_dt_ = test_now_() - test_t0_;                                        \
         if (test_cur_failed_) {                                                                \
             test_failures_++;                                                                  \
-            fprintf(stderr, "[ FAIL ] %s\n", #name);                                           \
+            fprintf(stderr, "[ FAIL ] %s (%.2f s)\n", #name, test_dt_);                        \
         } else if (test_cur_skipped_) {                                                        \
             test_skipped_++;                                                                   \
             fprintf(stderr, "[ SKIP ] %s\n", #name);                                           \
         } else {                                                                               \
             test_passed_++;                                                                    \
-            fprintf(stderr, "[  OK  ] %s\n", #name);                                           \
+            fprintf(stderr, "[  OK  ] %s (%.2f s)\n", #name, test_dt_);                        \
         }                                                                                      \
     } while (0)
 

@@ -71,7 +71,7 @@ expect 0 "info cora (offsets corrupt)" -- "$CGNN" info "$TMP/cora"; contains "gr
 contains "offsets decrease" "corrupt offsets: why"
 # a cache of another format (old version) or a FIFO in its place: rebuilt
 rm -f "$cache"; mkfifo "$cache"
-expect 0 "info cora (cache is a FIFO)" -- timeout 20 "$CGNN" info "$TMP/cora"; contains "graph index: built" "FIFO cache: rebuilt"
+expect 0 "info cora (cache is a FIFO)" -- timeout -k 10 20 "$CGNN" info "$TMP/cora"; contains "graph index: built" "FIFO cache: rebuilt"
 rm -f "$cache"
 # a typed dataset: per-type counts, features or featureless, edge types with their in-degree, task type
 cp -r "$SRC/data/dblp-mini" "$TMP/dblp-mini"

@@ -93,9 +93,9 @@ else
   [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
-  timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --batch 300 --out "$TMP/mpi.npy" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --batch 300 --out "$TMP/mpi.npy" \
     >"$TMP/mpi.out" 2>&1 && cmp -s "$E" "$TMP/mpi.npy" && ok || bad "mpirun -np 2: other bits: $(tail -5 "$TMP/mpi.out")"
-  timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --activations_dir "$TMP/act" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --activations_dir "$TMP/act" \
     --out "$TMP/mpi_act.npy" >"$TMP/mpi_act.out" 2>&1 && cmp -s "$E" "$TMP/mpi_act.npy" && ok \
     || bad "mpirun -np 2 --activations_dir: other bits: $(tail -5 "$TMP/mpi_act.out")"
   [[ -z $(ls -A "$TMP/act") ]] && ok || bad "mpirun: activation files left behind: $(ls "$TMP/act")"

@@ -140,9 +140,9 @@ else
   [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
-  timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --batch 300 --out "$TMP/mpi" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --batch 300 --out "$TMP/mpi" \
     >"$TMP/mpi.out" 2>&1 && same_dirs "$E" "$TMP/mpi" && ok || bad "mpirun -np 2: other bits: $(tail -5 "$TMP/mpi.out")"
-  timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --activations_dir "$TMP/act" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/run.yaml" --activations_dir "$TMP/act" \
     --out "$TMP/mpi_act" >"$TMP/mpi_act.out" 2>&1 && same_dirs "$E" "$TMP/mpi_act" && ok \
     || bad "mpirun -np 2 --activations_dir: other bits: $(tail -5 "$TMP/mpi_act.out")"
   [[ -z $(ls -A "$TMP/act") ]] && ok || bad "mpirun: activation files left behind: $(ls "$TMP/act")"
@@ -216,7 +216,7 @@ for t, n in (("author", 600), ("paper", 2881), ("term", 3239), ("venue", 20)):
 PY
   metrics_match HGT "$TMP/hgt/embeddings" "$TMP/hgt/eval_metrics.json"
   if [[ -n ${MPIRUN+x} ]]; then # 2 ranks: every rank computes all keys / values, a slice of the attention
-    timeout 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/hgt.yaml" --batch 50 --out "$TMP/hgt_mpi" \
+    timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" embed --quiet --task_config_uri="$TMP/hgt.yaml" --batch 50 --out "$TMP/hgt_mpi" \
       >"$TMP/hgt_mpi.out" 2>&1 && same_dirs "$TMP/hgt/embeddings" "$TMP/hgt_mpi" && ok \
       || bad "HGT mpirun -np 2: other bits: $(tail -5 "$TMP/hgt_mpi.out")"
   fi

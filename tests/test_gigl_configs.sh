@@ -75,7 +75,7 @@ run() {
   rewrite "$cfg" "$TMP/data/$ds" "$TMP/out/$id" "$TMP/$id.yaml" || return 1
   [[ -n $res ]] && args=(--resource_config_uri="$res")
   [[ $cfg == */MAG240M/task_config_heterogeneous.yaml ]] && cap=3
-  CGNN_TEST_MAX_TRAIN_BATCHES=$cap timeout 300 "$CGNN" train --job_name="$id" --task_config_uri="$TMP/$id.yaml" \
+  CGNN_TEST_MAX_TRAIN_BATCHES=$cap timeout -k 10 300 "$CGNN" train --job_name="$id" --task_config_uri="$TMP/$id.yaml" \
     "${args[@]}" >"$TMP/$id.out" 2>"$TMP/$id.err"
   echo $? >"$TMP/$id.rc"
 }

@@ -92,9 +92,9 @@ same lp4_w lp4_s
 
 # ---- cgnn embed under the same launch (worker-mode inference over every rank) ----
 config emb facebook_lp_graphsage "$TMP/fb2" "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_w/model.safetensors#"
-timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" --out "$TMP/emb_w.npy" \
+timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" --out "$TMP/emb_w.npy" \
   >"$TMP/emb_w.out" 2>&1 || bad "worker embed failed: $(tail -3 "$TMP/emb_w.out")"
-timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" \
+timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/emb.yaml" \
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/emb_s.npy" >"$TMP/emb_s.out" 2>&1 ||
   bad "embed with the graph-store config failed: $(tail -3 "$TMP/emb_s.out")"
 cmp -s "$TMP/emb_w.npy" "$TMP/emb_s.npy" && ok || bad "embed with the graph-store config differs"
@@ -113,7 +113,7 @@ config gcn_p cora_gcn "$TMP/cora2" -e 's/num_epochs: "200"/num_epochs: "3"/' \
 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn1.yaml" --out "$TMP/gcn_1.npy" >>"$TMP/gcn1.out" 2>&1 ||
   bad "single-process GCN embed failed: $(tail -3 "$TMP/gcn1.out")"
 for gs in gs22 gs13; do
-  timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --batch 500 --task_config_uri="$TMP/gcn_p.yaml" \
+  timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --batch 500 --task_config_uri="$TMP/gcn_p.yaml" \
     --resource_config_uri="$TMP/$gs.yaml" --out "$TMP/gcn_$gs.npy" >"$TMP/gcn_$gs.out" 2>&1 ||
     bad "server-client GCN embed ($gs) failed: $(tail -3 "$TMP/gcn_$gs.out")"
   cmp -s "$TMP/gcn_1.npy" "$TMP/gcn_$gs.npy" && ok || bad "server-client GCN embed ($gs) differs from one process"
@@ -131,10 +131,10 @@ done
 "$CGNN" train --quiet --task_config_uri="$TMP/mf1.yaml" >"$TMP/mf1.out" 2>&1 &&
   "$CGNN" embed --quiet --task_config_uri="$TMP/mf1.yaml" --out "$TMP/mf_1.npy" >>"$TMP/mf1.out" 2>&1 ||
   bad "MF training / single-process embed failed: $(tail -3 "$TMP/mf1.out")"
-timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/mf_p.yaml" \
+timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/mf_p.yaml" \
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/mf_s.npy" >"$TMP/mf_s.out" 2>&1 || bad "server-client MF embed failed: $(tail -3 "$TMP/mf_s.out")"
 cmp -s "$TMP/mf_1.npy" "$TMP/mf_s.npy" && ok || bad "server-client MF embed differs from one process"
-timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn_p.yaml" --activations_dir "$TMP/act" \
+timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --task_config_uri="$TMP/gcn_p.yaml" --activations_dir "$TMP/act" \
   --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_act.npy" >"$TMP/gcn_act.out" 2>&1
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "activations stay in the compute ranks' memory" "$TMP/gcn_act.out" && [[ ! -e "$TMP/gcn_act.npy" ]] &&
@@ -189,7 +189,7 @@ took=$(( $(date +%s) - start ))
 if [[ $rc -eq 2 && $took -le 45 && ! -e "$TMP/f_bad/model.safetensors" ]] &&
    grep -q "storage rank 0 (world rank 2, host [^)]*) answered a batch whose input_nodes\[0\] = -1 is not a node" "$TMP/f_bad.err"; then ok
 else bad "a malformed batch: exit $rc after $took s: $(grep -i error "$TMP/f_bad.err" | head -2)"; fi
-CGNN_TEST_CORRUPT_BATCH=2 CGNN_TEST_FAULT_RANK=3 timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --batch 500 \
+CGNN_TEST_CORRUPT_BATCH=2 CGNN_TEST_FAULT_RANK=3 timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --quiet --batch 500 \
   --task_config_uri="$TMP/gcn_p.yaml" --resource_config_uri="$TMP/gs22.yaml" --out "$TMP/gcn_bad.npy" >"$TMP/gcn_bad.out" 2>&1
 rc=$?
 if [[ $rc -eq 2 && ! -e "$TMP/gcn_bad.npy" ]] &&

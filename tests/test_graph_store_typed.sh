@@ -79,7 +79,7 @@ expect() { # expect NAME CODE PATTERN RC
 }
 config cache dblp_hetero_sage "$TMP/dblp2" "${NC[@]}" -e 's/    seed: "0"/    seed: "0"\n    cache_policy: hotness\n    cache_ratio: "0.2"/'
 run 4 cache "$TMP/gs22.yaml"; expect cache 2 "cache_policy: .* is typed; train it with cache_policy: none" $?
-timeout 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --task_config_uri="$TMP/nc_s.yaml" --resource_config_uri="$TMP/gs22.yaml" \
+timeout -k 10 300 "${MPIRUN[@]}" -np 4 "$CGNN" embed --task_config_uri="$TMP/nc_s.yaml" --resource_config_uri="$TMP/gs22.yaml" \
   --out "$TMP/emb" >"$TMP/emb.out" 2>"$TMP/emb.err"
 rc=$?
 if [[ $rc -eq 2 ]] && grep -q "typed" "$TMP/emb.err"; then ok; else bad "typed embed in server-client mode: exit $rc: $(tail -3 "$TMP/emb.err")"; fi

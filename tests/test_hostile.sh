@@ -28,7 +28,7 @@ expect() {
   while [[ $1 != -- ]]; do texts+=("$1"); shift; done
   shift
   snapshot > "$TMP/before.sum"
-  timeout 30 bash -c '"$@"' bash "$@" > "$TMP/out.log" 2>&1 # (bash: the command may be a function)
+  timeout -k 10 30 bash -c '"$@"' bash "$@" > "$TMP/out.log" 2>&1 # (bash: the command may be a function)
   local got=$?
   snapshot > "$TMP/after.sum"
   if [[ $got -ne $want ]]; then

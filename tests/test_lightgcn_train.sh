@@ -251,7 +251,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
   lgc mpi
   refused mpi "data-parallel training (mpirun -np > 1) is not supported" \
-    timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mpi.yaml"
+    timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mpi.yaml"
 else echo "note: serial build or no mpirun: the mpirun refusal is not tested here"; fi
 
 echo "test_lightgcn_train: $pass passed, $fails failed"

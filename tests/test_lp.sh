@@ -364,7 +364,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   [[ $SANITIZED == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
   sed -e "s#$TMP/cliques_out#$TMP/cliques_mpi#g" -e 's/num_epochs: "30"/num_epochs: "3"/' "$TMP/cliques.yaml" > "$TMP/cliques_mpi.yaml"
-  if timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/cliques_mpi.yaml" >"$TMP/mpi.out" 2>"$TMP/mpi.err"; then
+  if timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/cliques_mpi.yaml" >"$TMP/mpi.out" 2>"$TMP/mpi.err"; then
     grep -q "bitwise identical on all 2 ranks" "$TMP/mpi.err" && ok || bad "MPI: no replica check: $(tail -3 "$TMP/mpi.err")"
   else bad "MPI LP run failed: $(tail -5 "$TMP/mpi.err")"; fi
   # evaluating one model on 2 ranks = in one process: the 96 test pairs in batches of 48 are one
@@ -374,7 +374,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
     for np in 1 2; do
       sed -e 's/main_sample_batch_size: "4096"/main_sample_batch_size: "48"/' \
         -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_np$np.json#" "$TMP/cliques_eval.yaml" > "$TMP/ev_np$np.yaml"
-      timeout 300 "${MPIRUN[@]}" -np $np "$CGNN" train --quiet --task_config_uri="$TMP/ev_np$np.yaml" >"$TMP/ev_np$np.out" \
+      timeout -k 10 300 "${MPIRUN[@]}" -np $np "$CGNN" train --quiet --task_config_uri="$TMP/ev_np$np.yaml" >"$TMP/ev_np$np.out" \
         2>"$TMP/ev_np$np.err" || bad "evaluation on $np ranks failed: $(tail -3 "$TMP/ev_np$np.err")"
     done
     echo "cliques evaluation, 1 process: $(grep -o 'mrr.*' "$TMP/ev_np1.out"); 2 ranks: $(grep -o 'mrr.*' "$TMP/ev_np2.out")"
@@ -382,7 +382,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
       || bad "2-rank evaluation differs: $(cat "$TMP/cliques_out/eval_np1.json") vs $(cat "$TMP/cliques_out/eval_np2.json")"
     # one batch of 4096 > 96 pairs: rank 1 has nothing to evaluate and gathers no rows
     sed -e "s#$TMP/cliques_out/eval2.json#$TMP/cliques_out/eval_empty.json#" "$TMP/cliques_eval.yaml" > "$TMP/ev_empty.yaml"
-    timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/ev_empty.yaml" >"$TMP/ev_empty.out" \
+    timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/ev_empty.yaml" >"$TMP/ev_empty.out" \
       2>"$TMP/ev_empty.err" || bad "evaluation on 2 ranks, one empty, failed: $(tail -3 "$TMP/ev_empty.err")"
     cmp -s "$TMP/cliques_out/eval2.json" "$TMP/cliques_out/eval_empty.json" && ok \
       || bad "2 ranks (one empty) differ: $(cat "$TMP/cliques_out/eval2.json") vs $(cat "$TMP/cliques_out/eval_empty.json")"

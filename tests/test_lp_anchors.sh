@@ -25,7 +25,7 @@ pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 train() { # train NAME — cgnn train on $TMP/NAME.yaml; stdout in $TMP/NAME.out, stderr in .err
-  timeout 300 "$CGNN" train --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
+  timeout -k 10 300 "$CGNN" train --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
 }
 has_metrics() { # has_metrics NAME — test metrics printed and eval_metrics.json written
   grep -q "^test: .*mrr [0-9.]* .*HitRate_at_10 [0-9.]*" "$TMP/$1.out" &&
@@ -159,12 +159,12 @@ else
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
   fb fbmpi 1
-  timeout 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri="$TMP/fbmpi.yaml" >"$TMP/fbmpi.out" 2>"$TMP/fbmpi.err" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri="$TMP/fbmpi.yaml" >"$TMP/fbmpi.out" 2>"$TMP/fbmpi.err" \
     && ok || bad "mpirun -np 2 facebook-lp anchors: $(tail -5 "$TMP/fbmpi.err")"
   has_metrics fbmpi && ok || bad "mpirun -np 2: no metrics: $(cat "$TMP/fbmpi.out")"
   # a whole lastfm epoch: 10 batches of 64 users, 5 per rank
   lastfm lfmpi 1 "${ANCH[@]}"
-  timeout 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri="$TMP/lfmpi.yaml" >"$TMP/lfmpi.out" 2>"$TMP/lfmpi.err" \
+  timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri="$TMP/lfmpi.yaml" >"$TMP/lfmpi.out" 2>"$TMP/lfmpi.err" \
     && has_metrics lfmpi && ok || bad "mpirun -np 2 lastfm-mini anchors: $(tail -5 "$TMP/lfmpi.err")"
   grep -q "^trained $(( ((users + 63) / 64 + 1) / 2 )) steps" "$TMP/lfmpi.out" && ok || bad "mpirun: $(tail -1 "$TMP/lfmpi.out")"
 fi

@@ -224,7 +224,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   for np in 1 2; do
     cfg "ev$np" && sed -i "s#trainedModelUri: .*#trainedModelUri: $TMP/rec/model.safetensors#" "$TMP/ev$np.yaml"
     sed -i 's/^sharedConfig:/sharedConfig:\n  shouldSkipTraining: true/' "$TMP/ev$np.yaml"
-    timeout 300 "${MPIRUN[@]}" -np $np "$CGNN" train --task_config_uri="$TMP/ev$np.yaml" >"$TMP/ev$np.out" 2>"$TMP/ev$np.err" \
+    timeout -k 10 300 "${MPIRUN[@]}" -np $np "$CGNN" train --task_config_uri="$TMP/ev$np.yaml" >"$TMP/ev$np.out" 2>"$TMP/ev$np.err" \
       || bad "evaluation on $np ranks failed: $(tail -3 "$TMP/ev$np.err")"
   done
   r1=$(grep -o '"recall_at_10", "numberValue": "[^"]*"' "$TMP/ev1/eval_metrics.json" 2>/dev/null)
@@ -235,7 +235,7 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   grep -q '"recall_at_10", "numberValue"' "$TMP/rec/eval_metrics.json" && [[ $(grep -o '"recall_at_10", "numberValue": "[^"]*"' "$TMP/rec/eval_metrics.json") == "$r1" ]] \
     && ok || bad "skip-training evaluation differs from the training's own test metrics"
   cfg mpi2
-  if timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mpi2.yaml" >"$TMP/mpi2.out" 2>"$TMP/mpi2.err"; then
+  if timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mpi2.yaml" >"$TMP/mpi2.out" 2>"$TMP/mpi2.err"; then
     grep -q "bitwise identical on all 2 ranks" "$TMP/mpi2.err" && grep -q '"val_recall_at_10"' "$TMP/mpi2/tb/metrics.jsonl" \
       && grep -q '"name": "recall_at_10"' "$TMP/mpi2/eval_metrics.json" && ok \
       || bad "2-rank training with full-ranking validation: $(tail -3 "$TMP/mpi2.err")"

@@ -21,7 +21,7 @@ pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 train() { # train NAME — cgnn train on $TMP/NAME.yaml; stdout in $TMP/NAME.out, stderr in .err, rc in .rc
-  timeout 300 "$CGNN" train --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
+  timeout -k 10 300 "$CGNN" train --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
   echo $? >"$TMP/$1.rc"
 }
 rc() { cat "$TMP/$1.rc"; }
@@ -115,7 +115,7 @@ if "$CGNN" --version | grep -q "distributed: MPI" && command -v mpirun >/dev/nul
   [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
   hom_cfg hom_np2 "${SSL[@]}"
-  OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 300 "${MPIRUN[@]}" -np 2 \
+  OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none timeout -k 10 300 "${MPIRUN[@]}" -np 2 \
     "$CGNN" train --task_config_uri="$TMP/hom_np2.yaml" >"$TMP/hom_np2.out" 2>"$TMP/hom_np2.err"
   echo $? >"$TMP/hom_np2.rc"
   line() { grep -o 'split (GiGL.*pairs' "$TMP/$1.err"; }

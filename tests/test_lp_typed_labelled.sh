@@ -23,7 +23,7 @@ pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 train() { # train NAME — cgnn train on $TMP/NAME.yaml; stdout in $TMP/NAME.out, stderr in .err
-  timeout 300 "$CGNN" train --quiet --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
+  timeout -k 10 300 "$CGNN" train --quiet --task_config_uri="$TMP/$1.yaml" >"$TMP/$1.out" 2>"$TMP/$1.err"
 }
 metric() { awk -v k="$2" '/^test:/{for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' "$TMP/$1.out"; }
 

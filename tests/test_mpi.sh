@@ -23,9 +23,9 @@ run() { # run NP NAME [env...] — cgnn train on $TMP/NAME.yaml with NP ranks (0
   local np=$1 name=$2
   shift 2
   if [[ $np -eq 0 ]]; then
-    env "$@" timeout 300 "$CGNN" train --task_config_uri="$TMP/$name.yaml" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    env "$@" timeout -k 10 300 "$CGNN" train --task_config_uri="$TMP/$name.yaml" >"$TMP/$name.out" 2>"$TMP/$name.err"
   else
-    env "$@" timeout 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
+    env "$@" timeout -k 10 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
       >"$TMP/$name.out" 2>"$TMP/$name.err"
   fi
 }

@@ -16,7 +16,7 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMP
 [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fails=0
 for np in 2 3; do
-  out=$(timeout 120 "${MPIRUN[@]}" -np "$np" "$BIN" 2>&1); rc=$?
+  out=$(timeout -k 10 120 "${MPIRUN[@]}" -np "$np" "$BIN" 2>&1); rc=$?
   echo "$out" | tail -5
   if [[ $rc -ne 0 ]] || ! grep -q "mpi_embedding_check: OK ($np ranks" <<<"$out"; then
     echo "FAIL: $np ranks (exit $rc)"

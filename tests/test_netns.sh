@@ -20,7 +20,7 @@ export OMP_NUM_THREADS=1
 fails=0
 bash "$CL" up "$N" 1gbit || { echo "FAIL: netns-cluster.sh up"; exit 1; }
 before=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
-out=$(timeout 120 bash "$CL" run "$N" 2 -- "$BIN" 2>&1); rc=$?
+out=$(timeout -k 10 120 bash "$CL" run "$N" 2 -- "$BIN" 2>&1); rc=$?
 echo "$out" | tail -3
 if [[ $rc -ne 0 ]] || ! grep -q "mpi_embedding_check: OK (2 ranks" <<<"$out"; then
   echo "FAIL: mpi_embedding_check over two hosts (exit $rc)"; fails=$((fails + 1))
@@ -43,11 +43,11 @@ for k in rep par; do
       -e 's/num_epochs: "200"/num_epochs: "3"/' -e 's/main_sample_batch_size: "140"/main_sample_batch_size: "32"/' \
       -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/' "$SRC/examples/cora_graphsage.yaml" >"$TMP/$k.yaml"
 done
-(cd "$SRC" && OMPI_MCA_btl=self,vader timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+(cd "$SRC" && OMPI_MCA_btl=self,vader timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
   "$CGNN" train --quiet --task_config_uri="$TMP/rep.yaml" --resource_config_uri="$TMP/res.yaml") >"$TMP/rep.out" 2>&1 ||
   { echo "FAIL: replicated run: $(tail -3 "$TMP/rep.out")"; fails=$((fails + 1)); }
 before=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
-timeout 120 bash "$CL" run "$N" 2 -- "$CGNN" train --task_config_uri="$TMP/par.yaml" --resource_config_uri="$TMP/res.yaml" >"$TMP/par.out" 2>&1 ||
+timeout -k 10 120 bash "$CL" run "$N" 2 -- "$CGNN" train --task_config_uri="$TMP/par.yaml" --resource_config_uri="$TMP/res.yaml" >"$TMP/par.out" 2>&1 ||
   { echo "FAIL: partitioned run over two hosts: $(tail -5 "$TMP/par.out")"; fails=$((fails + 1)); }
 after=$(bash "$CL" stats "$N" | awk '{s += $7} END {print s + 0}')
 grep "remote traffic" "$TMP/par.out" | sed 's/^/  /'

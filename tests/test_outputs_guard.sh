@@ -35,7 +35,7 @@ expect() {
   while [[ $1 != -- ]]; do texts+=("$1"); shift; done
   shift
   snapshot > before.sum
-  timeout 300 "$@" > case.log 2>&1
+  timeout -k 10 300 "$@" > case.log 2>&1
   local got=$?
   snapshot > after.sum
   if [[ $got -ne $want ]]; then bad "$desc: exit $got, want $want"; sed 's/^/    /' case.log | tail -5; return; fi

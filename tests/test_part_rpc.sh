@@ -17,7 +17,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
 fails=0
 for run in "2 self,vader" "3 self,vader" "2 self,tcp"; do
   set -- $run
-  out=$(OMPI_MCA_btl=$2 timeout 300 "${MPIRUN[@]}" -np "$1" "$BIN" 2>&1); rc=$?
+  out=$(OMPI_MCA_btl=$2 timeout -k 10 300 "${MPIRUN[@]}" -np "$1" "$BIN" 2>&1); rc=$?
   echo "$out" | tail -3
   if [[ $rc -ne 0 ]] || ! grep -q "part_rpc_check: OK ($1 ranks" <<<"$out"; then
     echo "FAIL: $1 ranks over $2 (exit $rc)"

@@ -121,10 +121,10 @@ if command -v mpirun >/dev/null && "$CGNN" --version | grep -q "distributed: MPI
   export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
   [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
   mf mfmpi num_epochs='"3"' node_embedding_reg='"1e-3"'
-  if timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mfmpi.yaml" >"$TMP/mfmpi.out" 2>"$TMP/mfmpi.err"; then
+  if timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --task_config_uri="$TMP/mfmpi.yaml" >"$TMP/mfmpi.out" 2>"$TMP/mfmpi.err"; then
     grep -q "bitwise identical on all 2 ranks" "$TMP/mfmpi.err" && ok || bad "MF on 2 ranks: no replica check: $(tail -3 "$TMP/mfmpi.err")"
   else bad "MF on 2 ranks failed: $(tail -5 "$TMP/mfmpi.err")"; fi
-  timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --quiet --task_config_uri="$TMP/mf0.yaml" --out "$TMP/mf0/emb_np2.npy" \
+  timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --quiet --task_config_uri="$TMP/mf0.yaml" --out "$TMP/mf0/emb_np2.npy" \
     >"$TMP/embed_np2.out" 2>&1 && cmp -s "$TMP/mf0/emb.npy" "$TMP/mf0/emb_np2.npy" && ok \
     || bad "MF: cgnn embed on 2 ranks differs from 1 process: $(tail -3 "$TMP/embed_np2.out")"
 else echo "note: serial build or no mpirun: MF on 2 ranks is not tested here"; fi

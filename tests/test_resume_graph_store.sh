@@ -64,7 +64,7 @@ train() {
   local cmd=("${MPIRUN[@]}" -np "$np" "$CGNN" train --job_name="$name" --task_config_uri="$TMP/$name.yaml"
              --resource_config_uri="$GS")
   echo "== $* ${cmd[*]}" >>"$TMP/$name.log"
-  env "$@" timeout 300 "${cmd[@]}" >>"$TMP/$name.log" 2>&1
+  env "$@" timeout -k 10 300 "${cmd[@]}" >>"$TMP/$name.log" 2>&1
 }
 
 # ---- Facebook link prediction, learnable embeddings: batch 128, 24 steps, a state every 3 ----

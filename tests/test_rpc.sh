@@ -38,7 +38,7 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 for np in 2 3 tcp; do
   btl=self,vader
   [[ $np == tcp ]] && np=2 btl=self,tcp # what runs between hosts, here over loopback
-  out=$(OMPI_MCA_btl=$btl timeout 300 "${MPIRUN[@]}" -np "$np" "$BIN" suite 2>&1); rc=$?
+  out=$(OMPI_MCA_btl=$btl timeout -k 10 300 "${MPIRUN[@]}" -np "$np" "$BIN" suite 2>&1); rc=$?
   echo "-- $np ranks, $btl"
   echo "$out" | grep -E "^rank|^rpc_check|ERROR|SUMMARY" | head -40
   if [[ $rc -ne 0 ]] || ! grep -q "rpc_check suite: OK ($np ranks)" <<<"$out"; then
@@ -54,25 +54,25 @@ else
   # Each 2 GiB message takes 2-40 s depending on the machine's load; the stop's deadline (60 s by
   # default) must outlast the other rank's second one, so this run gets 240 s (a correctness
   # check of the 2^31-byte path, not a latency one; measured: 37.7 s for one reply at load ~10)
-  out=$(CGNN_RPC_TIMEOUT_S=240 timeout 540 "${MPIRUN[@]}" -x CGNN_RPC_TIMEOUT_S -np 2 "$BIN" big 2>&1); rc=$?
+  out=$(CGNN_RPC_TIMEOUT_S=240 timeout -k 10 540 "${MPIRUN[@]}" -x CGNN_RPC_TIMEOUT_S -np 2 "$BIN" big 2>&1); rc=$?
   echo "$out" | grep -E "^rank|^rpc_check" | head
   [[ $rc -eq 0 ]] && grep -q "rpc_check big: OK" <<<"$out" || bad "2^31-byte messages (exit $rc)"
 fi
 
-out=$(timeout 60 "${MPIRUN[@]}" -np 3 "$BIN" late_stop 2>&1); rc=$?
+out=$(timeout -k 10 60 "${MPIRUN[@]}" -np 3 "$BIN" late_stop 2>&1); rc=$?
 echo "$out" | grep -E "^rank" | head -3
 [[ $rc -ne 0 ]] && grep -q "rank 0: stop after 1.0.* s: rpc stop: rank 2 (.*) did not stop within 1.0 s" <<<"$out" \
   || bad "a rank late to the stop: exit $rc: $(grep '^rank' <<<"$out" | head -3)"
 
 start=$(date +%s.%N)
-out=$(CGNN_RPC_TIMEOUT_S=60 timeout 120 "${MPIRUN[@]}" -np 3 "$BIN" die 2>&1); rc=$?
+out=$(CGNN_RPC_TIMEOUT_S=60 timeout -k 10 120 "${MPIRUN[@]}" -np 3 "$BIN" die 2>&1); rc=$?
 took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
 echo "a rank killed after 1 s: the job ended after ${took} s (exit $rc)"
 [[ $rc -ne 0 ]] && grep -q "rank 1: dying now" <<<"$out" || bad "rank death: exit $rc: $(tail -3 <<<"$out")"
-awk -v t="$took" 'BEGIN{exit !(t < 15)}' || bad "a dead rank took ${took} s to end the job (timeout 60 s)"
+awk -v t="$took" 'BEGIN{exit !(t < 15)}' || bad "a dead rank took ${took} s to end the job (timeout -k 10 60 s)"
 
 if [[ $SANITIZED != 1 ]]; then
-  timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" bench 50 500 100 2>&1 | grep -E "us|CPU" \
+  timeout -k 10 120 "${MPIRUN[@]}" -np 2 "$BIN" bench 50 500 100 2>&1 | grep -E "us|CPU" \
     || bad "bench"
 fi
 

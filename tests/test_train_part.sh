@@ -18,7 +18,7 @@ source "$(dirname "$0")/mpi_test_lib.sh"
 run() { # run NP NAME [env...]
   local np=$1 name=$2
   shift 2
-  env "$@" timeout 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
+  env "$@" timeout -k 10 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
     >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 same() { # same A B: the two runs wrote the same model and metrics
@@ -86,7 +86,7 @@ cmp -s "$TMP/ev_rep/eval_metrics.json" "$TMP/ev_par/eval_metrics.json" && ok ||
 # ---- cgnn embed on parts: each rank its own nodes, layer by layer, remote rows of the previous
 # layer from their owners; the .npy equals the replicated run's (SAGE + embeddings; GCN's norms)
 embed() { # embed NP NAME CONFIG OUT
-  timeout 300 "${MPIRUN[@]}" -np "$1" "$CGNN" embed --quiet --task_config_uri="$TMP/$3.yaml" --batch 700 \
+  timeout -k 10 300 "${MPIRUN[@]}" -np "$1" "$CGNN" embed --quiet --task_config_uri="$TMP/$3.yaml" --batch 700 \
     --out "$TMP/$4.npy" >"$TMP/$2.out" 2>"$TMP/$2.err" || bad "embed $2 failed: $(tail -3 "$TMP/$2.err")"
 }
 config emb_rep facebook_lp_graphsage data/facebook-lp "${LP[@]}" -e "s#trainedModelUri: .*#trainedModelUri: $TMP/lp_rep/model.safetensors#"

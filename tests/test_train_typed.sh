@@ -32,7 +32,7 @@ train() { # train NAME [extra cgnn args] — stdout in $TMP/NAME.out, stderr in 
   shift
   local q=(--quiet)
   [[ ${VERBOSE:-0} == 1 ]] && q=()
-  timeout 300 "$CGNN" train "${q[@]}" --task_config_uri="$TMP/$name.yaml" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+  timeout -k 10 300 "$CGNN" train "${q[@]}" --task_config_uri="$TMP/$name.yaml" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 metric() { awk -v k="$2" '/^test:/{for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' "$TMP/$1.out"; }
 atleast() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a >= b)}'; }
@@ -176,7 +176,7 @@ if "$CGNN" --version | grep -q "distributed: MPI" && command -v mpirun >/dev/nul
         -e 's/optim_weight_decay: .*/optim_weight_decay: "0"/' -e 's/    seed: "0"/    seed: "0"\n    embedding_optim_class_path: SGD/')
   config s1 "${step[@]}" -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "144"/'
   config s2 "${step[@]}" -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "72"/'
-  if train s1 && timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/s2.yaml" >"$TMP/s2.out" 2>"$TMP/s2.err"; then
+  if train s1 && timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/s2.yaml" >"$TMP/s2.out" 2>"$TMP/s2.err"; then
     /usr/bin/python3 - "$TMP/s1/model.safetensors" "$TMP/s2/model.safetensors" <<'PY' && ok || bad "typed: one step on 2 ranks != one step on the union batch"
 import json, struct, sys
 def load(p):
@@ -193,7 +193,7 @@ PY
   # HGT: its output lin is reduced with the last layer's parameters
   hgtconfig h1 "${step[@]}" -e 's/num_epochs: "200"/num_epochs: "1"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "144"/'
   hgtconfig h2 "${step[@]}" -e 's/num_epochs: "200"/num_epochs: "1"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "72"/'
-  if train h1 && timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/h2.yaml" >"$TMP/h2.out" 2>"$TMP/h2.err"; then
+  if train h1 && timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" train --quiet --task_config_uri="$TMP/h2.yaml" >"$TMP/h2.out" 2>"$TMP/h2.err"; then
     /usr/bin/python3 - "$TMP/h1/model.safetensors" "$TMP/h2/model.safetensors" <<'PY' && ok || bad "HGT: one step on 2 ranks != one step on the union batch"
 import json, struct, sys
 def load(p):

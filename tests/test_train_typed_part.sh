@@ -20,7 +20,7 @@ source "$(dirname "$0")/mpi_test_lib.sh"
 run() { # run NP NAME [env...]
   local np=$1 name=$2
   shift 2
-  env "$@" timeout 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
+  env "$@" timeout -k 10 300 "${MPIRUN[@]}" -np "$np" "$CGNN" train --task_config_uri="$TMP/$name.yaml" \
     >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 same() { # same A B: the two runs wrote the same model and metrics
@@ -97,7 +97,7 @@ config mixed dblp_hetero_sage "$TMP/dblp2m" "${NC[@]}"
 run 2 mixed; expect mixed 2 "written by another run of cgnn partition" $?
 ls "$TMP/world" "$TMP/mixed" >/dev/null 2>&1 && bad "a refused run created its outputs" || ok
 # cgnn embed on a typed partition: refused by name (exit 2), nothing written
-timeout 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --task_config_uri="$TMP/ev_par.yaml" --out="$TMP/emb_par" >"$TMP/emb_par.out" 2>"$TMP/emb_par.err"
+timeout -k 10 300 "${MPIRUN[@]}" -np 2 "$CGNN" embed --task_config_uri="$TMP/ev_par.yaml" --out="$TMP/emb_par" >"$TMP/emb_par.out" 2>"$TMP/emb_par.err"
 expect emb_par 2 "cgnn embed does not run on typed parts yet" $?
 [[ -e "$TMP/emb_par" ]] && bad "a refused embed created its output" || ok
 
