@@ -213,7 +213,7 @@ for page in "${pages[@]}"; do
     env=()
     # OpenMPI keeps allocations alive past MPI_Finalize by design; LeakSanitizer would report them
     [[ $SANITIZED == 1 ]] && grep -qw mpirun "$block" && env=(ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0")
-    (cd "$dir/root" && env "${env[@]}" timeout -k 10 300 bash "$dir/run$n.sh") >"$dir/log$n" 2>&1
+    (cd "$dir/root" && env "${env[@]}" timeout -k 10 300 bash "$dir/run$n.sh") </dev/null >"$dir/log$n" 2>&1
     rc=$?
     if [[ $rc -ne $expect ]]; then
       bad "$where: exit status $rc, the page expects $expect"
