@@ -3,7 +3,7 @@
 #
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan + LeakSanitizer; CMake option
 # CGNN_FUZZ) in build-fuzz/ and runs each target (default: all of fuzz/fuzz_*.c; a TARGET is
-# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20, what CI runs), one per core at a
+# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20; CI runs 15), one per core at a
 # time, one process on one core. Prints the executions of each target and exits non-zero if
 # any target found a crash, hang, leak, out-of-memory or sanitizer report.
 #
