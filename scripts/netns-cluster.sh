@@ -15,7 +15,7 @@
 # has 10.88.0.1 (mpirun's side). Shaping: a tbf qdisc on both ends of every veth (egress of the
 # host and egress towards it) at RATE. Latency: this machine's kernel has no netem qdisc
 # (`tc qdisc add ... netem` → "Specified qdisc kind is unknown"), so the links add no delay of
-# their own; the README puts the delay in on paper from the measured messages per step.
+# their own; docs/DISTRIBUTED.md puts the delay in on paper from the measured messages per step.
 set -euo pipefail
 self=$(realpath "$0")
 PREFIX=10.88.0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh — the README's second command (and what CI runs): install what is missing, then four
-# passes (README, "Tests"):
+# passes (README, "Two commands"):
 #   1. Release build, warnings as errors: the whole suite, accuracy-level end-to-end runs included;
 #   2. a build without MPI: only the tests whose code differs there (ctest -L serial: the serial
 #      dist fallback under the CLI, the rpc layer), with short runs;

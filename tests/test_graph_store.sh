@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_graph_store.sh CGNN — server-client mode (GiGL's graph-store mode; README, "Server-client
+# test_graph_store.sh CGNN — server-client mode (GiGL's graph-store mode; docs/DISTRIBUTED.md, "Server-client
 # mode"): storage ranks hold the parts and build whole mini-batches, compute ranks only train.
 #   - the same numbers: 2 storage + 2 compute ranks write byte-identical model.safetensors and
 #     eval metrics to 2 worker-mode ranks (Cora node classification, local seeds; facebook link

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_graph_store_typed.sh CGNN — server-client mode on a TYPED partition (README, "Server-client
+# test_graph_store_typed.sh CGNN — server-client mode on a TYPED partition (docs/DISTRIBUTED.md, "Server-client
 # mode", typed graphs): the storage ranks run the typed part sampler and gather every type's rows,
 # the compute ranks decode the typed batches and train exactly as worker mode does:
 #   - dblp-mini node classification (HeteroSAGE, venue featureless: its table replicated on the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_lightgcn_train.sh CGNN — LightGCN (gnn_model_class_path LightGCN, README "LightGCN") end to end on
+# test_lightgcn_train.sh CGNN — LightGCN (gnn_model_class_path LightGCN, docs/LINK_PREDICTION.md, "LightGCN") end to end on
 # two disjoint 16-node cliques (as test_rec.sh):
 #   - BPR with node_embedding_reg trains (the loss falls); the checkpoint is PyG LightGCN's
 #     state_dict (embedding.weight and the alpha buffer) with num_layers 3 and lightgcn_alpha in

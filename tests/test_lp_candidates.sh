@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_lp_candidates.sh CGNN — ranking over the right candidates on a homogeneous user-item graph
-# (README, "Candidates and full-ranking validation"):
+# (docs/LINK_PREDICTION.md, "Candidates and full-ranking validation"):
 #   - trainerArgs.lp_candidate_range "48:112" (the items) with MF-BPR and
 #     early_stop_criterion recall_at_10: every validation logs val_recall_at_10 / val_ndcg_at_10
 #     (metrics.jsonl and TensorBoard), early stopping is decided by recall (the best recall is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_rec.sh CGNN — recommendation-grade link prediction end to end (README, "Recommendation
+# test_rec.sh CGNN — recommendation-grade link prediction end to end (docs/LINK_PREDICTION.md, "Recommendation
 # losses and matrix factorisation"):
 #   - MF (num_layers 0: the learnable embeddings alone) with BPR on two disjoint cliques: it
 #     trains; the checkpoint holds embedding.weight and nothing else; `cgnn embed` writes exactly

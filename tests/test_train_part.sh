@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_train_part.sh CGNN — training on a partitioned graph (README, "Training on parts"):
+# test_train_part.sh CGNN — training on a partitioned graph (docs/DISTRIBUTED.md, "Training on parts"):
 #   - the partitioned run equals the replicated run byte for byte (model.safetensors and the
 #     eval metrics JSON) with the same seed assignment:
 #       Cora node classification, 2 parts (METIS) on 2 ranks: global, and local (the replicated

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_train_typed_part.sh CGNN — training on a partitioned TYPED graph (README, "Training on
+# test_train_typed_part.sh CGNN — training on a partitioned TYPED graph (docs/DISTRIBUTED.md, "Training on
 # parts", typed graphs):
 #   - the partitioned run equals the replicated typed run byte for byte (model.safetensors, with
 #     the featureless types' tables, and the eval metrics JSON) with the same seed assignment:

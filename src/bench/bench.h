@@ -74,7 +74,7 @@ typedef struct bench_lightgcn_opts {
 } bench_lightgcn_opts;
 
 /* `cgnn bench lightgcn`: one LightGCN step's propagation on the dataset's graph, the ways it can
- * run (README "LightGCN"): (b) the whole table (L products forward, L back), (c) the batch's
+ * run (docs/LINK_PREDICTION.md, "LightGCN"): (b) the whole table (L products forward, L back), (c) the batch's
  * receptive field only (nn/lightgcn.h: lightgcn_forward_rows / lightgcn_backward_rows, bitwise
  * the same rows), (a) the sampler's fanout -1 blocks of the batch (building them alone), and the
  * optimiser's step on every row. Medians over reps batches; prints a table and one JSON line. */

@@ -117,7 +117,7 @@ double dist_rpc_timeout(const dist_rpc *rpc);
  * idle service thread) or client_max_us (a caller waiting for replies). Defaults 50, 500, 100:
  * a round trip between busy ranks is caught while spinning (~3 µs over shared memory), an idle
  * service thread costs a wake-up per 500 µs and adds at most that to the first request of a
- * burst. The README has the measured trade-off. Before dist_rpc_start. */
+ * burst. docs/DISTRIBUTED.md has the measured trade-off. Before dist_rpc_start. */
 void dist_rpc_set_poll(dist_rpc *rpc, double spin_us, double server_max_us, double client_max_us);
 
 /* Starts this rank's service thread (not collective: requests sent to a rank that has not

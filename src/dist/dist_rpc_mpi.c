@@ -32,7 +32,7 @@
  * once matched, it is received with MPI_Mrecv, and a sender with data in flight polls without
  * sleeping (sched_yield) for as long as its bytes should take (in_flight_window_ns).
  * The service thread runs with a 1 µs timer slack (the default 50 µs would stretch every short
- * sleep). Measured figures: README, "Remote calls between ranks".
+ * sleep). Measured figures: docs/DISTRIBUTED.md, "Remote calls between ranks".
  *
  * Time-outs. Every wait for a message to come, or for a message to be taken, has a deadline
  * (the layer's timeout); a message already matched is received to its end (its sender is alive

@@ -1,5 +1,5 @@
 /* partbook.h — the partition book: what a training rank loads of a partitioned graph
- * (`cgnn partition`, graph/partition.h; the layout is in the README, "Partitioning").
+ * (`cgnn partition`, graph/partition.h; the layout is in docs/DISTRIBUTED.md, "cgnn partition").
  *
  * A partitioned graph is a directory OUT holding the partition JSON (DGL's layout,
  * OUT/<name>.json), two id maps (OUT/orig_ids.npy: new -> original, OUT/new_ids.npy: original ->

@@ -159,8 +159,8 @@ oom:
     free(adj);
     partition_symgraph_free(g);
     return err_set(err, CGNN_ERR_RUNTIME,
-                   "out of memory symmetrising the graph for METIS (%lld nodes, %lld edges; see README "
-                   "\"Partitioning\" for the memory bound, or use --method random)",
+                   "out of memory symmetrising the graph for METIS (%lld nodes, %lld edges; see docs/DISTRIBUTED.md, "
+                   "\"cgnn partition\", for the memory bound, or use --method random)",
                    (long long)n, (long long)E);
 }
 

@@ -29,7 +29,7 @@
  * part p there. Each edge type's edges are held by the part of their dst.
  *
  * Memory: partition_compute holds the assignment, in-degrees and both id maps (28 N bytes) plus,
- * for metis, the symmetrised graph and METIS's own copies (see the README for the measured
+ * for metis, the symmetrised graph and METIS's own copies (see docs/DISTRIBUTED.md for the measured
  * bound); partition_write groups the edge indices by part (4 E bytes) and streams every file.
  */
 #ifndef CGNN_PARTITION_H
@@ -111,7 +111,7 @@ void partition_free(partition_result *r);
 
 /* Writes the partition of ds described by r into the directory dir (created; normally a
  * staging directory the caller renames into place): <name>.json, orig_ids.npy, new_ids.npy,
- * part<p>/ (a dataset each) and global/ (the whole splits). See README "Partitioning" for the
+ * part<p>/ (a dataset each) and global/ (the whole splits). See docs/DISTRIBUTED.md, "cgnn partition", for the
  * layout. Deterministic: the bytes depend on (ds, r) only, never on nthreads. Returns 0, or -1
  * with *err (CGNN_ERR_RUNTIME naming the file). */
 int partition_write(const char *dir, const dataset *ds, const partition_result *r, int nthreads, cgnn_err *err);

@@ -726,7 +726,7 @@ FIRST_NONFINITE(first_nonfinite_f64, double, FLT_BAD)
 
 /* Rejects NaN / Inf in a float feature array, naming the file, row and column: a non-finite
  * input would pass through ReLU as 0 and train a silently wrong model. One pass over the data
- * at open (memory bandwidth; see the README for what it costs). Integer dtypes are finite. */
+ * at open (memory bandwidth; see docs/DATASETS.md for what it costs). Integer dtypes are finite. */
 static int check_finite(const npy_array *a, int64_t dim, const char *field, cgnn_err *err) {
     int64_t bad;
     switch (a->dtype) {

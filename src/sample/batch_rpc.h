@@ -112,7 +112,7 @@ int batch_reply_decode(const void *rep, size_t len, const batch_reply_expect *ex
  * short), for a caller that sizes mb before decoding; nothing is checked beyond the length. */
 void batch_reply_peek(const void *rep, size_t len, int num_layers, int64_t *num_input_nodes, int64_t *max_block_edges);
 
-/* ---- typed batches (a typed partition; README "Server-client mode", typed graphs) ----------
+/* ---- typed batches (a typed partition; docs/DISTRIBUTED.md, "Server-client mode") ----------
  * The same BATCH handler, version 2 (a storage rank serves typed or homogeneous batches, as its
  * partition is):
  *   request  header[BATCH_REQ_HEADER] = {2, key, L, replace, K, n_seeds, n_pairs, features wanted

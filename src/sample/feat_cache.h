@@ -17,7 +17,7 @@
  *            (GLT's pre-sampling; never the training batches' own draws); equal counts — the
  *            many nodes seen once or twice, and after them the nodes never seen — by the whole
  *            graph's in-degree when the plan has it (measured on products, 4 parts, 20% cache:
- *            49.5% of the remote rows by counts alone, README "Feature cache")
+ *            49.5% of the remote rows by counts alone, docs/DISTRIBUTED.md, "Feature cache")
  *   degree   the whole graph's in-degree (PaGraph-style; needs the in-degrees of every part)
  *   halo     the 1-hop halo: remote in-neighbours of own nodes, by how many own nodes they
  *            point to (DistDGL's halo nodes, ranked)

@@ -1112,7 +1112,7 @@ static int arg_bytes(const yamldoc *doc, const yamldoc_node *n, int64_t *out, cg
     return 0;
 }
 
-/* prefetch_size and the feature cache's arguments (README, "Feature cache"). */
+/* prefetch_size and the feature cache's arguments (docs/DISTRIBUTED.md, "Feature cache"). */
 static int parse_cache_args(const yamldoc *doc, const yamldoc_node *const *g, trainer_args *a, cgnn_err *err) {
     const yamldoc_node *n;
     char buf[80];
@@ -1624,7 +1624,7 @@ static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_
                             "sparse-update optimisers)", shown(n, buf, sizeof buf));
         snprintf(a->embedding_optim, sizeof a->embedding_optim, "%s", base);
     }
-    /* data parallel seed assignment and partitioned graphs (README, "Training on parts") */
+    /* data parallel seed assignment and partitioned graphs (docs/DISTRIBUTED.md, "Training on parts") */
     if ((n = g[TARG_SEED_ASSIGNMENT])) {
         if (strcmp(n->scalar, "local") == 0) a->seed_assignment = SEED_ASSIGN_LOCAL;
         else if (strcmp(n->scalar, "global") == 0) a->seed_assignment = SEED_ASSIGN_GLOBAL;
@@ -1753,7 +1753,7 @@ static const char *const TRAINER_CONFIG_KEYS[] = {"trainerArgs", "trainerClsPath
                                                   "graphStoreStorageConfig", NULL};
 /* trainerConfig.graphStoreStorageConfig (GiGL's GraphStoreStorageConfig): the Python storage job's
  * command and its string arguments; cgnn's storage ranks are cgnn itself, so both are read and
- * ignored (README, "Server-client mode"). */
+ * ignored (docs/DISTRIBUTED.md, "Server-client mode"). */
 static const char *const STORAGE_CONFIG_KEYS[] = {"command", "storageArgs", "storage_args", NULL};
 static const char *const PROFILER_KEYS[] = {"shouldEnableProfiler", "profilerLogDir", "profilerArgs",
                                             /* the proto's own spelling, as GiGL's trainer docs write it */

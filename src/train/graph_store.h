@@ -2,7 +2,7 @@
  * pytorch's server-client deployment), storage ranks that hold the partitioned graph and build
  * mini-batches, and compute ranks that only train.
  *
- * Launch (README, "Server-client mode"):
+ * Launch (docs/DISTRIBUTED.md, "Server-client mode"):
  *   mpirun -np S+T cgnn train --task_config_uri=task.yaml --resource_config_uri=r.yaml
  * with r.yaml holding GiGL's trainer_resource_config.vertex_ai_graph_store_trainer_config:
  * S = graph_store_pool.num_replicas, T = compute_pool.num_replicas x compute_cluster_local_world_size

@@ -53,7 +53,7 @@ typedef struct trainer {
     csc_graph own_g;
     const dataset *ds;        /* the dataset the job reads: own_ds, or this rank's part (pb.ds) */
     const csc_graph *g;       /* the index the samplers read: own_g, or the part's (pb.local) */
-    /* a partitioned graph (preprocessedMetadataUri names a `cgnn partition` output; README,
+    /* a partitioned graph (preprocessedMetadataUri names a `cgnn partition` output; docs/DISTRIBUTED.md,
      * "Training on parts"): this rank holds part rank % P and serves it to the others */
     int parted;
     partbook pb;              /* the JSON, this rank's part (ds, local index), the id maps */
