@@ -23,6 +23,8 @@ if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not installed (openmp
 MPIRUN=(mpirun --oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+# TCP runs over loopback only: test_netns brings a bridge (10.88.0.1) up and down beside this test
+export OMPI_MCA_btl_tcp_if_include=lo
 SANITIZED=${CGNN_TEST_SANITIZED:-0}
 if [[ $SANITIZED == 1 ]]; then
   # OpenMPI keeps allocations alive past MPI_Finalize by design: suppress the leaks whose stack
