@@ -7,7 +7,7 @@
 # time, one process on one core. Prints the executions of each target and exits non-zero if
 # any target found a crash, hang, leak, out-of-memory or sanitizer report.
 #
-#   scripts/fuzz.sh            # 20 s per target (CI: scripts/test.sh runs 15 s)
+#   scripts/fuzz.sh            # 20 s per target (CI: scripts/test.sh runs 10 s)
 #   scripts/fuzz.sh 3600       # the long run: an hour per target
 #   scripts/fuzz.sh 600 npy    # one target
 #   scripts/fuzz.sh --build-only   # only (re)build the targets
