@@ -117,12 +117,13 @@ cmp -s "$TMP/lp.state.before" "$TMP/lp/model.safetensors.state" && ok || bad "a 
 
 # ---- Cora node classification: batch 32, 6 epochs, validation every 3 steps, early stopping ----
 NC_EPOCHS=6
-[[ $SANITIZED == 1 ]] && NC_EPOCHS=3
+NC_TEST=() # the sanitized pass tests on 3 batches per rank (whole test split: the plain pass)
+[[ $SANITIZED == 1 ]] && NC_EPOCHS=3 NC_TEST=(-e 's/num_test_batches: "0"/num_test_batches: "3"/')
 nc_config() { # nc_config NAME
   sed -e "s#out/[a-z_]*/#$TMP/$1/#g" -e "s#preprocessedMetadataUri: [^ ]*#preprocessedMetadataUri: $TMP/cora2#" \
     -e 's/main_sample_batch_size: "140"/main_sample_batch_size: "32"/' \
     -e "s/num_epochs: \"200\"/num_epochs: \"$NC_EPOCHS\"/" -e 's/val_every_num_batches: "0"/val_every_num_batches: "3"/' \
-    -e 's/num_val_batches: "0"/num_val_batches: "2"/' \
+    -e 's/num_val_batches: "0"/num_val_batches: "2"/' "${NC_TEST[@]}" \
     -e 's/early_stop_patience: "20"/early_stop_patience: "4"\n    lr_scheduler_name: StepLR\n    lr_scheduler_step_size: "7"\n    lr_scheduler_gamma: "0.7"\n    checkpoint_every_n_batches: "2"/' \
     examples/cora_graphsage.yaml > "$TMP/$1.yaml"
 }
