@@ -17,6 +17,8 @@
 #include "train/config.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -25,7 +27,7 @@
 #include "train/config_args.h"
 #include "train/config_value.h"
 
-/* ---- messages ------------------------------------------------------------------------------- */
+/* ---- YAML helpers --------------------------------------------------------------------------- */
 
 /* The entry of known closest to `key` by edit distance if it is plausibly a typo, else NULL
  * (the same rule as yamldoc_check_keys). */
