@@ -315,7 +315,9 @@ int config_gigl_value(const yamldoc *doc, const yamldoc_node *v, gigl_type type,
 static void gigl_store(trainer_args *a, const gigl_arg *e, double num) {
     char *base = (char *)a;
     if (e->type == GIGL_INT) {
-        const int64_t v = (int64_t)num;
+        /* num is an integer in [lo, hi] read through a double: INT64_MAX is 2^63 there, which
+         * int64_t does not hold (a conversion with undefined behaviour) */
+        const int64_t v = num >= 0x1p63 ? INT64_MAX : (int64_t)num;
         memcpy(base + e->off, &v, sizeof v);
     } else {
         CGNN_CHECK(e->type == GIGL_NUM);
