@@ -33,7 +33,7 @@ int config_check_momentum(const targ_ctx *x) {
                            optim_kind_name(x->a->optim.kind));
 }
 
-/* The scheduler arguments kind takes, for messages. */
+/* The scheduler arguments kind takes (the rows with its TARG_SCHED bit), for messages. */
 static const char *sched_takes(sched_kind kind) {
     switch (kind) {
     case SCHED_CONSTANT: return "lr_scheduler_factor, lr_scheduler_total_iters";
@@ -44,7 +44,6 @@ static const char *sched_takes(sched_kind kind) {
     }
 }
 
-/* 1 if scheduler argument key belongs to a scheduler of kind. */
 /* After lr_scheduler_name: no name -> a constant learning rate (the defaults) and no scheduler
  * arguments; a name -> the arguments it takes (and StepLR's and CosineAnnealingLR's required one).
  * GiGL's factor / total_iters: its v1 trainers' ConstantLR (GiGL's defaults factor 1.0,
