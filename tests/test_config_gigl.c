@@ -1,4 +1,4 @@
-/* test_config_gigl.c — GiGL's names in the task and resource configs (config.c, "GiGL's
+/* test_config_gigl.c — GiGL's names in the task and resource configs (config_args.c, "GiGL's
  * trainerArgs names"; docs/CONFIG.md): each GiGL name sets the cgnn setting it means, as GiGL
  * writes it (strings: "16", "0.0005", "True"); a GiGL name and a cgnn name of one setting with
  * different values are an error naming both; GiGL settings cgnn keeps are stored and checked as

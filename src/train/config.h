@@ -7,6 +7,9 @@
  * URIs: file:// and plain paths; gs://, s3://, ... fail with a clear error. Relative paths are
  * relative to the current directory (as GiGL resolves them).
  * Every error: CGNN_ERR_INPUT, "FILE: PATH (line N): what is wrong".
+ * The readers are config.c (the sections), config_args.c (the table of trainer arguments,
+ * config_args.h: one row each, with its type, bounds, default and field), config_value.c (strict
+ * values) and config_validate.c (arguments against each other and against the dataset).
  */
 #ifndef CGNN_CONFIG_H
 #define CGNN_CONFIG_H
@@ -143,7 +146,7 @@ typedef struct trainer_args {
     enum { SEED_ASSIGN_AUTO, SEED_ASSIGN_LOCAL, SEED_ASSIGN_GLOBAL } seed_assignment;
     char seed_partition[CONFIG_PATH_MAX];
     double rpc_timeout_s;             /* a partitioned graph: a peer silent this long is an error (60) */
-    /* GiGL's own trainer arguments that cgnn keeps (config.c, "GiGL's trainerArgs names"; the
+    /* GiGL's own trainer arguments that cgnn keeps (config_args.c, "GiGL's trainerArgs names"; the
      * names that only mean a cgnn key are stored in that key) */
     int64_t val_num_workers;          /* val_main_num_workers: sampler threads of the validation loader; -1 = num_workers */
     int64_t test_num_workers;         /* test_main_num_workers: the same for the test loader; -1 = num_workers */
@@ -171,7 +174,7 @@ typedef struct trainer_args {
 } trainer_args;
 
 /* Lines cgnn train logs about the config: GiGL arguments accepted without effect, GiGL names read
- * as cgnn's, GiGL behaviours followed (config.c). The last line says so when more did not fit. */
+ * as cgnn's, GiGL behaviours followed (config*.c). The last line says so when more did not fit. */
 #define CONFIG_MAX_NOTES 32
 #define CONFIG_NOTE_MAX 640
 typedef struct config_notes {
@@ -243,7 +246,8 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err);
 /* Strips file:// from uri into out; any other scheme ("gs://...") is an error naming it. */
 int config_resolve_uri(char *out, size_t cap, const char *uri, const char *what, cgnn_err *err);
 
-/* Every trainerArgs key cgnn knows (NULL-terminated), for docs and suggestions. */
+/* Every trainerArgs key cgnn knows (NULL-terminated), in the order of the table in config_args.h,
+ * for docs and suggestions. */
 extern const char *const CONFIG_TRAINER_ARG_KEYS[];
 /* GiGL's trainerArgs names cgnn also accepts (NULL-terminated; docs/CONFIG.md, "GiGL's names"):
  * names GiGL's trainers read for a setting cgnn has, GiGL settings cgnn keeps or accepts without
