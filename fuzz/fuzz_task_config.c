@@ -19,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0) {
         const trainer_args *a = &c.args;
         FUZZ_ASSERT(c.task == TASK_NODE_CLASSIFICATION || c.task == TASK_LINK_PREDICTION);
-        FUZZ_ASSERT(a->num_layers >= 1);
+        /* 0 layers: the embedding table alone (link prediction, matrix factorisation) */
+        FUZZ_ASSERT(a->num_layers >= 0 && a->num_layers <= CONFIG_MAX_LAYERS);
         /* exactly one num_neighbors form: one list of num_layers, or 1..max lists per edge type */
         FUZZ_ASSERT(a->num_etype_fanouts == 0 ? a->num_fanouts == a->num_layers
                                               : a->num_fanouts == 0 && a->num_etype_fanouts <= CONFIG_MAX_ETYPE_FANOUTS);
