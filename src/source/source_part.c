@@ -182,9 +182,7 @@ static int build_cache(graph_source *s, const sampler_config *train, cgnn_err *e
     if (s->part.have_cache) {
         feat_cache_plan pl;
         memset(&pl, 0, sizeof pl);
-        pl.policy = o->cache_policy == FEAT_CACHE_DEGREE ? FEAT_CACHE_DEGREE
-                    : o->cache_policy == FEAT_CACHE_HALO ? FEAT_CACHE_HALO
-                                                         : FEAT_CACHE_HOTNESS;
+        pl.policy = o->cache_policy; /* (not none: there is a cache) */
         pl.ratio = o->cache_ratio;
         pl.budget = o->cache_budget;
         pl.local = s->g;
