@@ -45,6 +45,7 @@
 #include "dist/dist_rpc.h"
 #include "io/outguard.h"
 #include "sample/minibatch.h"
+#include "source/graph_source.h"
 #include "train/config.h"
 #include "train/trainer.h"
 #include "util/err.h"
@@ -55,19 +56,8 @@ typedef struct graph_store_layout {
     int index;                    /* its index in its pool */
 } graph_store_layout;
 
-/* What a compute rank's trainer needs (trainer_options.graph_store). */
-typedef struct graph_store_client {
-    dist_rpc *rpc;                /* the world's, started */
-    int num_storage, num_compute; /* S, T */
-    int first_storage;            /* the world rank of storage rank 0 (= T) */
-    int parts_per_storage;        /* k = P / S */
-    int has_feat;                 /* the parts have node features: */
-    int64_t feat_dim;             /*   their width */
-    int feat_dtype;               /*   and npy dtype */
-    int typed;                    /* a typed partition: each node type's rows (the parts' features) */
-    int64_t type_feat_dim[MINIBATCH_MAX_NODE_TYPES]; /* 0: featureless */
-    int type_feat_dtype[MINIBATCH_MAX_NODE_TYPES];   /* npy dtype, -1: featureless */
-} graph_store_client;
+/* What a compute rank's trainer needs (trainer_options.graph_store): graph_store_client, defined
+ * with the graph source that reads it (source/graph_source.h, the "store" kind). */
 
 /* The roles from res (res->graph_store set) for a world of world_size ranks: CGNN_ERR_INPUT when
  * the pools do not add up to the world ("graph_store_pool.num_replicas 2 + compute ranks 2 = 4,

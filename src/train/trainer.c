@@ -11,10 +11,8 @@
 #include <zlib.h>
 
 #include "dist/dist.h"
-#include "dist/dist_rpc.h"
 #include "graph/csc.h"
 #include "graph/edge_split.h"
-#include "graph/partbook.h"
 #include "graph/typed_graph.h"
 #include "io/dataset.h"
 #include "io/durable.h"
@@ -28,10 +26,7 @@
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "sample/loader.h"
-#include "sample/batch_rpc.h"
-#include "sample/feat_cache.h"
-#include "sample/part_rpc.h"
-#include "train/graph_store.h"
+#include "source/graph_source.h"
 #include "train/head.h"
 #include "train/lp_eval.h"
 #include "train/outputs.h"
@@ -49,41 +44,11 @@ typedef struct trainer {
     const dist_ctx *d;        /* rank / world; a world of one without mpirun */
     int64_t layer_begin[MINIBATCH_MAX_LAYERS], layer_end[MINIBATCH_MAX_LAYERS]; /* grads per layer */
     const trainer_args *a;
-    dataset own_ds;           /* a replicated graph: the dataset and its index (parted: unused) */
-    csc_graph own_g;
-    const dataset *ds;        /* the dataset the job reads: own_ds, or this rank's part (pb.ds) */
-    const csc_graph *g;       /* the index the samplers read: own_g, or the part's (pb.local) */
-    /* a partitioned graph (preprocessedMetadataUri names a `cgnn partition` output; docs/DISTRIBUTED.md,
-     * "Training on parts"): this rank holds part rank % P and serves it to the others */
-    int parted;
-    partbook pb;              /* the JSON, this rank's part (ds, local index), the id maps */
-    sampler_part spart;       /* the part as the samplers see it (ranges, draw keys, whole sizes) */
-    dist_rpc *rpc;            /* the service thread answering the peers (created collectively) */
-    part_rpc pr;              /* its handlers and the samplers' / gathers' remote callbacks */
-    int have_pr;
-    embedding_shard shard;    /* the embedding table holds this part's rows only */
-    gather_part_scratch emb_scratch; /* the consumer's remote embedding row fetches */
-    int64_t *key_nodes;       /* (max input nodes) the batch's original ids (dropout keys) */
-    /* server-client mode (train/graph_store.h): a compute rank holds no part; pb holds the JSON,
-     * the whole splits and the id maps; the storage ranks build every batch (bclient) */
-    int client;
-    const graph_store_client *gs;
-    batch_client bclient;
-    int have_bclient;
-    ds_feature feat_desc;     /* the storage ranks' node features: width and dtype only, no rows */
-    ds_feature tfeat_desc[MINIBATCH_MAX_NODE_TYPES]; /* the same per node type (a typed partition) */
-    /* worker mode: the cache of remote feature rows in front of FEAT (sample/feat_cache.h) */
-    feat_cache cache;
-    int have_cache;
-    const ds_task *gtask;     /* the whole splits: task itself (replicated) or pb.global's (parted) */
-    /* seed assignment (trainerArgs.seed_assignment): global = every rank slices the whole split;
-     * local = rank r takes the seeds part r % P owns, slice r / P of the W / P ranks sharing it */
-    int local_seeds;
-    int seed_group, seed_groups;
-    partbook seed_pb;         /* replicated + seed_partition_uri: its JSON and id maps */
-    int64_t *sel_seeds[DS_SPLIT_COUNT], *sel_labels[DS_SPLIT_COUNT], *sel_indexes[DS_SPLIT_COUNT];
-    int64_t sel_n[DS_SPLIT_COUNT]; /* replicated + local: the rows whose anchor the part owns */
-    int64_t train_batches_min, train_batches_max; /* local: training batches over all ranks */
+    /* where the graph lives (source/graph_source.h): the whole dataset, a part and its peers, or
+     * (server-client mode) the storage ranks; its dataset, index, typed graph and seed assignment */
+    graph_source src;
+    const ds_task *gtask;     /* the whole splits: task itself, or (on a part) the global splits' */
+    int64_t train_batches_min, train_batches_max; /* local seeds: training batches over all ranks */
     const ds_task *task;
     /* trainerArgs.ssl_positive_label_percentage (graph/edge_split.h): GiGL's self-supervised
      * split of the supervision edge type's edges; ssl_task's splits point into ssl.pairs */
@@ -95,9 +60,7 @@ typedef struct trainer {
     const ds_feature *feat;
     /* a typed graph (the dataset has node / edge types): node classification on the task's node
      * type with a typed model; each featureless node type gets a learnable embedding table */
-    int typed;
-    typed_graph tg;           /* the whole graph's indexes, or (parted) the part's view */
-    typed_sampler_part tspart; /* parted + typed: the parts' per-type ranges and draw keys */
+    int typed;                /* (its graph: src.tg) */
     typed_sampler_config tsc;
     const ds_feature *tfeat[MINIBATCH_MAX_NODE_TYPES]; /* per node type; NULL: featureless */
     int64_t twidth[MINIBATCH_MAX_NODE_TYPES];          /* its input rows' width */
@@ -265,11 +228,7 @@ static void prepare_batch(trainer *t, minibatch *mb) {
                                  ty->feat_dim[k], 0);
         return;
     }
-    if (t->parted || t->client) { /* per-node randomness (dropout) keyed by original ids, as on the whole graph */
-        const int64_t *orig = t->pb.orig_of_new;
-        for (int64_t i = 0; i < mb->num_input_nodes; i++) t->key_nodes[i] = orig[mb->input_nodes[i]];
-        mb->key_nodes = t->key_nodes;
-    }
+    graph_source_prepare_batch(&t->src, mb); /* on parts: per-node randomness (dropout) keyed by original ids */
     if (!t->have_emb) return;
     if (t->lgc) { /* the propagated rows: one full-graph forward per step (or per evaluation) */
         const int64_t D = t->emb.dim;
@@ -288,14 +247,8 @@ static void prepare_batch(trainer *t, minibatch *mb) {
         for (int64_t i = 0; i < n; i++) memcpy(feat + i * stride + col, src + ids[i] * D, (size_t)D * sizeof(float));
         return;
     }
-    if (!t->parted) {
-        embedding_gather(&t->emb, mb->input_nodes, mb->num_input_nodes, mb->features, mb->feat_dim, t->feat_dim);
-        return;
-    }
     cgnn_err e = {0};
-    if (gather_rows_part(mb->features + t->feat_dim, mb->feat_dim, &t->pr.emb_view, &t->pr.emb_part, &t->emb_scratch,
-                         mb->input_nodes, mb->num_input_nodes, t->threads, &e) != 0)
-        dist_fail_job(t->d, &e);
+    if (graph_source_gather_embedding(&t->src, &t->emb, mb, t->feat_dim, &e) != 0) dist_fail_job(t->d, &e);
 }
 
 /* Runs the model over up to max_batches batches of l (0 = all) without dropout; *s gets the
@@ -359,19 +312,8 @@ static int split_workers(int64_t given, int train_workers) { return given >= 0 ?
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
     const ds_split *sp = &t->gtask->splits[split]; /* the whole split (its name, labels, size) */
-    const int64_t *seeds = sp->seeds, *labels = sp->labels, *indexes = sp->indexes;
-    int64_t items = sp->num_items;
-    int rank = t->d->rank, world = t->d->size;
-    if (t->local_seeds) { /* this part's rows, sliced among the ranks sharing the part */
-        rank = t->seed_group, world = t->seed_groups;
-        if (t->parted) {
-            const ds_split *own = &t->task->splits[split];
-            seeds = own->seeds, labels = own->labels, indexes = own->indexes, items = own->num_items;
-        } else {
-            seeds = t->sel_seeds[split], labels = t->sel_labels[split], indexes = t->sel_indexes[split];
-            items = t->sel_n[split];
-        }
-    }
+    graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
+    graph_source_split_rows(&t->src, split, &rows);
     loader_config lc;
     memset(&lc, 0, sizeof lc);
     lc.sampler.num_layers = t->a->num_layers;
@@ -380,10 +322,10 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     lc.batch_size = t->a->batch_size;
     lc.shuffle = shuffle;
     lc.seed = t->a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL;
-    lc.rank = rank;
-    lc.world_size = world;
+    lc.rank = rows.rank;
+    lc.world_size = rows.world;
     /* local seeds: every rank runs the fewest batches of any rank instead (train_loop) */
-    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs && !t->local_seeds;
+    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs && !t->src.local_seeds;
     lc.num_workers = workers;
     lc.feature = t->feat;
     lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
@@ -402,69 +344,37 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
                                                    : t->a->random_negative_sample_batch_size_for_evaluation;
         lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
         lc.neg_lo = t->a->lp_candidate_lo, lc.neg_hi = t->a->lp_candidate_hi; /* random negatives: candidates only */
-        lc.indexes = indexes;
+        lc.indexes = rows.indexes;
         lc.anchor_batches = t->a->lp_anchor_batching; /* GiGL's DistABLPLoader for every split alike */
         lc.max_labels_per_anchor = t->a->max_labels_per_anchor_node;
     }
     if (t->typed) {
-        lc.typed = &t->tg;
+        lc.typed = &t->src.tg;
         lc.typed_sampler = t->tsc;
         const int lp = t->cfg->task == TASK_LINK_PREDICTION;
         lc.seed_type = lp ? 0 : t->task->type;
         lc.pair_etype = lp ? t->task->type : 0;
-        int featured = 0;
-        for (int k = 0; k < t->tg.num_node_types; k++) {
+        for (int k = 0; k < t->src.tg.num_node_types; k++) {
             lc.type_feature[k] = t->tfeat[k];
             lc.type_width[k] = t->twidth[k];
-            featured |= t->tfeat[k] != NULL;
-        }
-        if (t->parted || t->client) { /* the part's view: remote picks and rows, batches renamed to original ids */
-            lc.typed_part = t->parted ? &t->pr.tsampler : NULL;
-            lc.typed_feat_part = featured && t->parted ? &t->pr.tfeat_part : NULL;
-            for (int k = 0; k < t->tg.num_node_types; k++) {
-                lc.type_orig_of_new[k] = t->pb.type_orig_of_new[k];
-                lc.type_new_of_orig[k] = t->pb.type_new_of_orig[k];
-            }
         }
     }
-    if (t->parted && !t->typed) {
-        lc.part = &t->pr.sampler;
-        lc.feat_part = t->feat ? (t->have_cache ? &t->cache.view : &t->pr.feat_part) : NULL;
-        lc.neg_map = t->pb.new_of_orig;
-    }
-    if (t->client) { /* a storage rank builds each batch; prefetch_size of them in flight (GLT's) */
-        lc.remote = &t->bclient.remote;
-        lc.neg_map = t->pb.new_of_orig;
-        lc.num_workers = (int)t->a->prefetch_size;
-        lc.queue_depth = (int)t->a->prefetch_size + 1;
-        lc.gather_threads = 1;
-    }
-    if (loader_init(l, t->typed ? NULL : t->g, seeds, labels, items, &lc, err) != 0)
+    graph_source_loader_config(&t->src, &lc); /* on parts: remote picks and rows, or remote batches */
+    if (loader_init(l, t->typed ? NULL : t->src.g, rows.seeds, rows.labels, rows.items, &lc, err) != 0)
         return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
     return 0;
 }
 
-/* Nodes and edges of the whole graph (a part's index holds its own nodes only). */
-static int64_t whole_nodes(const trainer *t) {
-    if (t->typed) return t->tg.offset[t->tg.num_node_types];
-    return t->parted || t->client ? t->pb.num_nodes : t->g->num_nodes;
-}
-static int64_t whole_edges(const trainer *t) {
-    int64_t e = 0;
-    for (int k = 0; t->typed && k < t->tg.num_edge_types; k++) e += t->tg.num_edges[k];
-    return t->typed ? e : t->parted || t->client ? t->pb.num_edges : t->g->num_edges;
-}
-
 /* Writes the checkpoint: the model's params, plus "embedding.weight" when the model has
- * learnable node embeddings: emb_rows is the table, or (parted) this rank's shard, gathered to
- * rank 0 in original id order first. Collective; rank 0 writes. Returns 0, or -1 with *err on
- * rank 0. */
+ * learnable node embeddings: emb_rows is the table, or (on parts) this rank's rows of it, in
+ * original id order on rank 0 first (graph_source_table_to_root). Collective; rank 0 writes.
+ * Returns 0, or -1 with *err on rank 0. */
 static int save_checkpoint(trainer *t, const float *params, const float *emb_rows, cgnn_err *err) {
     if (t->typed) { /* the featureless types' tables: the best ones with the best parameters */
         const int best = params == t->best_params;
         outputs_table tb[MINIBATCH_MAX_NODE_TYPES];
         int n = 0;
-        for (int k = 0; k < t->tg.num_node_types; k++)
+        for (int k = 0; k < t->src.tg.num_node_types; k++)
             if (t->have_temb[k])
                 tb[n++] = (outputs_table){t->temb_key[k], best ? t->best_temb[k] : t->temb[k].weight,
                                           t->temb[k].num_rows, t->temb[k].dim};
@@ -474,20 +384,11 @@ static int save_checkpoint(trainer *t, const float *params, const float *emb_row
     }
     if (!t->have_emb)
         return is_root(t) ? outputs_save_model(t->cfg->trained_model_uri, t->cfg->task, &t->m, params, err) : 0;
-    float *full = t->parted ? part_gather_to_root(t->d, t->pb.num_parts, emb_rows, t->pb.n_local, t->emb.dim,
-                                                 t->pb.orig_of_new, t->pb.num_nodes)
-                           : NULL;
-    if (t->client && is_root(t)) { /* the whole table in new ids: rows to their original ids */
-        const int64_t N = t->pb.num_nodes, D = t->emb.dim;
-        full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
-#pragma omp parallel for schedule(static)
-        for (int64_t v = 0; v < N; v++)
-            memcpy(full + t->pb.orig_of_new[v] * D, emb_rows + v * D, (size_t)D * sizeof(float));
-    }
+    float *full = graph_source_table_to_root(&t->src, emb_rows, t->emb.dim);
     int rc = 0;
     if (is_root(t))
         rc = outputs_save_model_with_embedding(t->cfg->trained_model_uri, t->cfg->task, &t->m, params,
-                                               full ? full : emb_rows, whole_nodes(t), t->emb.dim, err);
+                                               full ? full : emb_rows, graph_source_num_nodes(&t->src), t->emb.dim, err);
     free(full);
     return rc;
 }
@@ -529,7 +430,7 @@ static int rank_split(trainer *t, ds_split_id split, double *recall, double *ndc
                       t->have_emb ? t->emb.num_rows : 0, t->have_emb ? t->emb.dim : 0};
     infer_options opt = {INFER_DEFAULT_CHUNK, NULL, t->d, NULL, NULL};
     infer_result r;
-    if (infer_run(&r, &t->m, t->g, &in, &opt, err) != 0) return err_prefix(err, "full-ranking %s: ", ds_split_name(split));
+    if (infer_run(&r, &t->m, t->src.g, &in, &opt, err) != 0) return err_prefix(err, "full-ranking %s: ", ds_split_name(split));
     const double t1 = timer_now();
     int64_t *owned[3], n_rank, n_train, n_excl = 0, anchors = 0;
     const int64_t *rp = split_positive_pairs(&t->gtask->splits[split], &owned[0], &n_rank);
@@ -608,7 +509,7 @@ static int validate(trainer *t, int64_t epoch, double train_loss, cgnn_err *err,
         res->best_val_acc = vmain;
         memcpy(t->best_params, t->m.params, (size_t)t->m.num_params * sizeof(float));
         if (t->have_emb) memcpy(t->best_emb, t->emb.weight, (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float));
-        for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+        for (int k = 0; t->typed && k < t->src.tg.num_node_types; k++)
             if (t->have_temb[k])
                 memcpy(t->best_temb[k], t->temb[k].weight, (size_t)(t->temb[k].num_rows * t->temb[k].dim) * sizeof(float));
         /* the last good checkpoint (rank 0 writes; a failure there stops every rank) */
@@ -648,7 +549,6 @@ static void trainer_free(trainer *t) {
     }
     free(t->mtypes);
     free(t->lp_out);
-    typed_graph_free(&t->tg);
     free(t->dinput);
     free(t->best_emb);
     lightgcn_adj_free(&t->lgc_adj);
@@ -659,316 +559,9 @@ static void trainer_free(trainer *t) {
     free(t->fp);
     jsonl_close(&t->log, NULL);
     tb_close(&t->tb);
-    csc_free(&t->own_g);
+    graph_source_free(&t->src); /* the loaders are stopped: no thread calls the rpc layer any more */
     edge_split_free(&t->ssl);
-    dataset_close(&t->own_ds);
-    /* the loaders are stopped: no thread calls the rpc layer any more */
-    if (t->have_cache) feat_cache_free(&t->cache);
-    if (t->have_pr) part_rpc_free(&t->pr);
-    if (t->have_bclient) batch_client_free(&t->bclient);
-    dist_rpc_free(t->rpc);
-    gather_part_scratch_free(&t->emb_scratch);
-    free(t->key_nodes);
-    partbook_close(&t->pb);
-    partbook_close(&t->seed_pb);
-    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-        free(t->sel_seeds[s]);
-        free(t->sel_labels[s]);
-        free(t->sel_indexes[s]);
-    }
     outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
-}
-
-/* A partitioned graph: checks that the world fits the parts, loads part rank % P (its dataset,
- * local index, the whole splits, the id maps) and sets up the samplers' view of it. */
-static int open_part(trainer *t, cgnn_err *err) {
-    partbook *pb = &t->pb;
-    char what[CONFIG_PATH_MAX + 64];
-    snprintf(what, sizeof what, "%s: sharedConfig.preprocessedMetadataUri", t->cfg->file);
-    if (partbook_open_for_rank(pb, t->cfg->dataset_path, t->d->rank, t->d->size, t->threads, what, err) != 0)
-        return -1;
-    const int P = pb->num_parts, part = pb->part;
-    t->ds = &pb->ds;
-    if (pb->typed) { /* the samplers' view of a typed part: per-type ranges, draws keyed by original ids */
-        if (pb->num_node_types > MINIBATCH_MAX_NODE_TYPES || pb->num_edge_types > MINIBATCH_MAX_EDGE_TYPES)
-            return err_set(err, CGNN_ERR_INPUT, "%s: %d node types and %d edge types; at most %d and %d are supported",
-                           pb->json_path, pb->num_node_types, pb->num_edge_types, MINIBATCH_MAX_NODE_TYPES,
-                           MINIBATCH_MAX_EDGE_TYPES);
-        t->tspart.num_parts = P;
-        t->tspart.part = part;
-        for (int k = 0; k < pb->num_node_types; k++) {
-            t->tspart.type_start[k] = pb->type_map + (size_t)k * (size_t)(P + 1);
-            t->tspart.key_ids[k] = pb->type_orig_of_new[k];
-        }
-        return 0;
-    }
-    t->g = &pb->local;
-    t->spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
-                              pb->max_in_degree, NULL, NULL};
-    return 0;
-}
-
-/* Server-client mode: a compute rank opens the partition JSON, the whole splits and the id maps
- * (no part: the storage ranks hold them) and describes the storage ranks' feature rows. */
-static int open_client(trainer *t, cgnn_err *err) {
-    partbook *pb = &t->pb;
-    const graph_store_client *gs = t->gs;
-    if (partbook_open_client(pb, t->cfg->dataset_path, t->threads, err) != 0)
-        return err_prefix(err, "%s: sharedConfig.preprocessedMetadataUri: ", t->cfg->file);
-    if (pb->num_parts != gs->parts_per_storage * gs->num_storage)
-        return err_set(err, CGNN_ERR_INPUT, "%s: %d parts, but the storage ranks hold %d x %d (rewritten while the "
-                       "job started?)", pb->json_path, pb->num_parts, gs->num_storage, gs->parts_per_storage);
-    t->ds = &pb->global;
-    t->g = NULL;
-    memset(&t->feat_desc, 0, sizeof t->feat_desc);
-    if (pb->typed != gs->typed)
-        return err_set(err, CGNN_ERR_INPUT, "%s: the storage ranks serve a %s graph, this partition is %s",
-                       pb->json_path, gs->typed ? "typed" : "homogeneous", pb->typed ? "typed" : "homogeneous");
-    if (pb->typed) { /* each type's rows: shape and dtype only */
-        if (pb->num_node_types > MINIBATCH_MAX_NODE_TYPES || pb->num_edge_types > MINIBATCH_MAX_EDGE_TYPES)
-            return err_set(err, CGNN_ERR_INPUT, "%s: %d node types and %d edge types; at most %d and %d are supported",
-                           pb->json_path, pb->num_node_types, pb->num_edge_types, MINIBATCH_MAX_NODE_TYPES,
-                           MINIBATCH_MAX_EDGE_TYPES);
-        for (int k = 0; k < pb->num_node_types; k++) {
-            ds_feature *f = &t->tfeat_desc[k];
-            memset(f, 0, sizeof *f);
-            if (gs->type_feat_dim[k] <= 0) continue;
-            f->domain = DS_DOMAIN_NODE;
-            f->type = k;
-            snprintf(f->name, sizeof f->name, "feat");
-            f->array.dtype = (npy_dtype)gs->type_feat_dtype[k];
-            f->array.ndim = 2;
-            f->array.shape[0] = pb->type_nodes[k];
-            f->array.shape[1] = gs->type_feat_dim[k];
-            f->rows = pb->type_nodes[k];
-            f->dim = gs->type_feat_dim[k];
-        }
-        return 0;
-    }
-    if (gs->has_feat) { /* shape and dtype only: the rows stay on the storage ranks */
-        ds_feature *f = &t->feat_desc;
-        f->domain = DS_DOMAIN_NODE;
-        snprintf(f->name, sizeof f->name, "feat");
-        f->array.dtype = (npy_dtype)gs->feat_dtype;
-        f->array.ndim = 2;
-        f->array.shape[0] = pb->num_nodes;
-        f->array.shape[1] = gs->feat_dim;
-        f->rows = pb->num_nodes;
-        f->dim = gs->feat_dim;
-    }
-    return 0;
-}
-
-/* Server-client mode, after the seed assignment is known: which storage ranks this compute rank
- * asks for its batches (contiguous ranges, as GiGL's graph-store sharding, GiGL#440):
- *   local assignment: the storage ranks holding the parts whose seeds this rank trains on
- *     (one, when the compute ranks are a multiple of the parts);
- *   global: compute rank c of T takes the storage ranks overlapping [c S / T, (c + 1) S / T).
- * Batch b goes to the b % n-th of them. */
-static int client_route(trainer *t, int part_lo, int part_hi, cgnn_err *err) {
-    const graph_store_client *gs = t->gs;
-    const int S = gs->num_storage, T = t->d->size, c = t->d->rank, k = gs->parts_per_storage;
-    int lo, hi; /* storage indices [lo, hi) */
-    if (t->local_seeds) {
-        lo = part_lo / k;
-        hi = (part_hi - 1) / k + 1;
-    } else {
-        lo = (int)((int64_t)c * S / T);
-        hi = (int)(((int64_t)(c + 1) * S + T - 1) / T);
-        if (hi <= lo) hi = lo + 1;
-    }
-    int peers[BATCH_CLIENT_MAX_PEERS] = {0}, index[BATCH_CLIENT_MAX_PEERS] = {0}, n = 0;
-    for (int s = lo; s < hi && n < BATCH_CLIENT_MAX_PEERS; s++) {
-        peers[n] = gs->first_storage + s;
-        index[n++] = s;
-    }
-    if (batch_client_init(&t->bclient, gs->rpc, peers, index, n, t->pb.num_nodes, t->pb.num_edges,
-                          t->pb.max_in_degree, gs->has_feat ? gs->feat_dtype : -1, err) != 0)
-        return -1;
-    t->have_bclient = 1;
-    log_debug("compute rank %d: batches from storage rank%s %d-%d", c, n == 1 ? "" : "s", lo, hi - 1);
-    return 0;
-}
-
-/* Server-client mode: the seed assignment. local (the default when it fits): the compute ranks
- * take the parts' seeds as worker mode's ranks would — with T a multiple of P, rank c the seeds
- * of part c % P, slice c / P of T / P (so the batches, and the model, are worker mode's on T
- * ranks); with P a multiple of T, rank c the seeds of parts [c P / T, (c + 1) P / T); the rows
- * are the whole splits' rows whose anchor those parts own, in row order (= the parts' own
- * splits). global: every compute rank slices the whole split. */
-static int client_seeds(trainer *t, cgnn_err *err) {
-    const trainer_args *a = t->a;
-    const int P = t->pb.num_parts, T = t->d->size, c = t->d->rank;
-    const int fits = T % P == 0 || P % T == 0;
-    t->local_seeds = a->seed_assignment == SEED_ASSIGN_LOCAL || (a->seed_assignment == SEED_ASSIGN_AUTO && fits);
-    if (a->seed_partition[0])
-        log_info("trainerArgs.seed_partition_uri has no effect in server-client mode: the partition assigns the seeds");
-    if (!t->local_seeds) {
-        if (a->seed_assignment == SEED_ASSIGN_AUTO && c == 0)
-            log_info("seed assignment: global (%d compute ranks and %d parts: neither divides the other)", T, P);
-        return client_route(t, 0, P, err);
-    }
-    if (!fits)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.seed_assignment: local with %d compute ranks on %d parts: the "
-                       "compute ranks must be a multiple or a divisor of the parts (or use seed_assignment: global)",
-                       t->cfg->file, T, P);
-    int plo, phi;
-    if (T % P == 0) {
-        plo = c % P, phi = plo + 1;
-        t->seed_group = c / P, t->seed_groups = T / P;
-    } else {
-        plo = (int)((int64_t)c * P / T), phi = (int)((int64_t)(c + 1) * P / T);
-        t->seed_group = 0, t->seed_groups = 1;
-    }
-    int64_t own_lo = t->pb.node_map[plo], own_hi = t->pb.node_map[phi];
-    if (t->pb.typed) { /* per-type ids of the seeds' type (LP: the anchors', column 0) */
-        const int st = t->cfg->task == TASK_LINK_PREDICTION ? t->pb.etype_src[t->task->type] : t->task->type;
-        const int64_t *tm = t->pb.type_map + (size_t)st * (size_t)(P + 1);
-        own_lo = tm[plo], own_hi = tm[phi];
-    }
-    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-        const ds_split *sp = &t->task->splits[s];
-        if (!sp->present) continue;
-        const int w = sp->seed_width;
-        int64_t k = 0;
-        t->sel_seeds[s] = cgnn_malloc((size_t)(sp->num_items * w + 1) * sizeof(int64_t));
-        if (sp->labels) t->sel_labels[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
-        if (sp->indexes) t->sel_indexes[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
-        for (int64_t i = 0; i < sp->num_items; i++) {
-            const int64_t v = sp->seeds[i * w];
-            if (v < own_lo || v >= own_hi) continue;
-            memcpy(t->sel_seeds[s] + k * w, sp->seeds + i * w, (size_t)w * sizeof(int64_t));
-            if (sp->labels) t->sel_labels[s][k] = sp->labels[i];
-            if (sp->indexes) t->sel_indexes[s][k] = sp->indexes[i];
-            k++;
-        }
-        t->sel_n[s] = k;
-    }
-    return client_route(t, plo, phi, err);
-}
-
-/* Worker mode (every rank, after every rank's services started): the cache of remote feature
- * rows (sample/feat_cache.h) by trainerArgs.cache_policy; pre-samples this rank's training
- * seeds (hotness), or all-gathers every part's in-degrees (degree). Rank 0 logs its cache and
- * the mean over the ranks. Returns 0 or -1 with *err. */
-static int build_cache(trainer *t, cgnn_err *err) {
-    const trainer_args *a = t->a;
-    double rep_v[4] = {0}; /* rows, bytes, seconds, presampled batches */
-    int rc = 0;
-    if (t->have_cache) {
-        feat_cache_plan pl;
-        memset(&pl, 0, sizeof pl);
-        pl.policy = a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
-                    : a->cache_policy == CACHE_POLICY_HALO ? FEAT_CACHE_HALO
-                                                           : FEAT_CACHE_HOTNESS;
-        pl.ratio = a->cache_ratio;
-        pl.budget = a->cache_memory_budget;
-        pl.local = t->g;
-        pl.part = &t->pr.sampler;
-        pl.sampler = t->train.cfg.sampler;
-        if (!t->have_train) { /* evaluation only: the same fanouts */
-            pl.sampler.num_layers = a->num_layers;
-            for (int h = 0; h < a->num_layers; h++) pl.sampler.fanouts[h] = a->fanouts[h];
-            pl.sampler.replace = a->replace;
-        }
-        const ds_split *sp = t->local_seeds ? &t->task->splits[DS_SPLIT_TRAIN] : &t->gtask->splits[DS_SPLIT_TRAIN];
-        pl.seeds = sp->seeds;
-        pl.n_items = sp->present ? sp->num_items : 0;
-        pl.width = sp->seed_width > 0 ? sp->seed_width : 1;
-        pl.batch_size = a->batch_size;
-        pl.max_batches = a->cache_presample_batches;
-        pl.key = rng_key(a->seed ^ 0x50524553414d504cULL, (uint64_t)t->d->rank); /* never a training key */
-        pl.nthreads = t->threads;
-        int64_t *deg = NULL;
-        if (pl.policy != FEAT_CACHE_HALO) { /* every part's in-degrees (ranks >= P hold replicas) */
-            const int W = t->d->size;
-            int64_t *counts = cgnn_malloc((size_t)W * sizeof(int64_t));
-            const int64_t mine = t->d->rank < t->pb.num_parts ? t->g->num_nodes : 0;
-            int64_t *own = cgnn_malloc((size_t)(mine + 1) * sizeof(int64_t));
-            for (int64_t v = 0; v < mine; v++) own[v] = csc_degree(t->g, v);
-            const int64_t N = dist_allgather_counts(t->d, mine, counts);
-            CGNN_CHECK(N == t->pb.num_nodes);
-            deg = cgnn_malloc((size_t)(N + 1) * sizeof(int64_t));
-            dist_allgatherv_i64(t->d, own, deg, counts);
-            free(own);
-            free(counts);
-            pl.degrees = deg;
-        }
-        feat_cache_report rep;
-        rc = feat_cache_build(&t->cache, &pl, &rep, err);
-        free(deg);
-        if (rc == 0) {
-            rep_v[0] = (double)rep.rows, rep_v[1] = rep.bytes, rep_v[2] = rep.seconds;
-            rep_v[3] = (double)rep.presampled_batches;
-            if (is_root(t))
-                log_info("feature cache (%s): %lld rows = %.1f%% of %lld nodes (capacity %lld, %lld remote nodes "
-                         "ranked), %.1f MB, built in %.2f s%s",
-                         feat_cache_policy_name(pl.policy), (long long)rep.rows,
-                         100.0 * (double)rep.rows / (double)t->pb.num_nodes, (long long)t->pb.num_nodes,
-                         (long long)rep.capacity, (long long)rep.candidates, rep.bytes / 1e6, rep.seconds,
-                         rep.presampled_batches ? " (pre-sampled training batches)" : "");
-        }
-    }
-    /* the mean over the ranks (every rank joins: the same collectives on every rank) */
-    if (t->d->size > 1 && a->cache_policy != CACHE_POLICY_NONE) {
-        double v[5] = {rep_v[0], rep_v[1], rep_v[2], rep_v[3], rc == 0};
-        dist_allreduce_sum_f64(t->d, v, 5);
-        if (is_root(t) && v[0] > 0)
-            log_info("feature cache: %.0f rows, %.1f MB, %.2f s per rank on average over %d ranks", v[0] / t->d->size,
-                     v[1] / t->d->size / 1e6, v[2] / t->d->size, t->d->size);
-    }
-    return rc;
-}
-
-/* Replicated graph with the local assignment: keeps the rows of each split whose anchor part
- * rank % P of seed_partition_uri owns, in row order (the rows a part's own split holds). */
-static int select_local_seeds(trainer *t, cgnn_err *err) {
-    partbook *pb = &t->seed_pb;
-    const char *field = "trainerConfig.trainerArgs.seed_partition_uri";
-    if (partbook_read_json(pb, t->a->seed_partition, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
-    int64_t nodes = dataset_total_nodes(t->ds), edges = 0;
-    for (int k = 0; k < t->ds->num_edge_types; k++) edges += t->ds->edge_types[k].edges.num_edges;
-    int same_types = pb->typed == t->ds->typed && (!pb->typed || (pb->num_node_types == t->ds->num_node_types &&
-                                                                  pb->num_edge_types == t->ds->num_edge_types));
-    for (int k = 0; same_types && pb->typed && k < pb->num_node_types; k++)
-        same_types = strcmp(pb->ntype_names[k], t->ds->node_types[k].name) == 0 &&
-                     pb->type_nodes[k] == t->ds->node_types[k].num_nodes;
-    if (pb->num_nodes != nodes || pb->num_edges != edges || !same_types)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s: %s partitions a%s graph of %lld nodes and %lld edges, but the dataset %s is a%s graph "
-                       "of %lld nodes and %lld edges%s",
-                       t->cfg->file, field, pb->json_path, pb->typed ? " typed" : "", (long long)pb->num_nodes,
-                       (long long)pb->num_edges, t->ds->dir, t->ds->typed ? " typed" : "", (long long)nodes,
-                       (long long)edges, same_types ? "" : " (or other node types)");
-    if (partbook_check_world(pb->num_parts, t->d->size, err) != 0) return err_prefix(err, "%s: %s: ", t->cfg->file, field);
-    if (partbook_open_maps(pb, t->threads, err) != 0) return -1;
-    const int mine = partbook_part_for_rank(pb->num_parts, t->d->rank, t->d->size);
-    /* typed: the anchors' node type (a pair: its edge type's src type) and its per-type map */
-    const int at = !t->ds->typed ? 0
-                   : t->task->kind == DS_TASK_LINK_PREDICTION ? t->ds->edge_types[t->task->type].src_type
-                                                             : t->task->type;
-    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
-        const ds_split *sp = &t->task->splits[s];
-        if (!sp->present) continue;
-        const int w = sp->seed_width;
-        int64_t k = 0;
-        t->sel_seeds[s] = cgnn_malloc((size_t)(sp->num_items * w + 1) * sizeof(int64_t));
-        if (sp->labels) t->sel_labels[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
-        if (sp->indexes) t->sel_indexes[s] = cgnn_malloc((size_t)(sp->num_items + 1) * sizeof(int64_t));
-        for (int64_t i = 0; i < sp->num_items; i++) {
-            const int64_t anchor = sp->seeds[i * w];
-            const int owner = pb->typed ? partbook_type_owner(pb, at, pb->type_new_of_orig[at][anchor])
-                                        : partbook_owner(pb, pb->new_of_orig[anchor]);
-            if (owner != mine) continue;
-            memcpy(t->sel_seeds[s] + k * w, sp->seeds + i * w, (size_t)w * sizeof(int64_t));
-            if (sp->labels) t->sel_labels[s][k] = sp->labels[i];
-            if (sp->indexes) t->sel_indexes[s][k] = sp->indexes[i];
-            k++;
-        }
-        t->sel_n[s] = k;
-    }
-    return 0;
 }
 
 /* trainerArgs.ssl_positive_label_percentage: GiGL's self-supervised split (graph/edge_split.h)
@@ -978,14 +571,15 @@ static int select_local_seeds(trainer *t, cgnn_err *err) {
  * error. Whole graphs only (every rank computes the same split). */
 static int ssl_setup(trainer *t, cgnn_err *err) {
     const trainer_args *a = t->a;
-    const dataset *ds = t->ds;
+    const dataset *ds = t->src.ds;
     const char *file = t->cfg->file;
-    if (t->parted || t->client)
+    if (t->src.kind != GRAPH_SOURCE_WHOLE)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.ssl_positive_label_percentage: self-supervised splits are built "
                        "on a whole graph; %s is %s (split the dataset's edges into link prediction pairs before "
                        "partitioning)", file, t->cfg->dataset_path,
-                       t->parted ? "a partitioned graph" : "served by storage ranks (server-client mode)");
+                       t->src.kind == GRAPH_SOURCE_PART ? "a partitioned graph"
+                                                        : "served by storage ranks (server-client mode)");
     for (int i = 0; i < ds->num_tasks; i++)
         if (ds->tasks[i].kind == DS_TASK_LINK_PREDICTION)
             return err_set(err, CGNN_ERR_INPUT,
@@ -1050,9 +644,11 @@ static int ssl_setup(trainer *t, cgnn_err *err) {
 /* The supervision edge type's in-neighbour index for an ssl run: without the validation and
  * test label edges, and without their reverse copies in the same edge type when its source and
  * destination node types are the same (an undirected graph stores each pair both ways), unless
- * ssl_keep_eval_edges (built once here, never cached). */
-static int ssl_graph(trainer *t, csc_graph *g, cgnn_err *err) {
-    const dataset *ds = t->ds;
+ * ssl_keep_eval_edges (built once here, never cached). ctx is the trainer: the whole graph's index
+ * builder (graph_source_open_index). */
+static int ssl_graph(void *ctx, csc_graph *g, cgnn_err *err) {
+    trainer *t = ctx;
+    const dataset *ds = t->src.ds;
     const ds_edge_type *et = &ds->edge_types[t->ssl_task.type];
     const int keep = t->a->ssl_keep_eval_edges;
     uint8_t *rev = NULL;
@@ -1091,7 +687,7 @@ static int ssl_graph(trainer *t, csc_graph *g, cgnn_err *err) {
  * s != d: their copies of the validation / test labels leave message passing too (each such
  * type's index is rebuilt without them, once), unless ssl_keep_eval_edges. */
 static int ssl_reverse_types(trainer *t, cgnn_err *err) {
-    const dataset *ds = t->ds;
+    const dataset *ds = t->src.ds;
     const int st = t->ssl_task.type;
     const ds_edge_type *et = &ds->edge_types[st];
     if (t->a->ssl_keep_eval_edges || et->src_type == et->dst_type) return 0;
@@ -1108,7 +704,7 @@ static int ssl_reverse_types(trainer *t, cgnn_err *err) {
         if (rc != 0) return -1;
         CGNN_CHECK(removed == marked);
         const int64_t left = c.num_edges;
-        typed_graph_replace(&t->tg, e, &c); /* takes c over */
+        typed_graph_replace(&t->src.tg, e, &c); /* takes c over */
         if (is_root(t))
             log_info("ssl: removed %lld reverse copies of the validation / test labels of %s from message passing "
                      "in %s (%lld of %lld edges left)",
@@ -1117,38 +713,12 @@ static int ssl_reverse_types(trainer *t, cgnn_err *err) {
     return 0;
 }
 
-/* trainerArgs.seed_assignment: local by default on a partitioned graph, global on a replicated
- * one; a replicated run takes the local assignment from seed_partition_uri. */
-static int seed_assignment(trainer *t, cgnn_err *err) {
-    const trainer_args *a = t->a;
-    if (t->client) return client_seeds(t, err);
-    t->local_seeds = a->seed_assignment == SEED_ASSIGN_LOCAL || (a->seed_assignment == SEED_ASSIGN_AUTO && t->parted);
-    if (!t->local_seeds) return 0;
-    if (t->parted) {
-        const int P = t->pb.num_parts;
-        t->seed_group = t->d->rank / P, t->seed_groups = t->d->size / P;
-        if (a->seed_partition[0])
-            log_info("trainerArgs.seed_partition_uri has no effect on a partitioned graph: its own parts assign the "
-                     "seeds");
-        return 0;
-    }
-    if (!a->seed_partition[0])
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.seed_assignment: local on a replicated graph needs the partition "
-                       "that assigns the seeds: set seed_partition_uri to a cgnn partition output of this dataset",
-                       t->cfg->file);
-    if (select_local_seeds(t, err) != 0) return -1;
-    const int P = t->seed_pb.num_parts;
-    t->seed_group = t->d->rank / P, t->seed_groups = t->d->size / P;
-    return 0;
-}
-
 /* trainer_setup on a typed graph (node classification): the per-edge-type indexes and fanouts,
  * each node type's input rows (its features, or a learnable table for a featureless type,
  * node_embedding_dim wide, else hidden_dim), the typed model, loaders, optimiser and head. */
 static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) {
     const trainer_args *a = t->a;
-    const dataset *ds = t->ds;
+    const dataset *ds = t->src.ds;
     const char *file = t->cfg->file;
     const int T = ds->num_node_types, K = ds->num_edge_types, L = a->num_layers;
     if (!a->model_given && !model_kind_is_typed(a->model)) { /* GiGL's heterogeneous examples train HGT */
@@ -1167,32 +737,12 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
                        "%s: trainerConfig.trainerArgs.gnn_model_class_path: %s is a homogeneous model, but the dataset "
                        "%s has %d node types and %d edge types; use HeteroSAGE, RGCN or HGT",
                        file, model_kind_name(a->model), ds->dir, T, K);
-    if (t->parted) { /* the part's view: its per-edge-type indexes, the whole graph's sizes */
-        const partbook *pb = &t->pb;
-        int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];
-        int src[MINIBATCH_MAX_EDGE_TYPES], dst[MINIBATCH_MAX_EDGE_TYPES];
-        const csc_graph *views[MINIBATCH_MAX_EDGE_TYPES];
-        for (int e = 0; e < K; e++) {
-            num_edges[e] = pb->etype_map[(size_t)e * (size_t)(pb->num_parts + 1) + (size_t)pb->num_parts];
-            src[e] = pb->etype_src[e];
-            dst[e] = pb->etype_dst[e];
-            views[e] = &pb->type_local[e];
-        }
-        typed_graph_init_part(&t->tg, T, pb->type_nodes, K, src, dst, views, pb->etype_max_in_degree, num_edges);
-    } else if (t->client) { /* the whole graph's shape only: the storage ranks sample */
-        const partbook *pb = &t->pb;
-        int64_t num_edges[MINIBATCH_MAX_EDGE_TYPES];
-        for (int e = 0; e < K; e++)
-            num_edges[e] = pb->etype_map[(size_t)e * (size_t)(pb->num_parts + 1) + (size_t)pb->num_parts];
-        typed_graph_init_shape(&t->tg, T, pb->type_nodes, K, pb->etype_src, pb->etype_dst, pb->etype_max_in_degree,
-                               num_edges);
-        batch_client_set_typed(&t->bclient, &t->tg, t->gs->type_feat_dim, t->gs->type_feat_dtype);
-    } else if (typed_graph_open(&t->tg, ds, t->threads, err) != 0) {
-        return -1;
-    } else if (t->have_ssl) { /* the supervision edge type's index without the held-out labels */
+    /* the whole graph's indexes, the part's view, or the whole graph's shape (the storage ranks sample) */
+    if (graph_source_open_typed(&t->src, err) != 0) return -1;
+    if (t->have_ssl) { /* (a whole graph) the supervision edge type's index without the held-out labels */
         csc_graph c;
         if (ssl_graph(t, &c, err) != 0) return -1;
-        typed_graph_replace(&t->tg, t->ssl_task.type, &c);
+        typed_graph_replace(&t->src.tg, t->ssl_task.type, &c);
         if (ssl_reverse_types(t, err) != 0) return -1;
     }
     int64_t fan[MINIBATCH_MAX_EDGE_TYPES * MINIBATCH_MAX_LAYERS];
@@ -1205,7 +755,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
         names[e] = ds->edge_types[e].name;
         for (int h = 0; h < L; h++) t->tsc.fanouts[h][e] = fan[e * L + h];
     }
-    if (typed_sampler_config_check(&t->tg, &t->tsc, names, err) != 0)
+    if (typed_sampler_config_check(&t->src.tg, &t->tsc, names, err) != 0)
         return err_prefix(err, "%s: trainerConfig.trainerArgs.num_neighbors: ", file);
     const int64_t emb_dim = a->node_embedding_dim > 0 ? a->node_embedding_dim : a->hidden_dim;
     const embedding_optim kind = !strcmp(a->embedding_optim, "Adagrad") ? EMB_OPTIM_ADAGRAD
@@ -1217,10 +767,7 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     ty->num_edge_types = K;
     for (int k = 0; k < T; k++) {
         snprintf(ty->node_type[k], MODEL_TYPE_NAME_MAX, "%s", ds->node_types[k].name);
-        const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, k, "feat");
-        for (int i = 0; i < ds->num_features && !f; i++)
-            if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == k) f = &ds->features[i];
-        if (t->client) f = t->tfeat_desc[k].dim > 0 ? &t->tfeat_desc[k] : NULL; /* the storage ranks' rows */
+        const ds_feature *f = graph_source_type_feature(&t->src, k); /* (server-client: the storage ranks' rows) */
         t->tfeat[k] = f;
         if (f) {
             t->twidth[k] = f->dim;
@@ -1257,15 +804,8 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     }
     ty->output_type = lp ? t->lp_dst : t->task->type;
     ty->num_bases = a->num_bases;
-    if (t->parted) { /* this part's services, before the loaders (their batches reach every part) */
-        if (part_rpc_init_typed(&t->pr, t->rpc, t->d->rank, t->d->size, &t->tg, &t->tspart, t->tfeat, err) != 0)
-            return -1;
-        t->have_pr = 1;
-        dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
-        if (dist_rpc_start(t->rpc, err) != 0) return -1;
-        const char *stall = getenv("CGNN_TEST_RPC_STALL_S"); /* tests: this rank's server stops answering */
-        if (stall && (t->fault_rank < 0 || t->fault_rank == t->d->rank)) dist_rpc_test_stall(t->rpc, atof(stall));
-    }
+    /* on parts: this part's services, before the loaders (their batches reach every part) */
+    if (graph_source_serve(&t->src, NULL, t->tfeat, err) != 0) return -1;
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
         t->have_train = 1;
@@ -1344,17 +884,18 @@ static int setup_typed(trainer *t, int64_t out_dim, int workers, cgnn_err *err) 
     if (is_root(t)) {
         int featureless = 0;
         for (int k = 0; k < T; k++) featureless += t->have_temb[k];
+        const char *producers;
+        const int n_producers = graph_source_producers(&t->src, workers, &producers);
         log_info("%s: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
                  "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d %s)",
                  lp ? "link prediction" : "node classification", model_kind_name(mc.kind), ds->name, T, K,
-                 (long long)whole_nodes(t), (long long)whole_edges(t),
+                 (long long)graph_source_num_nodes(&t->src), (long long)graph_source_num_edges(&t->src),
                  (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
                  (long long)t->gtask->splits[DS_SPLIT_VALID].num_items,
                  (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
                  lp ? ds->edge_types[t->task->type].name : ds->node_types[ty->output_type].name, lp ? "pairs" : "nodes",
                  (long long)t->m.num_params, featureless ? " + learnable embeddings for the featureless types" : "",
-                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, t->client ? (int)a->prefetch_size : workers,
-                 t->client ? "batches prefetched from the storage ranks" : "sampler threads");
+                 t->d->size, t->d->size == 1 ? "" : "es", t->threads, n_producers, producers);
     }
     return 0;
 }
@@ -1385,31 +926,21 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
     t->threads = threads;
-    if (t->parted) {
-        if (open_part(t, err) != 0) return -1;
-    } else if (t->client) {
-        if (open_client(t, err) != 0) return -1;
-    } else {
-        if (dataset_open(&t->own_ds, t->cfg->dataset_path, err) != 0) return -1;
-        t->ds = &t->own_ds;
-    }
-    if (config_check_types(t->cfg, t->ds, err) != 0) return -1;
+    if (graph_source_open(&t->src, threads, err) != 0) return -1;
+    /* what the trainer refuses on parts (or in server-client mode) yet: its policy, asked of the source */
+    const int parted = t->src.kind == GRAPH_SOURCE_PART, client = t->src.kind == GRAPH_SOURCE_STORE;
+    if (config_check_types(t->cfg, t->src.ds, err) != 0) return -1;
     if (lp && a->ssl_positive_label_percentage > 0 && ssl_setup(t, err) != 0) return -1;
-    for (int i = 0; i < t->ds->num_tasks && !t->task; i++)
-        if (t->ds->tasks[i].kind == want) t->task = &t->ds->tasks[i];
+    for (int i = 0; i < t->src.ds->num_tasks && !t->task; i++)
+        if (t->src.ds->tasks[i].kind == want) t->task = &t->src.ds->tasks[i];
     if (!t->task)
         return err_set(err, CGNN_ERR_INPUT, "%s: no %s task in the dataset's tasks (the config's taskMetadata is %s)",
-                       t->ds->dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
+                       t->src.ds->dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
                        lp ? "nodeAnchorBasedLinkPredictionTaskMetadata" : "nodeBasedTaskMetadata");
-    t->gtask = t->task;
-    if (t->parted) { /* the same task's whole splits */
-        t->gtask = dataset_find_task(&t->pb.global, t->task->name);
-        if (!t->gtask || t->gtask->kind != want)
-            return err_set(err, CGNN_ERR_INPUT, "%s: no task '%s' in the global splits of %s (%s)",
-                           t->pb.global.dir, t->task->name, t->pb.json_path, t->ds->dir);
-    }
+    if (graph_source_set_task(&t->src, t->task, err) != 0) return -1;
+    t->gtask = t->src.gtask; /* (on parts: the same task's whole splits) */
     if (!t->gtask->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training)
-        return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->ds->dir, t->task->name);
+        return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' has no train_set", t->src.ds->dir, t->task->name);
     /* an empty split would train 0 steps (and write an untrained model) or evaluate to NaN */
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const ds_split *sp = &t->gtask->splits[s];
@@ -1423,17 +954,17 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            : s == DS_SPLIT_TEST ? "there is nothing to test on (or set shouldSkipModelEvaluation)"
                                                 : "there is nothing to validate on (remove validation_set)");
     }
-    t->typed = dataset_is_typed(t->ds);
+    t->typed = dataset_is_typed(t->src.ds);
     if (a->model == MODEL_LIGHTGCN) {
         const char *why = t->typed ? "the dataset is typed (the propagation is homogeneous)"
-                          : t->parted ? "the graph is partitioned (the propagation needs the whole graph)"
-                          : t->client ? "server-client mode (the propagation needs the whole graph in this process)"
+                          : parted ? "the graph is partitioned (the propagation needs the whole graph)"
+                          : client ? "server-client mode (the propagation needs the whole graph in this process)"
                           : d->size > 1 ? "data-parallel training (mpirun -np > 1) is not supported for it yet"
                                         : NULL;
         if (why)
             return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.gnn_model_class_path: LightGCN trains "
                            "on one process over the whole homogeneous graph; not here (%s): %s", t->cfg->file,
-                           t->parted ? t->pb.json_path : t->ds->dir, why);
+                           graph_source_name(&t->src), why);
         t->lgc = 1;
         t->lgc_args = *a; /* the sampler and the block model see 0 layers: the batch's own nodes */
         t->lgc_args.num_layers = 0;
@@ -1441,28 +972,28 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         for (int h = 0; h < CONFIG_MAX_LAYERS; h++) t->lgc_args.fanouts[h] = 0;
         t->a = a = &t->lgc_args;
     }
-    if (a->num_layers == 0 && (t->typed || t->parted))
+    if (a->num_layers == 0 && (t->typed || parted))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.num_layers: 0 (the learnable embeddings alone) is for a homogeneous "
-                       "graph trained whole; %s is %s", t->cfg->file, t->parted ? t->pb.json_path : t->ds->dir,
-                       t->parted ? "a partitioned graph" : "a typed graph");
+                       "graph trained whole; %s is %s", t->cfg->file, graph_source_name(&t->src),
+                       parted ? "a partitioned graph" : "a typed graph");
     if (lp && a->lp_candidate_hi > 0) {
         if (t->typed)
             return err_set(err, CGNN_ERR_INPUT,
                            "%s: trainerConfig.trainerArgs.lp_candidate_range: %s is a typed graph, whose candidates are "
                            "the nodes of the supervision edge type's destination type; the range is for a homogeneous "
                            "graph",
-                           t->cfg->file, t->ds->dir);
-        const int64_t N = t->parted || t->client ? t->pb.num_nodes : dataset_total_nodes(t->ds);
+                           t->cfg->file, t->src.ds->dir);
+        const int64_t N = graph_source_num_nodes(&t->src);
         if (a->lp_candidate_hi > N)
             return err_set(err, CGNN_ERR_INPUT,
                            "%s: trainerConfig.trainerArgs.lp_candidate_range: %lld:%lld is outside the nodes [0, %lld) "
                            "of %s",
                            t->cfg->file, (long long)a->lp_candidate_lo, (long long)a->lp_candidate_hi, (long long)N,
-                           t->ds->dir);
+                           t->src.ds->dir);
         /* every pair's positive (and listed negative) must be a candidate; a partitioned graph's splits
          * are in its new ids, so the check is the whole graph's (replicated) only */
-        for (int sp_i = 0; sp_i < DS_SPLIT_COUNT && !t->parted && !t->client; sp_i++) {
+        for (int sp_i = 0; sp_i < DS_SPLIT_COUNT && !parted && !client; sp_i++) {
             const ds_split *sp = &t->gtask->splits[sp_i];
             for (int64_t i = 0; sp->present && i < sp->num_items; i++) {
                 const int64_t v = sp->seeds[2 * i + 1];
@@ -1475,24 +1006,21 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
             }
         }
     }
-    if (lp && a->val_rank_k > 0 && (t->typed || t->parted || t->client))
+    if (lp && a->val_rank_k > 0 && (t->typed || parted || client))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.early_stop_criterion: %s (full ranking over every candidate) needs "
                        "a homogeneous graph trained whole; %s is %s (use mrr, auc or ap)",
-                       t->cfg->file, a->early_stop_criterion, t->parted ? t->pb.json_path : t->ds->dir,
-                       t->typed ? "a typed graph" : t->parted ? "a partitioned graph" : "served by storage ranks");
+                       t->cfg->file, a->early_stop_criterion, graph_source_name(&t->src),
+                       t->typed ? "a typed graph" : parted ? "a partitioned graph" : "served by storage ranks");
     if (lp && a->val_rank_k > 0 && !t->gtask->splits[DS_SPLIT_VALID].present && !t->cfg->should_skip_training)
         return err_set(err, CGNN_ERR_INPUT, "%s: trainerConfig.trainerArgs.early_stop_criterion: %s needs a "
                        "validation split; %s task '%s' has none",
-                       t->cfg->file, a->early_stop_criterion, t->ds->dir, t->task->name);
+                       t->cfg->file, a->early_stop_criterion, t->src.ds->dir, t->task->name);
     if (a->node_embedding_reg > 0 && t->typed)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.node_embedding_reg: not available on a typed graph (%s) yet",
-                       t->cfg->file, t->ds->dir);
-    t->feat = t->typed ? NULL : dataset_find_feature(t->ds, DS_DOMAIN_NODE, 0, "feat");
-    if (t->client) t->feat = t->feat_desc.dim > 0 ? &t->feat_desc : NULL;
-    for (int i = 0; i < t->ds->num_features && !t->feat && !t->typed; i++)
-        if (t->ds->features[i].domain == DS_DOMAIN_NODE) t->feat = &t->ds->features[i];
+                       t->cfg->file, t->src.ds->dir);
+    t->feat = t->typed ? NULL : graph_source_feature(&t->src); /* (server-client: the storage ranks' rows) */
     if (a->num_layers == 0 && t->feat) { /* matrix factorisation: the embeddings are the whole input */
         if (is_root(t))
             log_info("num_layers 0: the model is the embedding table alone; node feature '%s' is not used",
@@ -1503,7 +1031,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: no node features in feature_data; give the nodes learnable embeddings with "
                        "trainerArgs.node_embedding_dim",
-                       t->ds->dir);
+                       t->src.ds->dir);
     t->feat_dim = t->feat ? t->feat->dim : 0;
     int64_t out_dim = a->out_channels;
     if (lp) {
@@ -1515,7 +1043,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
             const ds_split *sp = &t->gtask->splits[s];
             if (!sp->present) continue;
             if (!sp->labels)
-                return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->ds->dir, t->task->name,
+                return err_set(err, CGNN_ERR_INPUT, "%s: task '%s' %s has no labels", t->src.ds->dir, t->task->name,
                                ds_split_name((ds_split_id)s));
             for (int64_t i = 0; i < sp->num_items; i++)
                 if (sp->labels[i] > max_label) max_label = sp->labels[i];
@@ -1526,28 +1054,22 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                            "%s: trainerConfig.trainerArgs.out_channels: %lld outputs, but the dataset has label %lld",
                            t->cfg->file, (long long)out_dim, (long long)max_label);
     }
-    if (!t->parted && !t->typed && !t->client) {
-        if (t->have_ssl) {
-            if (ssl_graph(t, &t->own_g, err) != 0) return -1;
-        } else if (csc_open_cached(&t->own_g, &t->own_ds, 0, 0, err) != 0) {
-            return -1;
-        }
-        t->g = &t->own_g;
-    }
-    if (seed_assignment(t, err) != 0) return -1;
-    if ((t->client || t->parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
+    /* a whole graph's index (an ssl run: without the held-out labels); a part's is open already */
+    if (!t->typed && graph_source_open_index(&t->src, t->have_ssl ? ssl_graph : NULL, t, err) != 0) return -1;
+    if (graph_source_assign_seeds(&t->src, err) != 0) return -1;
+    if ((client || parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.lp_batching: anchors (GiGL's anchor batching%s) is not available "
                        "%s yet; use lp_batching: pairs, or train on the whole dataset",
                        t->cfg->file, a->max_labels_per_anchor_node > 0 ? ", max_labels_per_anchor_node" : "",
-                       t->client ? "in server-client mode" : "on a partitioned graph");
-    if (t->parted && a->checkpoint_every_n_batches > 0)
+                       client ? "in server-client mode" : "on a partitioned graph");
+    if (parted && a->checkpoint_every_n_batches > 0)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.checkpoint_every_n_batches: the exact-resume training state "
                        "is not available on a partitioned graph yet (%s); train without it, or on the whole dataset",
-                       t->cfg->file, t->pb.json_path);
+                       t->cfg->file, graph_source_name(&t->src));
 
-    if (res->num_replicas > 0 && res->num_replicas != d->size && !t->client) /* (graph store: the world's) */
+    if (res->num_replicas > 0 && res->num_replicas != d->size && !client) /* (graph store: the world's) */
         return err_set(err, CGNN_ERR_INPUT,
                        "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d process%s "
                        "(mpirun -np %d)",
@@ -1582,19 +1104,9 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                                : !strcmp(a->embedding_optim, "SGD")   ? EMB_OPTIM_SGD
                                                                       : EMB_OPTIM_SPARSE_ADAM;
         const double lr = a->embedding_lr > 0 ? a->embedding_lr : a->optim.lr;
-        if (t->client) { /* the whole table here, rows in new ids, each drawn as its original id's row */
-            if (embedding_init_keyed(&t->emb, t->pb.num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL,
-                                     t->pb.orig_of_new, kind, lr, a->optim.beta1, a->optim.beta2, a->optim.eps,
-                                     err) != 0)
-                return -1;
-        } else if (t->parted) { /* this part's rows, each drawn as the whole table's row of its original id */
-            if (embedding_init_keyed(&t->emb, t->pb.n_local, a->node_embedding_dim, a->seed ^ 0x656d626564ULL,
-                                     t->pb.orig_of_local, kind, lr, a->optim.beta1, a->optim.beta2, a->optim.eps,
-                                     err) != 0)
-                return -1;
-            t->shard = (embedding_shard){t->pb.num_parts, t->pb.part, t->pb.node_map};
-        } else if (embedding_init(&t->emb, t->g->num_nodes, a->node_embedding_dim, a->seed ^ 0x656d626564ULL, kind,
-                                  lr, a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
+        /* the rows the source reads (on parts: each drawn as the whole table's row of its original id) */
+        if (graph_source_embedding_init(&t->src, &t->emb, a->node_embedding_dim, a->seed ^ 0x656d626564ULL, kind, lr,
+                                        a->optim.beta1, a->optim.beta2, a->optim.eps, err) != 0)
             return -1;
         t->have_emb = 1;
         if (embedding_scale_init(&t->emb, a->node_embedding_init_std, err) != 0 ||
@@ -1603,7 +1115,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         t->best_emb = cgnn_malloc((size_t)(t->emb.num_rows * t->emb.dim + 1) * sizeof(float));
     }
     if (t->lgc) { /* the normalised graph and the (N, E) buffers of the full-graph propagation */
-        if (lightgcn_adj_build(&t->lgc_adj, t->g, err) != 0) return err_prefix(err, "%s: ", t->ds->dir);
+        if (lightgcn_adj_build(&t->lgc_adj, t->src.g, err) != 0) return err_prefix(err, "%s: ", t->src.ds->dir);
         const size_t ND = (size_t)(t->emb.num_rows * t->emb.dim + 1);
         t->lgc_out = cgnn_malloc(ND * sizeof(float));
         t->lgc_grad = cgnn_malloc(ND * sizeof(float));
@@ -1612,19 +1124,8 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         for (int64_t i = 0; i < t->emb.num_rows; i++) t->lgc_ids[i] = i;
         t->lgc_stale = 1;
     }
-    if (t->parted) { /* this part's services (the layer itself was created collectively) */
-        if (part_rpc_init(&t->pr, t->rpc, d->rank, d->size, &t->pb.local, &t->spart, t->feat, err) != 0) return -1;
-        t->have_pr = 1;
-        if (t->have_emb) part_rpc_set_embedding(&t->pr, &t->emb);
-        if (t->feat && a->cache_policy != CACHE_POLICY_NONE) { /* filled by build_cache, before any batch */
-            feat_cache_init(&t->cache, &t->pr.feat_part, (size_t)t->feat->dim * npy_dtype_size(t->feat->array.dtype));
-            t->have_cache = 1;
-        }
-        dist_rpc_set_timeout(t->rpc, a->rpc_timeout_s);
-        if (dist_rpc_start(t->rpc, err) != 0) return -1;
-        const char *stall = getenv("CGNN_TEST_RPC_STALL_S"); /* tests: this rank's server stops answering */
-        if (stall && (t->fault_rank < 0 || t->fault_rank == d->rank)) dist_rpc_test_stall(t->rpc, atof(stall));
-    }
+    /* on parts: this part's services (the layer itself was created collectively) */
+    if (graph_source_serve(&t->src, t->feat, NULL, err) != 0) return -1;
     /* the loaders first: with labelled LP pairs, their listed negatives size the batches */
     if (t->task->splits[DS_SPLIT_TRAIN].present && !t->cfg->should_skip_training) {
         if (loader_for_split(t, &t->train, DS_SPLIT_TRAIN, 1, workers, err) != 0) return -1;
@@ -1649,20 +1150,13 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         if (loader_max_negatives(loaders[i]) > max_negatives) max_negatives = loader_max_negatives(loaders[i]);
     }
     minibatch_capacity cap; /* LP seeds: anchors + positives + listed + random negatives */
-    if (t->parted || t->client) /* sized for the whole graph: a batch reaches any part */
-        sampler_capacity_sized(t->pb.num_nodes, t->pb.num_edges, t->pb.max_in_degree, &sc, max_seeds, mc.in_dim, &cap);
-    else
-        sampler_capacity(t->g, &sc, max_seeds, mc.in_dim, &cap);
-    if (t->parted || t->client) t->key_nodes = cgnn_malloc((size_t)(cap.max_nodes[a->num_layers] + 1) * sizeof(int64_t));
-    if (t->parted && t->have_emb &&
-        gather_part_scratch_init(&t->emb_scratch, t->pb.num_parts, cap.max_nodes[a->num_layers], err) != 0)
-        return -1;
+    if (graph_source_batch_capacity(&t->src, &sc, max_seeds, mc.in_dim, &cap, err) != 0) return -1;
 
     if (model_init(&t->m, &mc, &cap, a->seed, err) != 0) {
         /* the dataset chose the output width, and it is the widest: the dataset is the cause */
         if (a->out_channels <= 0 && !lp && t->task->num_classes > 0 && mc.out_dim >= mc.hidden_dim &&
             mc.out_dim >= mc.in_dim)
-            return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->ds->dir, t->task->name,
+            return err_prefix(err, "%s/metadata.yaml: task '%s' num_classes %lld: ", t->src.ds->dir, t->task->name,
                               (long long)t->task->num_classes);
         return err_prefix(err, "%s: trainerConfig.trainerArgs: ", t->cfg->file);
     }
@@ -1683,15 +1177,16 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     t->dlogits = cgnn_malloc((size_t)(cap.max_nodes[0] + 1) * (size_t)out_dim * sizeof(float));
     t->best_params = cgnn_malloc((size_t)t->m.num_params * sizeof(float));
     log_anchor_batching(t);
+    const char *producers;
+    const int n_producers = graph_source_producers(&t->src, workers, &producers);
     if (is_root(t))
         log_info("%s %s on %s: %lld nodes, %lld edges, %lld input channels; %lld/%lld/%lld train/val/test %s; "
              "%lld parameters%s; "
              "%d process%s x (%d compute threads, %d %s)",
-             lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->ds->name, (long long)whole_nodes(t), (long long)whole_edges(t),
+             lp ? "link prediction:" : "node classification:", model_kind_name(mc.kind), t->src.ds->name, (long long)graph_source_num_nodes(&t->src), (long long)graph_source_num_edges(&t->src),
              (long long)mc.in_dim, (long long)t->gtask->splits[DS_SPLIT_TRAIN].num_items,
              (long long)t->gtask->splits[DS_SPLIT_VALID].num_items, (long long)t->gtask->splits[DS_SPLIT_TEST].num_items,
-             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, t->client ? (int)a->prefetch_size : workers,
-             t->client ? "batches prefetched from the storage ranks" : "sampler threads");
+             lp ? "pairs" : "nodes", (long long)t->m.num_params, t->have_emb ? " + a sparse embedding table" : "", d->size, d->size == 1 ? "" : "es", threads, n_producers, producers);
     return 0;
 }
 
@@ -1704,15 +1199,7 @@ static int guard_check(trainer *t, const resource_config *res, cgnn_err *err) {
     const task_config *c = t->cfg;
     outguard_add_input(&t->guard, c->file, "the task config");
     outguard_add_input(&t->guard, res->file, "the resource config");
-    if (t->ds) outguard_add_dataset(&t->guard, t->ds);
-    const partbook *pbs[2] = {t->parted || t->client ? &t->pb : NULL, t->seed_pb.num_parts ? &t->seed_pb : NULL};
-    for (int k = 0; k < 2; k++) { /* a partition's JSON, id maps and whole splits are inputs too */
-        if (!pbs[k]) continue;
-        outguard_add_input(&t->guard, pbs[k]->json_path, "the partition JSON");
-        outguard_add_input(&t->guard, pbs[k]->orig_ids_path, "the partition's id map");
-        outguard_add_input(&t->guard, pbs[k]->new_ids_path, "the partition's id map");
-        if (pbs[k]->global.dir[0]) outguard_add_dataset(&t->guard, &pbs[k]->global);
-    }
+    graph_source_add_inputs(&t->src, &t->guard); /* its dataset or part, a partition's JSON, id maps, whole splits */
     if (c->should_skip_training) outguard_add_input(&t->guard, c->trained_model_uri, "the checkpoint to evaluate");
     if (outputs_declare_train(&t->guard, c, t->d->size, err) != 0) return -1;
     if (is_root(t) && !c->should_skip_training) {
@@ -1781,18 +1268,13 @@ static int64_t crc_i64(const int64_t *p, int64_t n) {
 static int ranks_agree(trainer *t, cgnn_err *err) {
     const trainer_args *a = t->a;
     const ds_split *sp = t->gtask->splits; /* the whole splits (parted: in new ids) */
-    /* a part's index differs per rank: the partitioning run's id stands for the edges */
-    const int on_parts = t->parted || t->client;
-    const char *pid = on_parts ? t->pb.partition_id : t->seed_pb.num_parts ? t->seed_pb.partition_id : "";
-    const int64_t part_id = (int64_t)crc32(0L, (const unsigned char *)pid, (uInt)strlen(pid));
-    uint64_t eid = on_parts ? (uint64_t)part_id : t->typed ? 0 : t->g->edges_crc;
-    for (int k = 0; t->typed && !t->client && k < t->tg.num_edge_types; k++) /* every edge type's index (a compute rank has none) */
-        eid = eid * 1000003u + t->tg.csc[k]->edges_crc;
-    const int64_t edges_id = (int64_t)(eid >> 1);
+    /* the graph's identity (on parts: the partitioning run's id stands for the edges and rows) */
+    graph_source_ids id;
+    graph_source_identify(&t->src, t->feat, &id);
     uint64_t fanh = 0; /* unsigned: a hash, wrapping is fine */
     for (int h = 0; h < a->num_layers; h++) fanh = fanh * 1000003u + (uint64_t)a->fanouts[h];
     for (int h = 0; t->typed && h < a->num_layers; h++) /* the per-edge-type fanouts */
-        for (int k = 0; k < t->tg.num_edge_types; k++) fanh = fanh * 1000003u + (uint64_t)t->tsc.fanouts[h][k];
+        for (int k = 0; k < t->src.tg.num_edge_types; k++) fanh = fanh * 1000003u + (uint64_t)t->tsc.fanouts[h][k];
     const int64_t fan = (int64_t)(fanh >> 1);
     const char *names[] = {"the task (taskMetadata)", "trainerArgs.gnn_model_class_path", "trainerArgs.num_layers",
                            "trainerArgs.hidden_dim", "the output channels (out_channels / num_classes)",
@@ -1819,17 +1301,14 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
                             a->num_test_batches, a->early_stop_patience, (int64_t)a->seed, f64_bits(a->dropout),
                             f64_bits(a->optim.lr), f64_bits(a->optim.weight_decay), f64_bits(a->clip_grad_norm),
                             a->node_embedding_dim, a->drop_uneven_inputs, t->cfg->should_skip_training,
-                            t->m.num_params, whole_nodes(t), whole_edges(t), edges_id,
-                            on_parts ? t->pb.num_nodes : t->feat ? t->feat->rows : 0,
+                            t->m.num_params, graph_source_num_nodes(&t->src), graph_source_num_edges(&t->src), id.edges,
+                            id.feature_rows,
                             t->feat ? (int64_t)t->feat->array.dtype : -1,
                             crc_i64(sp[DS_SPLIT_TRAIN].seeds, sp[DS_SPLIT_TRAIN].num_items * sp[DS_SPLIT_TRAIN].seed_width),
                             crc_i64(sp[DS_SPLIT_VALID].seeds, sp[DS_SPLIT_VALID].num_items * sp[DS_SPLIT_VALID].seed_width),
                             crc_i64(sp[DS_SPLIT_TEST].seeds, sp[DS_SPLIT_TEST].num_items * sp[DS_SPLIT_TEST].seed_width),
-                            crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items), t->local_seeds,
-                            t->parted + 2 * t->client, part_id, on_parts ? t->pb.num_parts : t->seed_pb.num_parts,
-                            /* replicated: every rank holds the same arrays (on parts each holds its own
-                             * rows; the partitioning run's id stands for them) */
-                            on_parts || !t->ds ? 0 : (int64_t)dataset_features_sample_crc(t->ds),
+                            crc_i64(sp[DS_SPLIT_TRAIN].labels, sp[DS_SPLIT_TRAIN].num_items), t->src.local_seeds,
+                            id.layout, id.partition, id.num_parts, id.feature_values,
                             crc_i64(sp[DS_SPLIT_VALID].labels, sp[DS_SPLIT_VALID].labels ? sp[DS_SPLIT_VALID].num_items : 0),
                             crc_i64(sp[DS_SPLIT_TEST].labels, sp[DS_SPLIT_TEST].labels ? sp[DS_SPLIT_TEST].num_items : 0)};
     _Static_assert(sizeof names / sizeof names[0] == sizeof vals / sizeof vals[0], "fingerprint fields");
@@ -1840,7 +1319,7 @@ static int ranks_agree(trainer *t, cgnn_err *err) {
  * the largest slice's count — ranks that run out join the remaining all-reduces with no
  * gradient (PyTorch DDP's Join). Every rank computes it alone (the slicing is deterministic). */
 static int64_t epoch_steps(const trainer *t) {
-    if (t->local_seeds) /* each part's own seeds: counted over every rank at the start */
+    if (t->src.local_seeds) /* each part's own seeds: counted over every rank at the start */
         return t->a->drop_uneven_inputs ? t->train_batches_min : t->train_batches_max;
     int64_t n = loader_num_batches(&t->train);
     if (t->d->size == 1 || t->a->drop_uneven_inputs) return n;
@@ -1954,13 +1433,12 @@ static int train_step(trainer *t, minibatch *mb, int64_t epoch, double *loss_out
             if (embedding_sparse_step(&t->emb, d, mb ? t->lgc_ids : NULL, mb ? t->lgc_dx : NULL,
                                       mb ? t->emb.num_rows : 0, t->emb.dim, 0, emb_lr, status[0], err) != 0)
                 return -1;
-        } else if (t->parted ? embedding_sparse_step_sharded(&t->emb, d, &t->shard, ids, t->dinput, n, stride, t->feat_dim,
-                                                      emb_lr, status[0], err) != 0
-                      : embedding_sparse_step(&t->emb, d, ids, t->dinput, n, stride, t->feat_dim, emb_lr, status[0],
-                                              err) != 0)
+        } else if (graph_source_embedding_step(&t->src, &t->emb, ids, t->dinput, n, stride, t->feat_dim, emb_lr,
+                                               status[0], err) != 0) { /* (on parts: the rows to their parts) */
             return -1;
+        }
     }
-    for (int k = 0; t->typed && k < t->tg.num_node_types; k++) { /* featureless types: sparse, as above */
+    for (int k = 0; t->typed && k < t->src.tg.num_node_types; k++) { /* featureless types: sparse, as above */
         if (!t->have_temb[k]) continue;
         const minibatch_typed *ty = mb ? mb->typed : NULL;
         const double emb_lr = sched_lr(&a->sched, t->temb[k].lr, t->step);
@@ -2059,14 +1537,14 @@ static int state_tensors(trainer *t, int with_best, train_state_tensor *out) {
         if (t->emb.v) out[n++] = (train_state_tensor){"embedding.v", t->emb.v, R, D, 1};
         if (with_best) out[n++] = (train_state_tensor){"embedding.best", t->best_emb, R, D, 0};
     }
-    for (int k = 0; t->typed && k < t->tg.num_node_types; k++) {
+    for (int k = 0; t->typed && k < t->src.tg.num_node_types; k++) {
         if (!t->have_temb[k]) continue;
         const embedding_table *e = &t->temb[k];
         const int64_t R = e->num_rows, D = e->dim;
         char(*key)[sizeof t->temb_state_key[0][0]] = t->temb_state_key[k];
         static const char *const SUFFIX[3] = {"m", "v", "best"};
         for (int j = 0; j < 3; j++)
-            snprintf(key[j], sizeof key[j], "embedding_dict.%s.%s", t->ds->node_types[k].name, SUFFIX[j]);
+            snprintf(key[j], sizeof key[j], "embedding_dict.%s.%s", t->src.ds->node_types[k].name, SUFFIX[j]);
         out[n++] = (train_state_tensor){t->temb_key[k], e->weight, R, D, 0};
         if (e->m) out[n++] = (train_state_tensor){key[0], e->m, R, D, 1};
         if (e->v) out[n++] = (train_state_tensor){key[1], e->v, R, D, 1};
@@ -2081,7 +1559,7 @@ static int state_tensors(trainer *t, int with_best, train_state_tensor *out) {
 static int64_t emb_step(const trainer *t) {
     if (t->have_emb) return t->emb.step;
     int64_t s = -1;
-    for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+    for (int k = 0; t->typed && k < t->src.tg.num_node_types; k++)
         if (t->have_temb[k]) {
             CGNN_CHECK(s < 0 || s == t->temb[k].step);
             s = t->temb[k].step;
@@ -2092,20 +1570,17 @@ static int64_t emb_step(const trainer *t) {
 /* This job's fingerprint for the training state (t->fp, allocated here). */
 static void state_fingerprint(trainer *t) {
     t->fp = cgnn_malloc(sizeof *t->fp);
-    /* server-client mode: no graph on a compute rank; the whole graph's sizes from the partition */
-    csc_graph shape;
-    memset(&shape, 0, sizeof shape);
-    shape.num_nodes = t->pb.num_nodes, shape.num_edges = t->pb.num_edges;
-    train_state_fingerprint_init(t->fp, t->cfg, t->ds, t->task, t->feat, t->typed ? NULL : t->client ? &shape : t->g,
+    /* (server-client mode: no graph on a compute rank; the whole graph's sizes from the partition) */
+    train_state_fingerprint_init(t->fp, t->cfg, t->src.ds, t->task, t->feat, t->typed ? NULL : graph_source_shape(&t->src),
                                  &t->m, t->d->size);
-    if (t->client) { /* the embedding table's rows are new ids of this partition; the seeds its assignment */
-        train_state_fingerprint_add(t->fp, "partition", t->pb.partition_id);
-        train_state_fingerprint_add(t->fp, "seed_assignment", t->local_seeds ? "local" : "global");
-    }
+    /* server-client mode: the partition (the table's rows are its new ids) and the seed assignment */
+    const char *keys[GRAPH_SOURCE_MAX_STATE_FIELDS], *vals[GRAPH_SOURCE_MAX_STATE_FIELDS];
+    const int n = graph_source_state_fields(&t->src, keys, vals);
+    for (int i = 0; i < n; i++) train_state_fingerprint_add(t->fp, keys[i], vals[i]);
     if (!t->typed) return;
     int tables = 0;
-    for (int k = 0; k < t->tg.num_node_types; k++) tables |= t->have_temb[k];
-    train_state_fingerprint_add_typed(t->fp, t->cfg, t->ds, t->tfeat, t->tsc.fanouts, t->tsc.num_layers, tables);
+    for (int k = 0; k < t->src.tg.num_node_types; k++) tables |= t->have_temb[k];
+    train_state_fingerprint_add_typed(t->fp, t->cfg, t->src.ds, t->tfeat, t->tsc.fanouts, t->tsc.num_layers, tables);
 }
 
 /* Writes the training state after step t->step: *sc holds the loop's position (epoch, next
@@ -2159,7 +1634,7 @@ static int train_loop(trainer *t, trainer_result *res, cgnn_err *err) {
         const double gemm_s0 = t->loss_gemm_s, gemm_f0 = t->loss_gemm_flops; /* (a resumed epoch: since the resume) */
         const int64_t first = resume_here ? rs->next_batch : 0;
         loader_start_epoch_at(&t->train, (int)epoch, first,
-                              t->local_seeds && a->drop_uneven_inputs ? t->train_batches_min : 0);
+                              t->src.local_seeds && a->drop_uneven_inputs ? t->train_batches_min : 0);
         const int64_t steps = epoch_steps(t);
         progress_epoch(&t->prog, epoch, a->num_max_train_batches > 0 && a->num_epochs > 1000000 ? 0 : a->num_epochs,
                        steps > first ? steps - first : 0);
@@ -2268,8 +1743,9 @@ static int replicas_differ(trainer *t, cgnn_err *err) {
     uint64_t h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)t->m.params;
     for (size_t i = 0; i < (size_t)t->m.num_params * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ULL;
-    if (t->have_emb && !t->parted) { /* and the embedding table, updated sparsely from every rank's rows (a
-                                          sharded table differs per part by design) */
+    if (t->have_emb && !graph_source_table_sharded(&t->src)) { /* and the embedding table, updated sparsely from
+                                                                   every rank's rows (a sharded table differs per
+                                                                   part by design) */
         p = (const unsigned char *)t->emb.weight;
         for (size_t i = 0; i < (size_t)(t->emb.num_rows * t->emb.dim) * sizeof(float); i++)
             h = (h ^ p[i]) * 1099511628211ULL;
@@ -2332,7 +1808,7 @@ static int state_resume(trainer *t, int found, trainer_result *res, cgnn_err *er
     t->step = rs->step;
     t->opt.step = rs->optim_step;
     if (t->have_emb) t->emb.step = rs->emb_step;
-    for (int k = 0; t->typed && k < t->tg.num_node_types; k++)
+    for (int k = 0; t->typed && k < t->src.tg.num_node_types; k++)
         if (t->have_temb[k]) t->temb[k].step = rs->emb_step;
     t->have_best = (int)rs->have_best, t->best_score = rs->best_score, t->bad_checks = rs->bad_checks;
     res->has_val = (int)rs->has_val, res->best_val_loss = rs->best_val_loss, res->best_val_acc = rs->best_val_acc;
@@ -2382,52 +1858,57 @@ static int open_logs(trainer *t, const char *job, cgnn_err *err) {
     return 0;
 }
 
-/* Rank 0, after training on a partitioned graph: the remote traffic per batch built (training
- * and validation, prefetched batches included), per service, averaged over ranks, and rank 0's
- * wait (sampler threads and consumer together: it overlaps the step). */
-static void log_part_traffic(trainer *t) {
-    static const int ids[3] = {PART_RPC_PICK, PART_RPC_FEAT, PART_RPC_EMB};
-    static const char *const names[3] = {"sampling", "feature", "embedding"};
-    double v[3][4]; /* requests, bytes out, bytes back, wait seconds */
-    for (int k = 0; k < 3; k++) {
-        dist_rpc_counters c;
-        dist_rpc_read_counters(t->rpc, ids[k], 0, &c);
-        v[k][0] = (double)c.req_sent, v[k][1] = (double)c.req_bytes_sent, v[k][2] = (double)c.rep_bytes_recv;
-        v[k][3] = (double)c.wait_ns * 1e-9;
-    }
-    double per_rank[3][4];
-    memcpy(per_rank, v, sizeof v);
-    dist_allreduce_sum_f64(t->d, &v[0][0], 12);
-    /* per batch built (training and validation, prefetched ones included: the counters count them) */
-    double built = (double)((t->have_train ? loader_batches_built(&t->train) : 0) +
-                            (t->have_val ? loader_batches_built(&t->val) : 0));
-    dist_allreduce_sum_f64(t->d, &built, 1);
-    double cache[2] = {0, 0}; /* remote rows asked of the feature cache, found in it */
-    if (t->have_cache) {
-        uint64_t asked, found;
-        feat_cache_counters(&t->cache, 0, &asked, &found);
-        cache[0] = (double)asked, cache[1] = (double)found;
-    }
-    dist_allreduce_sum_f64(t->d, cache, 2);
-    if (!is_root(t) || built <= 0) return;
-    const double steps = built / (double)t->d->size, W = (double)t->d->size;
-    char line[512];
-    int len = snprintf(line, sizeof line, "partitioned graph: remote traffic per batch and rank (mean of %d ranks, "
-                       "%.0f batches):", t->d->size, built);
-    for (int k = 0; k < 3 && len < (int)sizeof line; k++)
-        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.1f requests, %.1f KB out, %.1f KB back",
-                        k ? ";" : "", names[k], v[k][0] / steps / W, v[k][1] / steps / W / 1e3,
-                        v[k][2] / steps / W / 1e3);
-    log_info("%s; waiting on peers (sampler threads and the consumer, rank 0) %.2f ms per batch", line,
-             1e3 * (per_rank[0][3] + per_rank[1][3] + per_rank[2][3]) / steps);
-    if (cache[0] > 0) {
-        const double rb = (double)t->cache.row_bytes;
-        log_info("feature cache: hit rate %.1f%% of %.0f remote rows per batch and rank; remote feature bytes per "
-                 "batch and rank %.1f KB without the cache, %.1f KB with it (%.1f KB saved, %.1f%%)",
-                 100.0 * cache[1] / cache[0], cache[0] / steps / W, cache[0] * rb / steps / W / 1e3,
-                 (cache[0] - cache[1]) * rb / steps / W / 1e3, cache[1] * rb / steps / W / 1e3,
-                 100.0 * cache[1] / cache[0]);
-    }
+/* What the graph source takes from the configuration (source/graph_source.h); the strings stay
+ * the config's. */
+static void source_options(const task_config *cfg, int fault_rank, graph_source_options *o) {
+    const trainer_args *a = &cfg->args;
+    memset(o, 0, sizeof *o);
+    o->config_file = cfg->file;
+    o->dataset_path = cfg->dataset_path;
+    o->seed_assignment = a->seed_assignment == SEED_ASSIGN_LOCAL    ? GRAPH_SOURCE_SEEDS_LOCAL
+                         : a->seed_assignment == SEED_ASSIGN_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL
+                                                                    : GRAPH_SOURCE_SEEDS_AUTO;
+    o->seed_partition = a->seed_partition;
+    o->rpc_timeout_s = a->rpc_timeout_s;
+    o->cache_policy = a->cache_policy == CACHE_POLICY_HOTNESS  ? FEAT_CACHE_HOTNESS
+                      : a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
+                      : a->cache_policy == CACHE_POLICY_HALO   ? FEAT_CACHE_HALO
+                                                               : FEAT_CACHE_NONE;
+    o->cache_ratio = a->cache_ratio;
+    o->cache_budget = a->cache_memory_budget;
+    o->cache_presample_batches = a->cache_presample_batches;
+    o->seed = a->seed;
+    o->batch_size = a->batch_size;
+    o->prefetch_size = a->prefetch_size;
+    o->fault_rank = fault_rank;
+}
+
+/* The training batches' sampling (the feature cache pre-samples with it): the training loader's,
+ * or (evaluation only) the same fanouts. */
+static sampler_config train_sampling(const trainer *t) {
+    if (t->have_train) return t->train.cfg.sampler;
+    sampler_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.num_layers = t->a->num_layers;
+    for (int h = 0; h < t->a->num_layers; h++) sc.fanouts[h] = t->a->fanouts[h];
+    sc.replace = t->a->replace;
+    return sc;
+}
+
+/* shouldSkipTraining: the checkpoint's embedding table into t->emb, the rows the source holds
+ * (graph_source_table_keys: on parts each row is the whole table's row of its original id).
+ * Returns 0, or -1 with *err. */
+static int load_embedding(trainer *t, cgnn_err *err) {
+    const char *uri = t->cfg->trained_model_uri;
+    const int64_t *keys = graph_source_table_keys(&t->src);
+    if (!keys) return outputs_load_embedding(uri, t->emb.weight, t->emb.num_rows, t->emb.dim, err);
+    const int64_t N = graph_source_num_nodes(&t->src), D = t->emb.dim;
+    float *full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
+    const int bad = outputs_load_embedding(uri, full, N, D, err) != 0;
+    for (int64_t i = 0; !bad && i < t->emb.num_rows; i++)
+        memcpy(t->emb.weight + i * D, full + keys[i] * D, (size_t)D * sizeof(float));
+    free(full);
+    return bad ? -1 : 0;
 }
 
 int trainer_run(const task_config *cfg_in, const resource_config *res, const trainer_options *opt,
@@ -2473,27 +1954,25 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
         return 0;
     }
 
-    /* setup: rank 0 first (it builds and caches the graph index), then the others load it;
-     * every input is validated before any output is touched */
+    /* setup: every input is validated before any output is touched; the graph source chosen here
+     * orders the loading: a whole graph's rank 0 first (it builds and caches the graph index), then
+     * the others load it; on parts every rank loads its own at once (nothing is cached), after the
+     * rpc layer is created (collective), and every rank has loaded its part (and the feature
+     * cache is built) before rank 0 touches any output */
     outguard_init(&t.guard);
-    /* a partitioned graph: every rank loads its own part at once (nothing is cached), after the
-     * rpc layer is created (collective) */
-    t.gs = opt ? opt->graph_store : NULL;
-    t.client = t.gs != NULL; /* server-client mode: the storage ranks hold the parts */
-    t.parted = !t.client && partbook_is_partition(cfg->dataset_path);
-    if (t.parted && dist_phase_failed(t.d, dist_rpc_create(&t.rpc, t.d, err) != 0, err)) goto done;
-    if (!root && !t.parted && !t.client) dist_barrier(t.d);
+    graph_source_options so;
+    source_options(cfg, t.fault_rank, &so);
+    graph_source_init(&t.src, &so, t.d, opt ? opt->graph_store : NULL);
+    if (graph_source_load_begin(&t.src, err) != 0) goto done;
     lp_loss_gemm_stats_register(&t.loss_gs); /* the losses' GEMMs, for the loss's GEMM rate */
     bad = trainer_setup(&t, res, err) != 0;
-    /* parted: every rank has loaded its part before rank 0 touches any output */
-    if ((t.parted || t.client) && dist_phase_failed(t.d, bad, err)) goto done;
-    /* worker mode's feature cache: every rank's services run now (collective: the degree policy) */
-    if (t.parted && dist_phase_failed(t.d, build_cache(&t, err) != 0, err)) goto done;
+    const sampler_config cache_sampling = train_sampling(&t);
+    if (graph_source_load_check(&t.src, bad, &cache_sampling, err) != 0) goto done;
     /* exact resume (train/train_state.h): a state left by an interrupted run of this job is
      * checked before any output is touched, and keeps its logs */
     int resume = 0;
     if (root && !bad && !cfg->should_skip_training) bad = state_prologue(&t, &resume, err) != 0;
-    if (root && !t.parted && !t.client) dist_barrier(t.d); /* the other ranks load now */
+    graph_source_load_end(&t.src); /* a whole graph: the other ranks load now */
     /* every rank checks the job's outputs against its own inputs; then rank 0 touches them */
     if (!bad) bad = guard_check(&t, res, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
@@ -2501,8 +1980,8 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     bad = guard_commit(&t, opt && opt->job_name ? opt->job_name : "cgnn train", resume, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
     t.guarded = 1;
-    if (t.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
-        int64_t mm[2] = {item_sampler_rank_batches(&t.train.items, t.seed_group), 0};
+    if (t.src.local_seeds && t.have_train) { /* every rank's training batches (Join / drop_uneven) */
+        int64_t mm[2] = {item_sampler_rank_batches(&t.train.items, t.src.seed_group), 0};
         mm[1] = -mm[0];
         dist_allreduce_max_i64(t.d, mm, 2);
         t.train_batches_max = mm[0], t.train_batches_min = -mm[1];
@@ -2516,25 +1995,8 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
         goto done;
     if (root) bad = open_logs(&t, opt && opt->job_name ? opt->job_name : "cgnn train", err) != 0;
     if (cfg->should_skip_training && !bad) bad = outputs_load_model(cfg->trained_model_uri, cfg->task, &t.m, err) != 0;
-    if (cfg->should_skip_training && !bad && t.have_emb && t.client) { /* the whole table, rows to new ids */
-        const int64_t N = t.pb.num_nodes, D = t.emb.dim;
-        float *full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
-        bad = outputs_load_embedding(cfg->trained_model_uri, full, N, D, err) != 0;
-        for (int64_t v = 0; !bad && v < N; v++)
-            memcpy(t.emb.weight + v * D, full + t.pb.orig_of_new[v] * D, (size_t)D * sizeof(float));
-        free(full);
-    }
-    if (cfg->should_skip_training && !bad && t.have_emb && !t.parted && !t.client)
-        bad = outputs_load_embedding(cfg->trained_model_uri, t.emb.weight, t.emb.num_rows, t.emb.dim, err) != 0;
-    if (cfg->should_skip_training && !bad && t.have_emb && t.parted) { /* this part's rows of the whole table */
-        const int64_t N = t.pb.num_nodes, D = t.emb.dim;
-        float *full = cgnn_malloc((size_t)(N * D) * sizeof(float) + 1);
-        bad = outputs_load_embedding(cfg->trained_model_uri, full, N, D, err) != 0;
-        for (int64_t i = 0; !bad && i < t.pb.n_local; i++)
-            memcpy(t.emb.weight + i * D, full + t.pb.orig_of_local[i] * D, (size_t)D * sizeof(float));
-        free(full);
-    }
-    for (int k = 0; cfg->should_skip_training && !bad && t.typed && k < t.tg.num_node_types; k++)
+    if (cfg->should_skip_training && !bad && t.have_emb) bad = load_embedding(&t, err) != 0;
+    for (int k = 0; cfg->should_skip_training && !bad && t.typed && k < t.src.tg.num_node_types; k++)
         if (t.have_temb[k])
             bad = outputs_load_table(cfg->trained_model_uri, t.temb_key[k], t.temb[k].weight, t.temb[k].num_rows,
                                      t.temb[k].dim, err) != 0;
@@ -2547,16 +2009,16 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     if (cfg->should_skip_training) {
         if (root) log_info("shouldSkipTraining: loaded %s", cfg->trained_model_uri);
     } else {
-        dist_rpc_counters c0;
-        if (t.parted) dist_rpc_read_counters(t.rpc, DIST_RPC_ALL, 1, &c0); /* count the training only */
+        graph_source_traffic_reset(&t.src); /* on parts: count the training's remote traffic only */
         bad = train_loop(&t, out, err) != 0;
         if (dist_phase_failed(t.d, bad, err)) goto done;
-        if (t.parted) log_part_traffic(&t);
+        loader *built[2] = {t.have_train ? &t.train : NULL, t.have_val ? &t.val : NULL}; /* (their batches) */
+        graph_source_log_traffic(&t.src, built, 2);
         if (t.have_best) {
             memcpy(t.m.params, t.best_params, (size_t)t.m.num_params * sizeof(float));
             if (t.have_emb)
                 memcpy(t.emb.weight, t.best_emb, (size_t)(t.emb.num_rows * t.emb.dim) * sizeof(float));
-            for (int k = 0; t.typed && k < t.tg.num_node_types; k++)
+            for (int k = 0; t.typed && k < t.src.tg.num_node_types; k++)
                 if (t.have_temb[k])
                     memcpy(t.temb[k].weight, t.best_temb[k],
                            (size_t)(t.temb[k].num_rows * t.temb[k].dim) * sizeof(float));
@@ -2564,7 +2026,7 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
                 log_info("restored the best weights (validation %s %.4f)", cfg->args.early_stop_criterion,
                          t.best_score);
         }
-        if (t.parted && t.have_emb) dist_barrier(t.d); /* every shard restored before rows are read again */
+        if (t.have_emb) graph_source_table_written(&t.src); /* on parts: every shard restored before rows are read */
         bad = save_checkpoint(&t, t.m.params, t.have_emb ? t.emb.weight : NULL, err) != 0;
         if (dist_phase_failed(t.d, bad, err)) goto done;
         if (t.d->size > 1 && replicas_differ(&t, err)) goto done;
@@ -2616,7 +2078,7 @@ int trainer_run(const task_config *cfg_in, const resource_config *res, const tra
     if (t.have_val) loader_free(&t.val);
     if (t.have_test) loader_free(&t.test);
     t.have_train = t.have_val = t.have_test = 0;
-    if (t.parted && dist_rpc_stop(t.rpc, err) != 0) dist_fail_job(t.d, err); /* collective: nobody asks any more */
+    if (graph_source_stop(&t.src, err) != 0) dist_fail_job(t.d, err); /* collective: nobody asks any more */
     bad = trace_close(&t.trace, err) != 0;
     if (!bad && root) bad = logs_check(&t, 1, err) != 0;
     if (dist_phase_failed(t.d, bad, err)) goto done;
