@@ -51,7 +51,7 @@ static int meta_int(const st_file *f, const char *key, int64_t lo, int64_t hi, i
 }
 
 /* The node feature type t trains on: "feat", else the first node feature of the type (the
- * trainer's choice, train/trainer.c setup_typed). */
+ * trainer's choice: graph_source_type_feature). */
 static const ds_feature *type_feature(const dataset *ds, int t) {
     const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, t, "feat");
     for (int i = 0; i < ds->num_features && !f; i++)

@@ -23,8 +23,8 @@
  *         → counts of every segment, then the neighbours (typed_sampler_pick_owned)
  *   FEAT  [nseg] + nseg x [node type, n, n per-type ids] → the rows, segment by segment, each in
  *         its type's feature dtype
- * The featureless types' learnable tables stay replicated on every rank (trainer.c), so EMB and
- * ACT are not used on typed parts.
+ * The featureless types' learnable tables stay replicated on every rank (family/family_typed.c),
+ * so EMB and ACT are not used on typed parts.
  *
  * Threads: the handlers run on dist_rpc's service thread and only read: the index and the
  * features never change; a sharded embedding's rows change only inside
