@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Exit codes the CLI uses; err.code is one of these. */
+/* Exit codes the CLI uses; err.code is one of these (0: success; the public API's CGNN_OK,
+ * include/cgnn.h, whose error codes are these). */
 enum {
-    CGNN_OK = 0,
     CGNN_ERR_RUNTIME = 1, /* a training/runtime failure (I/O error while writing, NaN loss, ...) */
     CGNN_ERR_INPUT = 2,   /* bad usage, config or data: the user must fix something */
 };
