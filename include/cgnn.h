@@ -23,8 +23,10 @@
  * - Threads: a dataset may serve several loaders at once; one loader, and its batches, are used by
  *   one thread at a time. A loader runs its own sampler threads (num_workers) in the background.
  * - Lifetimes: a batch and its arrays belong to the loader; they stay valid, unchanged, until
- *   cgnn_batch_release. A loader holds at most `prefetch` batches, so a consumer that does not
- *   release stalls the loader (cgnn_loader_next refuses past that: CGNN_ERROR_ARGUMENT).
+ *   cgnn_batch_release (across cgnn_loader_start_epoch too). A loader has `prefetch` buffers
+ *   used in turn: when the next batch's buffers are those of a batch still held,
+ *   cgnn_loader_next refuses with CGNN_ERROR_ARGUMENT naming it (never an overwrite or a hang).
+ *   Holding the previous batch while asking for the next is always fine (prefetch >= 2).
  * - Determinism: batch b of an epoch is a function of (dataset, options, seed, epoch, b) only:
  *   not of num_workers, prefetch or timing.
  * - Ids: node ids are per node type (0 .. the type's count); a homogeneous graph has one type.
@@ -123,7 +125,7 @@ typedef struct cgnn_loader_options {
     int drop_uneven;              /* every rank runs the fewest batches of any rank (0: the last
                                      ranks get one batch fewer; DDP's Join) */
     int num_workers;              /* sampler threads (2); 0: each batch built in cgnn_loader_next */
-    int prefetch;                 /* batches in flight, released or not (0: num_workers + 1) */
+    int prefetch;                 /* batch buffers, used in turn (0: num_workers + 1; at least 2) */
     int normalize_features;       /* divide each feature row by its L1 norm (0) */
     /* link prediction (a pair task) */
     int64_t num_negatives;        /* random negative nodes per batch, shared by its pairs (0) */
@@ -143,8 +145,8 @@ CGNN_API int cgnn_loader_create(cgnn_dataset *ds, const cgnn_loader_options *o, 
 CGNN_API void cgnn_loader_free(cgnn_loader *l);  /* stops its threads; every batch must be released */
 /* Batches of one epoch on this rank (with drop_uneven: every rank's). */
 CGNN_API int64_t cgnn_loader_num_batches(const cgnn_loader *l);
-/* Starts epoch `epoch` (its order and draws are keyed by it); batches of a previous epoch still
- * held must be released first. */
+/* Starts epoch `epoch` (its order and draws are keyed by it). Batches still held stay valid; the
+ * new epoch's first batch takes the buffers after the last one handed out. */
 CGNN_API int cgnn_loader_start_epoch(cgnn_loader *l, int64_t epoch, cgnn_error *err);
 /* The epoch's next batch into *out, in order; *out NULL (CGNN_OK) at the end of the epoch. */
 CGNN_API int cgnn_loader_next(cgnn_loader *l, cgnn_batch **out, cgnn_error *err);

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 pkgs=(gcc make libc6-dev cmake pkg-config libopenblas-openmp-dev libyaml-dev libmetis-dev
-      libopenmpi-dev openmpi-bin zlib1g-dev)
+      libopenmpi-dev openmpi-bin zlib1g-dev python3-dev)
 fuzz_pkgs=(clang-14 libclang-rt-14-dev libomp-14-dev)
 case "${1:-}" in
   --test) pkgs+=(python3 python3-numpy python3-torch python3-yaml "${fuzz_pkgs[@]}") ;;

@@ -9,7 +9,8 @@
 #   - The blocks of one page run in order, from the root of one scratch copy of the repository's
 #     inputs per page (examples/, data/, scripts/, tests/fixtures/, tests/gigl_configs/): what a
 #     block writes stays there, so a page may train in one block and embed in the next; the
-#     repository is never written. `cgnn` is the binary under test (on PATH), `mpirun` gets
+#     repository is never written. `cgnn` is the binary under test (on PATH; its build's Python
+#     package on PYTHONPATH), `mpirun` gets
 #     --oversubscribe (and --allow-run-as-root as root).
 #   - To fit CI, the scratch copy's examples/*.yaml train at most $STEPS steps and evaluate at
 #     most 2 validation / test batches; every flag, path and key a block names is the real one.
@@ -172,6 +173,7 @@ ROOTFLAG=""
 cat >"$TMP/prelude.sh" <<EOF
 set -e -o pipefail
 export PATH="$TMP/bin:\$PATH"
+export PYTHONPATH="$(dirname "$CGNN")/python"  # the build's Python package (docs/PYTHON.md)
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 mpirun() { command mpirun --oversubscribe --bind-to none $ROOTFLAG "\$@"; }
 EOF

@@ -311,9 +311,6 @@ int64_t cgnn_loader_num_batches(const cgnn_loader *l) {
 int cgnn_loader_start_epoch(cgnn_loader *l, int64_t epoch, cgnn_error *err) {
     if (!l) return fail_arg(err, "cgnn_loader_start_epoch: loader is NULL");
     if (epoch < 0 || epoch > INT_MAX) return fail_arg(err, "cgnn_loader_start_epoch: epoch %lld (0 to %d)", (long long)epoch, INT_MAX);
-    if (l->num_held)
-        return fail_arg(err, "cgnn_loader_start_epoch: %d batch%s of epoch %lld still held (cgnn_batch_release them "
-                             "first)", l->num_held, l->num_held == 1 ? "" : "es", (long long)l->epoch);
     loader_start_epoch(&l->ld, (int)epoch, 0);
     l->epoch = epoch;
     l->started = 1;
@@ -327,7 +324,7 @@ int cgnn_loader_next(cgnn_loader *l, cgnn_batch **out, cgnn_error *err) {
     if (!l) return fail_arg(err, "cgnn_loader_next: loader is NULL");
     if (!l->started) return fail_arg(err, "cgnn_loader_next: no epoch started (cgnn_loader_start_epoch)");
     if (l->ld.next_consume >= l->batches) return CGNN_OK;
-    const int slot = (int)(l->ld.next_consume % l->ld.queue_depth);
+    const int slot = loader_slot_of(&l->ld, l->ld.next_consume);
     if (l->held[slot].mb)
         return fail_arg(err, "cgnn_loader_next: batch %lld is still held and its buffers are the next batch's; a "
                              "loader holds at most prefetch = %d batches (cgnn_batch_release the oldest first)",

@@ -339,18 +339,19 @@ static void produce(loader *l, int p, int64_t b, int slot, loader_worker *w) {
     mb->gather_seconds = t2 - t1;
 }
 
+int loader_slot_of(const loader *l, int64_t b) { return (int)((l->slot_base + b) % l->queue_depth); }
+
 static void *worker_main(void *arg) {
     loader_worker *w = arg;
     loader *l = w->l;
-    const int Q = l->queue_depth;
     pthread_mutex_lock(&l->mu);
     for (;;) {
         while (!l->stop && !(l->active && l->next_claim < l->batches &&
-                             l->state[l->next_claim % Q] == LOADER_SLOT_FREE))
+                             l->state[loader_slot_of(l, l->next_claim)] == LOADER_SLOT_FREE))
             pthread_cond_wait(&l->cv, &l->mu);
         if (l->stop) break;
         int64_t b = l->next_claim++;
-        int slot = (int)(b % Q);
+        int slot = loader_slot_of(l, b);
         l->state[slot] = LOADER_SLOT_FILLING;
         l->in_flight++;
         pthread_mutex_unlock(&l->mu);
@@ -674,10 +675,12 @@ fail:
 }
 
 /* Abandons the current epoch: waits for batches being built, empties the queue. Holds mu. */
+/* Stops producing; every slot the consumer does not hold is free again. */
 static void quiesce_locked(loader *l) {
     l->active = 0;
     while (l->in_flight > 0) pthread_cond_wait(&l->cv, &l->mu);
-    for (int q = 0; q < l->queue_depth; q++) l->state[q] = LOADER_SLOT_FREE;
+    for (int q = 0; q < l->queue_depth; q++)
+        if (l->state[q] != LOADER_SLOT_HELD) l->state[q] = LOADER_SLOT_FREE;
 }
 
 void loader_start_epoch(loader *l, int epoch, int64_t max_batches) { loader_start_epoch_at(l, epoch, 0, max_batches); }
@@ -686,6 +689,9 @@ void loader_start_epoch_at(loader *l, int epoch, int64_t first_batch, int64_t ma
     CGNN_CHECK(first_batch >= 0);
     pthread_mutex_lock(&l->mu);
     quiesce_locked(l);
+    /* the new epoch's first batch takes the slot after the last one handed out, so the batches the
+     * consumer still holds (the previous epoch's last) are the last to be reused */
+    l->slot_base = (l->slot_base + l->next_consume) % l->queue_depth;
     item_sampler_set_epoch(&l->items, epoch);
     l->batches = l->items.num_batches;
     if (max_batches > 0 && max_batches < l->batches) l->batches = max_batches;
@@ -708,12 +714,12 @@ int64_t loader_batches_built(loader *l) {
 minibatch *loader_next(loader *l) {
     if (l->next_consume >= l->batches) return NULL;
     const int64_t b = l->next_consume;
-    const int slot = (int)(b % l->queue_depth);
+    const int slot = loader_slot_of(l, b);
     if (l->cfg.num_workers == 0) {
-        CGNN_CHECK(l->state[slot] == LOADER_SLOT_FREE); /* the consumer holds < queue_depth */
+        CGNN_CHECK(l->state[slot] == LOADER_SLOT_FREE); /* the consumer does not hold it */
         loader_worker *w = l->workers_arg;
         produce(l, 0, b, slot, &w[0]);
-        l->state[slot] = LOADER_SLOT_READY;
+        l->state[slot] = LOADER_SLOT_HELD;
         l->built++;
         l->next_claim = b + 1;
     } else {
@@ -721,6 +727,7 @@ minibatch *loader_next(loader *l) {
         while (!(l->state[slot] == LOADER_SLOT_READY && l->slots[slot].batch_index == b &&
                  l->next_claim > b))
             pthread_cond_wait(&l->cv, &l->mu);
+        l->state[slot] = LOADER_SLOT_HELD;
         pthread_mutex_unlock(&l->mu);
     }
     l->next_consume = b + 1;

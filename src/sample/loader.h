@@ -149,7 +149,11 @@ typedef struct loader_config {
     const char *trace_name;     /* lane names: "<trace_name> sampler <i>" */
 } loader_config;
 
-typedef enum loader_slot_state { LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY } loader_slot_state;
+/* FREE -> FILLING (a producer builds batch b into it) -> READY -> HELD (loader_next handed it to the
+ * consumer) -> FREE (loader_release). Starting an epoch frees every slot but the held ones. */
+typedef enum loader_slot_state {
+    LOADER_SLOT_FREE, LOADER_SLOT_FILLING, LOADER_SLOT_READY, LOADER_SLOT_HELD
+} loader_slot_state;
 
 struct loader;
 typedef struct loader_worker {
@@ -196,6 +200,7 @@ typedef struct loader {
     int generation;             /* bumped by every start so stale workers notice */
     int64_t batches;            /* batches to produce this epoch */
     int64_t next_claim, next_consume, in_flight;
+    int64_t slot_base;          /* batch b of this epoch fills slot (slot_base + b) % queue_depth */
     int64_t built;              /* batches built since loader_init (prefetched ones included) */
     int failed;                 /* a batch could not be built (a peer of a partitioned graph) */
     cgnn_err err;               /* the first such failure */
@@ -244,8 +249,13 @@ void loader_start_epoch_at(loader *l, int epoch, int64_t first_batch, int64_t ma
 int64_t loader_num_batches(const loader *l);
 
 /* The next batch in order, or NULL when the epoch is exhausted. Blocks until it is ready.
- * The batch stays valid until loader_release. */
+ * The batch stays valid until loader_release (across loader_start_epoch too). Its slot,
+ * loader_slot_of(l, b), must not be held: the consumer holds fewer than queue_depth batches, and
+ * the one in the next batch's slot is released first (the public API checks this). */
 minibatch *loader_next(loader *l);
+
+/* The slot (index into l->slots) batch b of the current epoch is built into. */
+int loader_slot_of(const loader *l, int64_t b);
 
 /* After loader_next returned NULL: 1 (and the reason in *err) if the epoch ended because a
  * batch could not be built (on a partitioned graph, a peer failed or timed out), else 0. */

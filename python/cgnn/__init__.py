@@ -1,0 +1,221 @@
+"""cgnn: cgnn's sampler and loader for your own PyTorch model (docs/PYTHON.md).
+
+    import cgnn
+    ds = cgnn.OnDiskDataset("data/cora")
+    loader = cgnn.NeighborLoader(ds, num_neighbors=[10, 5], batch_size=64, shuffle=True)
+    for batch in loader:          # PyG's fields: x, y, edge_index, n_id, batch_size, ...
+        out = model(batch.x, batch.edge_index)[:batch.batch_size]
+
+The tensors of a batch share cgnn's memory (no copy): `x`, `n_id`, `y` are views of the loader's
+buffers, which stay valid while any of them is alive (the batch's slot is released when the last
+one goes). A loader has `prefetch` slots: keeping the tensors of that many batches and asking for
+the next raises ValueError naming the batch still held, never overwrites it.
+
+Homogeneous graphs, node batches (this version); link prediction, typed graphs and the
+distributed modes are in the C API (include/cgnn.h) and come to Python next.
+"""
+import json
+import struct
+
+import torch
+
+from . import _C
+
+__all__ = ["OnDiskDataset", "NeighborLoader", "Batch", "DataError", "load_state_dict"]
+
+DataError = _C.DataError
+SPLITS = {"train": 0, "validation": 1, "valid": 1, "test": 2}
+_DTYPES = {"int32": torch.int32, "int64": torch.int64, "float32": torch.float32}
+
+
+class OnDiskDataset:
+    """A dataset in DGL GraphBolt's on-disk format (a directory or its metadata.yaml)."""
+
+    def __init__(self, path, threads=0):
+        self.path = str(path)
+        self._ds = _C.Dataset(self.path, threads)
+        d = self._ds.describe()
+        self.node_types = d["node_types"]
+        self.edge_types = d["edge_types"]
+        self.tasks = d["tasks"]
+
+    @property
+    def is_typed(self):
+        return len(self.node_types) > 1 or len(self.edge_types) > 1
+
+    def num_nodes(self, node_type=0):
+        return self.node_types[node_type]["num_nodes"]
+
+    def feature_dim(self, node_type=0):
+        return self.node_types[node_type]["feature_dim"]
+
+    def num_classes(self, task=0):
+        return self.tasks[task]["num_classes"]
+
+    def __repr__(self):
+        return (f"OnDiskDataset({self.path!r}, node_types={[t['name'] for t in self.node_types]}, "
+                f"tasks={[t['name'] for t in self.tasks]})")
+
+
+def _tensor(arr):
+    """A torch tensor over a _C.Array's memory (no copy); it keeps the batch alive."""
+    info = arr.info
+    n, m = info["shape"]
+    if n == 0:
+        return torch.empty((0, m) if info["ndim"] == 2 else (0,), dtype=_DTYPES[info["dtype"]])
+    t = torch.frombuffer(arr, dtype=_DTYPES[info["dtype"]])
+    return t.view(n, m) if info["ndim"] == 2 else t
+
+
+class Block:
+    """One message-flow block (DGL's MFG): CSR by destination over local ids."""
+
+    def __init__(self, indptr, indices, num_src):
+        self.indptr, self.indices = indptr, indices
+        self.num_dst, self.num_src = indptr.numel() - 1, num_src
+
+    def edge_index(self):
+        """(2, E) int64 [src; dst] of this block."""
+        deg = self.indptr[1:] - self.indptr[:-1]
+        dst = torch.repeat_interleave(torch.arange(self.num_dst, dtype=torch.int64), deg)
+        return torch.stack([self.indices.to(torch.int64), dst])
+
+
+class Batch:
+    """A node batch with PyG's fields.
+
+    n_id (N,) the nodes, seeds first; x (N, F) their features (shared with cgnn); y (batch_size,)
+    the seeds' labels; batch_size; edge_index (2, E) [src; dst] in local ids, each node's sampled
+    in-edges once, hop by hop (PyG's NeighborLoader layout, so trim_to_layer works);
+    num_sampled_nodes, num_sampled_edges per hop; blocks: the per-layer MFG blocks (block 0
+    consumes the input rows) for models that want them; input_id the split rows of the seeds.
+    """
+
+    def __init__(self, b):
+        self._b = b
+        info = b.info()
+        self.num_layers = L = info["num_layers"]
+        self.n_id = _tensor(b.array(_C.FIELD_NODES, 0))
+        try:
+            self.x = _tensor(b.array(_C.FIELD_FEATURES, 0))
+        except ValueError:
+            self.x = None  # no node features (a model gives the nodes learnable rows)
+        self.input_id = _tensor(b.array(_C.FIELD_ITEMS, 0))
+        try:
+            self.y = _tensor(b.array(_C.FIELD_LABELS, 0))
+        except ValueError:
+            self.y = None
+        self.batch_size = info["num_seeds"]
+        hops = [b.num_nodes(0, h) for h in range(L + 1)]
+        self.num_sampled_nodes = [hops[0]] + [hops[h] - hops[h - 1] for h in range(1, L + 1)]
+        self.blocks = []
+        for layer in range(L):
+            indptr = _tensor(b.array(_C.FIELD_BLOCK_INDPTR, layer))
+            indices = _tensor(b.array(_C.FIELD_BLOCK_INDICES, layer))
+            self.blocks.append(Block(indptr, indices, b.num_nodes(0, L - layer)))
+        # hop h: the in-edges of the nodes first reached at hop h, from the block that samples
+        # them (L - 1 - h); the blocks list their destinations first, so the rows are a range
+        parts, self.num_sampled_edges = [], []
+        for h in range(L):
+            blk = self.blocks[L - 1 - h]
+            lo, hi = (0 if h == 0 else hops[h - 1]), hops[h]
+            e0, e1 = int(blk.indptr[lo]), int(blk.indptr[hi])
+            deg = blk.indptr[lo + 1:hi + 1] - blk.indptr[lo:hi]
+            dst = torch.repeat_interleave(torch.arange(lo, hi, dtype=torch.int64), deg)
+            parts.append(torch.stack([blk.indices[e0:e1].to(torch.int64), dst]))
+            self.num_sampled_edges.append(e1 - e0)
+        self.edge_index = torch.cat(parts, dim=1) if parts else torch.empty((2, 0), dtype=torch.int64)
+
+    @property
+    def num_nodes(self):
+        return self.n_id.numel()
+
+    def __repr__(self):
+        x = tuple(self.x.shape) if self.x is not None else None
+        return (f"Batch(n_id={self.num_nodes}, x={x}, edge_index={tuple(self.edge_index.shape)}, "
+                f"batch_size={self.batch_size})")
+
+
+class NeighborLoader:
+    """PyG's NeighborLoader over a cgnn dataset's task split, built by cgnn's sampler threads.
+
+    num_neighbors: neighbours per hop, seed side first (-1: all). Every epoch (each `iter`) draws
+    a new order and new neighbours keyed by (seed, epoch): the same batches for any num_workers.
+    rank / world_size: this process's slice of each epoch (data parallel).
+    """
+
+    def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=0, shuffle=None,
+                 drop_last=False, seed=42, num_workers=2, prefetch=0, replace=False, rank=0, world_size=1,
+                 normalize_features=False, drop_uneven=False):
+        if not isinstance(dataset, OnDiskDataset):
+            raise TypeError(f"dataset: an OnDiskDataset is expected, got {type(dataset).__name__}")
+        if dataset.is_typed:
+            raise ValueError(f"dataset: {dataset.path} is typed; this version's Python loaders take homogeneous "
+                             "graphs (the C API, include/cgnn.h, samples typed graphs)")
+        if split not in SPLITS:
+            raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
+        if task < 0 or task >= len(dataset.tasks) or dataset.tasks[task]["kind"] != "node_classification":
+            raise ValueError(f"task: {task} is not a node classification task of {dataset.path}")
+        self.dataset = dataset
+        self.epoch = 0
+        opts = dict(task=task, split=SPLITS[split], batch_size=batch_size, fanouts=list(num_neighbors),
+                    drop_last=int(drop_last), seed=seed, num_workers=num_workers, prefetch=prefetch,
+                    replace=int(replace), rank=rank, world_size=world_size,
+                    normalize_features=int(normalize_features), drop_uneven=int(drop_uneven))
+        if shuffle is not None:
+            opts["shuffle"] = int(shuffle)
+        self._l = _C.Loader(dataset._ds, **opts)
+
+    def __len__(self):
+        return self._l.num_batches()
+
+    def set_epoch(self, epoch):
+        """The next iteration runs this epoch (as DistributedSampler.set_epoch)."""
+        self.epoch = int(epoch)
+
+    def __iter__(self):
+        self._l.start_epoch(self.epoch)
+        self.epoch += 1
+        while True:
+            b = self._l.next()
+            if b is None:
+                return
+            yield Batch(b)
+
+
+def load_state_dict(path):
+    """A cgnn checkpoint as a dict of torch tensors: safetensors (parsed here: no package needed)
+    or a .pt / .pth file (torch.load)."""
+    path = str(path)
+    if path.endswith((".pt", ".pth")):
+        return torch.load(path, map_location="cpu")
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 8:
+        raise DataError(f"{path}: not a safetensors file (shorter than its header length)")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > len(data) - 8:
+        raise DataError(f"{path}: header length {n} is past the end of the file")
+    header = json.loads(data[8:8 + n])
+    dtypes = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64, "I32": torch.int32,
+              "F16": torch.float16, "BF16": torch.bfloat16, "U8": torch.uint8}
+    body = bytearray(data[8 + n:])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        if t["dtype"] not in dtypes:
+            raise DataError(f"{path}: tensor {name!r}: dtype {t['dtype']} is not supported")
+        b, e = t["data_offsets"]
+        if not 0 <= b <= e <= len(body):
+            raise DataError(f"{path}: tensor {name!r}: data_offsets {b}:{e} outside the data")
+        dt = dtypes[t["dtype"]]
+        count = (e - b) // torch.empty(0, dtype=dt).element_size()
+        numel = 1
+        for d in t["shape"]:
+            numel *= d
+        if numel != count:
+            raise DataError(f"{path}: tensor {name!r}: shape {t['shape']} does not match its {e - b} bytes")
+        x = torch.frombuffer(body, dtype=dt, count=count, offset=b) if count else torch.empty(0, dtype=dt)
+        out[name] = x.reshape(t["shape"]).clone()
+    return out

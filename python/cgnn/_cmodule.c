@@ -1,0 +1,406 @@
+/* _cmodule.c — cgnn._C: the CPython extension over the public C API (include/cgnn.h). The Python
+ * package (python/cgnn/__init__.py) builds PyG-style batches on it.
+ *
+ *   _C.Dataset(path, threads=0)         cgnn_dataset
+ *   _C.Loader(dataset, **options)       cgnn_loader (options: cgnn_loader_options' field names)
+ *   loader.next() -> Batch | None       the GIL released while waiting for the batch
+ *   batch.array(field, index) -> Array  a buffer (PEP 3118) over the batch's memory: no copy
+ *
+ * Lifetimes: an Array holds its Batch, a Batch its Loader, a Loader its Dataset, so memory is
+ * never freed under a live view. A Batch's slot is released when the last reference to it (its
+ * arrays, and the tensors torch.frombuffer made of them) goes; a loader holding `prefetch` batches
+ * refuses the next one with an error naming the rule (cgnn.h), never an overwrite.
+ * Errors: CGNN_ERROR_ARGUMENT -> ValueError, CGNN_ERROR_INPUT -> cgnn.DataError (a ValueError),
+ * CGNN_ERROR_RUNTIME -> RuntimeError; the message is the library's.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "cgnn.h"
+
+static PyObject *DataError;
+
+static PyObject *raise(const cgnn_error *e) {
+    PyObject *type = e->code == CGNN_ERROR_ARGUMENT ? PyExc_ValueError
+                     : e->code == CGNN_ERROR_INPUT  ? DataError
+                                                    : PyExc_RuntimeError;
+    PyErr_SetString(type, e->message);
+    return NULL;
+}
+
+/* ---- Dataset ---- */
+
+typedef struct {
+    PyObject_HEAD cgnn_dataset *ds;
+} DatasetObject;
+
+static void Dataset_dealloc(DatasetObject *self) {
+    cgnn_dataset_close(self->ds);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Dataset_init(DatasetObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", "threads", NULL};
+    const char *path;
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|i", kwlist, &path, &threads)) return -1;
+    cgnn_error e;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = cgnn_dataset_open(path, threads, &self->ds, &e);
+    Py_END_ALLOW_THREADS if (rc != CGNN_OK) {
+        raise(&e);
+        return -1;
+    }
+    return 0;
+}
+
+#define DS(self) (((DatasetObject *)(self))->ds)
+
+static PyObject *Dataset_describe(PyObject *self, PyObject *unused) {
+    cgnn_dataset *ds = DS(self);
+    PyObject *d = PyDict_New(), *nt = PyList_New(0), *et = PyList_New(0), *tasks = PyList_New(0);
+    for (int t = 0; t < cgnn_dataset_num_node_types(ds); t++) {
+        PyObject *x = Py_BuildValue("{s:s,s:L,s:L}", "name", cgnn_dataset_node_type(ds, t), "num_nodes",
+                                    (long long)cgnn_dataset_num_nodes(ds, t), "feature_dim",
+                                    (long long)cgnn_dataset_feature_dim(ds, t));
+        PyList_Append(nt, x);
+        Py_DECREF(x);
+    }
+    for (int k = 0; k < cgnn_dataset_num_edge_types(ds); k++) {
+        PyObject *x = Py_BuildValue("{s:s,s:L}", "name", cgnn_dataset_edge_type(ds, k), "num_edges",
+                                    (long long)cgnn_dataset_num_edges(ds, k));
+        PyList_Append(et, x);
+        Py_DECREF(x);
+    }
+    for (int i = 0; i < cgnn_dataset_num_tasks(ds); i++) {
+        PyObject *x = Py_BuildValue(
+            "{s:s,s:s,s:i,s:L,s:(LLL)}", "name", cgnn_dataset_task_name(ds, i), "kind",
+            cgnn_dataset_task_kind(ds, i) == CGNN_TASK_LINK_PREDICTION ? "link_prediction" : "node_classification",
+            "type", cgnn_dataset_task_type(ds, i), "num_classes", (long long)cgnn_dataset_num_classes(ds, i),
+            "split_sizes", (long long)cgnn_dataset_split_size(ds, i, 0), (long long)cgnn_dataset_split_size(ds, i, 1),
+            (long long)cgnn_dataset_split_size(ds, i, 2));
+        PyList_Append(tasks, x);
+        Py_DECREF(x);
+    }
+    PyDict_SetItemString(d, "node_types", nt);
+    PyDict_SetItemString(d, "edge_types", et);
+    PyDict_SetItemString(d, "tasks", tasks);
+    Py_DECREF(nt), Py_DECREF(et), Py_DECREF(tasks);
+    return d;
+}
+
+static PyMethodDef Dataset_methods[] = {
+    {"describe", Dataset_describe, METH_NOARGS, "node types, edge types and tasks as a dict"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject DatasetType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cgnn._C.Dataset",
+    .tp_basicsize = sizeof(DatasetObject),
+    .tp_dealloc = (destructor)Dataset_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Dataset(path, threads=0): a GraphBolt on-disk dataset (cgnn_dataset_open)",
+    .tp_methods = Dataset_methods,
+    .tp_init = (initproc)Dataset_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---- Loader ---- */
+
+typedef struct {
+    PyObject_HEAD PyObject *dataset; /* held: it outlives the loader */
+    cgnn_loader *l;
+} LoaderObject;
+
+static void Loader_dealloc(LoaderObject *self) {
+    cgnn_loader_free(self->l); /* (every batch holds the loader: none is left) */
+    Py_XDECREF(self->dataset);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* o's field `name` from a Python int (a bool is an int); 0, or -1 with ValueError naming it. */
+static int set_i64(int64_t *dst, PyObject *v, const char *name) {
+    long long x = PyLong_AsLongLong(v);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_ValueError, "%s: an integer is expected, got %R", name, v);
+        return -1;
+    }
+    *dst = x;
+    return 0;
+}
+
+static int set_int(int *dst, PyObject *v, const char *name) {
+    int64_t x;
+    if (set_i64(&x, v, name) != 0) return -1;
+    if (x < INT32_MIN || x > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: %lld is out of range", name, (long long)x);
+        return -1;
+    }
+    *dst = (int)x;
+    return 0;
+}
+
+static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw) {
+    PyObject *dataset;
+    if (!PyArg_ParseTuple(args, "O!", &DatasetType, &dataset)) return -1;
+    cgnn_loader_options o;
+    cgnn_loader_options_init(&o);
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (kw && PyDict_Next(kw, &pos, &key, &val)) {
+        const char *k = PyUnicode_AsUTF8(key);
+        int rc = 0;
+        if (!k) return -1;
+        if (!strcmp(k, "task")) rc = set_int(&o.task, val, k);
+        else if (!strcmp(k, "split")) rc = set_int(&o.split, val, k);
+        else if (!strcmp(k, "batch_size")) rc = set_i64(&o.batch_size, val, k);
+        else if (!strcmp(k, "fanouts")) { /* a sequence: one per hop, seed side first */
+            PyObject *seq = PySequence_Fast(val, "fanouts: a sequence of integers is expected");
+            if (!seq) return -1;
+            const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+            if (n > CGNN_MAX_LAYERS) {
+                Py_DECREF(seq);
+                PyErr_Format(PyExc_ValueError, "fanouts: %zd hops (at most %d)", n, CGNN_MAX_LAYERS);
+                return -1;
+            }
+            o.num_layers = (int)n;
+            for (Py_ssize_t h = 0; h < n && rc == 0; h++) rc = set_i64(&o.fanouts[h], PySequence_Fast_GET_ITEM(seq, h), k);
+            Py_DECREF(seq);
+        } else if (!strcmp(k, "replace")) rc = set_int(&o.replace, val, k);
+        else if (!strcmp(k, "shuffle")) rc = set_int(&o.shuffle, val, k);
+        else if (!strcmp(k, "drop_last")) rc = set_int(&o.drop_last, val, k);
+        else if (!strcmp(k, "seed")) {
+            int64_t s;
+            rc = set_i64(&s, val, k);
+            o.seed = (uint64_t)s;
+        } else if (!strcmp(k, "rank")) rc = set_int(&o.rank, val, k);
+        else if (!strcmp(k, "world_size")) rc = set_int(&o.world_size, val, k);
+        else if (!strcmp(k, "drop_uneven")) rc = set_int(&o.drop_uneven, val, k);
+        else if (!strcmp(k, "num_workers")) rc = set_int(&o.num_workers, val, k);
+        else if (!strcmp(k, "prefetch")) rc = set_int(&o.prefetch, val, k);
+        else if (!strcmp(k, "normalize_features")) rc = set_int(&o.normalize_features, val, k);
+        else if (!strcmp(k, "num_negatives")) rc = set_i64(&o.num_negatives, val, k);
+        else if (!strcmp(k, "exclude_seed_edges")) rc = set_int(&o.exclude_seed_edges, val, k);
+        else if (!strcmp(k, "anchor_batching")) rc = set_int(&o.anchor_batching, val, k);
+        else if (!strcmp(k, "max_labels_per_anchor")) rc = set_i64(&o.max_labels_per_anchor, val, k);
+        else {
+            PyErr_Format(PyExc_TypeError, "Loader: unknown option '%s'", k);
+            return -1;
+        }
+        if (rc != 0) return -1;
+    }
+    cgnn_error e;
+    if (cgnn_loader_create(DS(dataset), &o, &self->l, &e) != CGNN_OK) {
+        raise(&e);
+        return -1;
+    }
+    Py_INCREF(dataset);
+    self->dataset = dataset;
+    return 0;
+}
+
+static PyObject *Loader_num_batches(PyObject *self, PyObject *unused) {
+    return PyLong_FromLongLong(cgnn_loader_num_batches(((LoaderObject *)self)->l));
+}
+
+static PyObject *Loader_start_epoch(PyObject *self, PyObject *arg) {
+    const long long epoch = PyLong_AsLongLong(arg);
+    if (epoch == -1 && PyErr_Occurred()) return NULL;
+    cgnn_error e;
+    if (cgnn_loader_start_epoch(((LoaderObject *)self)->l, epoch, &e) != CGNN_OK) return raise(&e);
+    Py_RETURN_NONE;
+}
+
+/* ---- Batch, Array ---- */
+
+typedef struct {
+    PyObject_HEAD PyObject *loader; /* held: it outlives the batch */
+    cgnn_batch *b;
+} BatchObject;
+
+typedef struct {
+    PyObject_HEAD PyObject *batch; /* held: the memory is the batch's */
+    cgnn_array a;
+} ArrayObject;
+
+static PyTypeObject BatchType, ArrayType;
+
+static PyObject *Loader_next(PyObject *self, PyObject *unused) {
+    LoaderObject *lo = (LoaderObject *)self;
+    cgnn_batch *b = NULL;
+    cgnn_error e;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = cgnn_loader_next(lo->l, &b, &e);
+    Py_END_ALLOW_THREADS if (rc != CGNN_OK) return raise(&e);
+    if (!b) Py_RETURN_NONE;
+    BatchObject *bo = PyObject_New(BatchObject, &BatchType);
+    if (!bo) {
+        cgnn_batch_release(b);
+        return NULL;
+    }
+    Py_INCREF(self);
+    bo->loader = self;
+    bo->b = b;
+    return (PyObject *)bo;
+}
+
+static PyMethodDef Loader_methods[] = {
+    {"num_batches", Loader_num_batches, METH_NOARGS, "batches of one epoch on this rank"},
+    {"start_epoch", Loader_start_epoch, METH_O, "start_epoch(epoch)"},
+    {"next", Loader_next, METH_NOARGS, "the epoch's next Batch, or None at its end"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LoaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cgnn._C.Loader",
+    .tp_basicsize = sizeof(LoaderObject),
+    .tp_dealloc = (destructor)Loader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Loader(dataset, **options): cgnn_loader_create with cgnn_loader_options' field names",
+    .tp_methods = Loader_methods,
+    .tp_init = (initproc)Loader_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static void Batch_dealloc(BatchObject *self) {
+    cgnn_batch_release(self->b); /* its slot goes back to the loader */
+    Py_XDECREF(self->loader);
+    PyObject_Free(self);
+}
+
+static PyObject *Batch_info(PyObject *self, PyObject *unused) {
+    cgnn_batch_info bi;
+    cgnn_batch_info_get(((BatchObject *)self)->b, &bi);
+    return Py_BuildValue("{s:L,s:L,s:i,s:i,s:i,s:L,s:L,s:L,s:L,s:L}", "epoch", (long long)bi.epoch, "index",
+                         (long long)bi.index, "num_layers", bi.num_layers, "num_node_types", bi.num_node_types,
+                         "num_edge_types", bi.num_edge_types, "num_items", (long long)bi.num_items, "num_negatives",
+                         (long long)bi.num_negatives, "num_listed", (long long)bi.num_listed, "num_seeds",
+                         (long long)bi.num_seeds, "num_sampled_edges", (long long)bi.num_sampled_edges);
+}
+
+static PyObject *Batch_num_nodes(PyObject *self, PyObject *args) {
+    int type, hop;
+    if (!PyArg_ParseTuple(args, "ii", &type, &hop)) return NULL;
+    return PyLong_FromLongLong(cgnn_batch_num_nodes(((BatchObject *)self)->b, type, hop));
+}
+
+/* array(field, index) -> Array, or None when the batch has it empty */
+static PyObject *Batch_array(PyObject *self, PyObject *args) {
+    int field, index;
+    if (!PyArg_ParseTuple(args, "ii", &field, &index)) return NULL;
+    cgnn_array a;
+    cgnn_error e;
+    if (cgnn_batch_array(((BatchObject *)self)->b, field, index, &a, &e) != CGNN_OK) return raise(&e);
+    ArrayObject *ao = PyObject_New(ArrayObject, &ArrayType);
+    if (!ao) return NULL;
+    Py_INCREF(self);
+    ao->batch = self;
+    ao->a = a;
+    return (PyObject *)ao;
+}
+
+static PyMethodDef Batch_methods[] = {
+    {"info", Batch_info, METH_NOARGS, "the batch's counts as a dict"},
+    {"num_nodes", Batch_num_nodes, METH_VARARGS, "num_nodes(type, hop)"},
+    {"array", Batch_array, METH_VARARGS, "array(field, index) -> Array (a buffer over the batch's memory)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cgnn._C.Batch",
+    .tp_basicsize = sizeof(BatchObject),
+    .tp_dealloc = (destructor)Batch_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "one batch of a Loader; released when the last reference (its arrays' views included) goes",
+    .tp_methods = Batch_methods,
+};
+
+static void Array_dealloc(ArrayObject *self) {
+    Py_XDECREF(self->batch);
+    PyObject_Free(self);
+}
+
+static int Array_getbuffer(PyObject *obj, Py_buffer *view, int flags) {
+    ArrayObject *self = (ArrayObject *)obj;
+    static char FMT[3][2] = {"i", "q", "f"};
+    static const Py_ssize_t ITEM[3] = {4, 8, 4};
+    const cgnn_array *a = &self->a;
+    static char empty[8];
+    view->obj = obj;
+    Py_INCREF(obj);
+    view->buf = a->data ? (void *)a->data : empty;
+    view->itemsize = ITEM[a->dtype];
+    view->ndim = a->ndim;
+    view->shape = (Py_ssize_t *)PyMem_Malloc(2 * sizeof(Py_ssize_t));
+    view->strides = (Py_ssize_t *)PyMem_Malloc(2 * sizeof(Py_ssize_t));
+    view->shape[0] = (Py_ssize_t)a->shape[0], view->shape[1] = (Py_ssize_t)(a->ndim > 1 ? a->shape[1] : 1);
+    view->strides[1] = view->itemsize;
+    view->strides[0] = a->ndim > 1 ? view->itemsize * view->shape[1] : view->itemsize;
+    view->len = view->itemsize * view->shape[0] * (a->ndim > 1 ? view->shape[1] : 1);
+    view->readonly = 0; /* (the batch's own buffers: torch.frombuffer wants them writable; writes
+                           change this batch only) */
+    view->format = (flags & PyBUF_FORMAT) ? FMT[a->dtype] : NULL;
+    view->suboffsets = NULL;
+    view->internal = NULL;
+    return 0;
+}
+
+static void Array_releasebuffer(PyObject *obj, Py_buffer *view) {
+    PyMem_Free(view->shape);
+    PyMem_Free(view->strides);
+}
+
+static PyBufferProcs Array_as_buffer = {Array_getbuffer, Array_releasebuffer};
+
+static PyObject *Array_get_info(PyObject *obj, void *unused) {
+    const cgnn_array *a = &((ArrayObject *)obj)->a;
+    static const char *const NAMES[3] = {"int32", "int64", "float32"};
+    return Py_BuildValue("{s:s,s:i,s:(LL),s:K}", "dtype", NAMES[a->dtype], "ndim", a->ndim, "shape",
+                         (long long)a->shape[0], (long long)(a->ndim > 1 ? a->shape[1] : 1), "address",
+                         (unsigned long long)(uintptr_t)a->data);
+}
+
+static PyGetSetDef Array_getset[] = {
+    {"info", Array_get_info, NULL, "dtype, ndim, shape and the address of the data (cgnn's buffer)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cgnn._C.Array",
+    .tp_basicsize = sizeof(ArrayObject),
+    .tp_dealloc = (destructor)Array_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "one array of a Batch (the buffer protocol: numpy.frombuffer / torch.frombuffer share it)",
+    .tp_as_buffer = &Array_as_buffer,
+    .tp_getset = Array_getset,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "cgnn's C API (include/cgnn.h)", -1, NULL, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__C(void) {
+    if (PyType_Ready(&DatasetType) < 0 || PyType_Ready(&LoaderType) < 0 || PyType_Ready(&BatchType) < 0 ||
+        PyType_Ready(&ArrayType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    DataError = PyErr_NewExceptionWithDoc("cgnn.DataError", "bad data: a dataset file, its metadata or a split",
+                                          PyExc_ValueError, NULL);
+    PyModule_AddObject(m, "DataError", DataError);
+    Py_INCREF(&DatasetType), PyModule_AddObject(m, "Dataset", (PyObject *)&DatasetType);
+    Py_INCREF(&LoaderType), PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType);
+    PyModule_AddIntConstant(m, "VERSION", cgnn_version());
+    static const struct {
+        const char *name;
+        int v;
+    } C[] = {{"FIELD_NODES", CGNN_FIELD_NODES},
+             {"FIELD_FEATURES", CGNN_FIELD_FEATURES},
+             {"FIELD_BLOCK_INDPTR", CGNN_FIELD_BLOCK_INDPTR},
+             {"FIELD_BLOCK_INDICES", CGNN_FIELD_BLOCK_INDICES},
+             {"FIELD_ITEMS", CGNN_FIELD_ITEMS},
+             {"FIELD_LABELS", CGNN_FIELD_LABELS},
+             {"FIELD_ITEM_ROWS", CGNN_FIELD_ITEM_ROWS},
+             {"FIELD_LISTED_OFFSET", CGNN_FIELD_LISTED_OFFSET},
+             {"FIELD_LISTED_COUNT", CGNN_FIELD_LISTED_COUNT}};
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) PyModule_AddIntConstant(m, C[i].name, C[i].v);
+    return m;
+}

@@ -1,0 +1,179 @@
+"""The Python package against the C API and the native trainer (run by tests/test_python.sh).
+
+usage: test_cgnn.py CGNN_BINARY   (PYTHONPATH: the build's python/ folder; cwd: the repository)
+Each check prints ok / FAIL; the exit status is the number of failures (0: all passed).
+"""
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+import cgnn
+
+CGNN = sys.argv[1]
+fails = 0
+
+
+def check(cond, what):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    fails += 0 if cond else 1
+
+
+ds = cgnn.OnDiskDataset("data/cora")
+check(ds.num_nodes() == 2708 and ds.feature_dim() == 1433 and ds.num_classes() == 7, "OnDiskDataset describes cora")
+check(ds.tasks[0]["split_sizes"] == (140, 500, 1000), "the splits' sizes")
+
+# no copy: the tensors are views of cgnn's buffers
+loader = cgnn.NeighborLoader(ds, num_neighbors=[5, 3], batch_size=50, seed=3)
+it = iter(loader)
+b = next(it)
+xa = b._b.array(cgnn._C.FIELD_FEATURES, 0).info
+na = b._b.array(cgnn._C.FIELD_NODES, 0).info
+check(b.x.data_ptr() == xa["address"] and b.n_id.data_ptr() == na["address"], "x and n_id share cgnn's memory")
+check(tuple(b.x.shape) == (b.num_nodes, 1433) and b.y.shape[0] == b.batch_size == 50, "shapes")
+
+# edge_index: PyG's layout; each node's in-edges once, from the hop that reached it, in local ids
+L = 2
+hops = [b._b.num_nodes(0, h) for h in range(L + 1)]
+ok = b.edge_index.shape[1] == sum(b.num_sampled_edges) and len(b.num_sampled_nodes) == L + 1
+e0 = 0
+for h in range(L):
+    ei = b.edge_index[:, e0:e0 + b.num_sampled_edges[h]]
+    lo = 0 if h == 0 else hops[h - 1]
+    ok = ok and bool(((ei[1] >= lo) & (ei[1] < hops[h])).all()) and bool((ei[0] < hops[h + 1]).all())
+    blk = b.blocks[L - 1 - h]
+    ref = blk.edge_index()
+    ref = ref[:, (ref[1] >= lo) & (ref[1] < hops[h])]
+    ok = ok and torch.equal(ref, ei)
+    e0 += b.num_sampled_edges[h]
+check(ok, "edge_index is the blocks' edges of each hop's new nodes (num_sampled_nodes / _edges consistent)")
+del b, it
+gc.collect()
+
+
+def epoch_tensors(workers, epoch=0):
+    ld = cgnn.NeighborLoader(ds, num_neighbors=[4, 4], batch_size=100, split="validation", shuffle=True,
+                             num_workers=workers, seed=11)
+    ld.set_epoch(epoch)
+    return [(b.n_id.clone(), b.x.clone(), b.edge_index.clone(), b.y.clone()) for b in ld]
+
+
+a, c = epoch_tensors(0), epoch_tensors(3)
+check(len(a) == 5 and all(all(torch.equal(u, v) for u, v in zip(p, q)) for p, q in zip(a, c)),
+      "0 and 3 sampler threads give the same batches, bitwise")
+check(not torch.equal(epoch_tensors(0, 1)[0][0], a[0][0]), "another epoch draws another order")
+
+# the held-batch rule: tensors kept from `prefetch` batches hold their slots; the next is refused
+ld = cgnn.NeighborLoader(ds, num_neighbors=[2], batch_size=100, split="test", num_workers=1, prefetch=2)
+held = []
+try:
+    for b in ld:
+        held.append(b.x)
+    check(False, "keeping 3 batches' tensors with prefetch 2 is refused")
+except ValueError as e:
+    check("still held" in str(e), f"keeping 3 batches' tensors with prefetch 2 is refused: {e}")
+del held, b
+gc.collect()
+check(sum(1 for _ in ld) == 10, "after the tensors are gone the loader runs again")
+
+# bad arguments raise naming the argument
+for kw, want in [(dict(batch_size=0), "batch_size"), (dict(split="dev"), "split"),
+                 (dict(num_neighbors=[3, 0]), "fanouts[1]"), (dict(rank=3, world_size=2), "rank")]:
+    args = dict(num_neighbors=[3]) | kw
+    try:
+        cgnn.NeighborLoader(ds, **args)
+        check(False, f"{kw} raises")
+    except ValueError as e:
+        check(want in str(e), f"{kw} raises ValueError naming {want}: {e}")
+try:
+    cgnn.OnDiskDataset("/nonexistent/cgnn-ds")
+    check(False, "a missing dataset raises")
+except cgnn.DataError as e:
+    check("/nonexistent/cgnn-ds" in str(e), f"a missing dataset raises DataError naming it: {e}")
+
+
+# a plain-PyTorch GraphSAGE (PyG's SAGEConv, mean) trained on cgnn's batches, as the native trainer
+# trains examples/cora_graphsage.yaml: 2 layers, hidden 128, fanouts 10/10, dropout 0.8, Adam 0.01,
+# weight decay 5e-4, row-normalised features, one batch of the 140 seeds per epoch, early stopping
+# on the validation loss (patience 20) with the best weights restored, tested on sampled batches
+class SAGE(torch.nn.Module):
+    def __init__(self, i, h, o):
+        super().__init__()
+        self.l = torch.nn.ModuleList([torch.nn.Linear(i, h), torch.nn.Linear(h, o)])
+        self.r = torch.nn.ModuleList([torch.nn.Linear(i, h, bias=False), torch.nn.Linear(h, o, bias=False)])
+
+    def forward(self, x, ei):
+        for k in range(2):
+            agg = torch.zeros(x.shape[0], x.shape[1]).index_add_(0, ei[1], x[ei[0]])
+            deg = torch.zeros(x.shape[0]).index_add_(0, ei[1], torch.ones(ei.shape[1])).clamp(min=1)
+            x = self.l[k](agg / deg[:, None]) + self.r[k](x)
+            if k == 0:
+                x = torch.nn.functional.dropout(torch.relu(x), 0.8, self.training)
+        return x
+
+
+def evaluate(model, split, seed):
+    model.eval()
+    loss = correct = n = 0
+    with torch.no_grad():
+        for b in cgnn.NeighborLoader(ds, num_neighbors=[10, 10], batch_size=512, split=split, seed=seed,
+                                     normalize_features=True):
+            out = model(b.x, b.edge_index)[:b.batch_size]
+            loss += torch.nn.functional.cross_entropy(out, b.y, reduction="sum").item()
+            correct += (out.argmax(1) == b.y).sum().item()
+            n += b.batch_size
+    return loss / n, correct / n
+
+
+def python_run(seed):
+    torch.manual_seed(seed)
+    model = SAGE(1433, 128, 7)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+    train = cgnn.NeighborLoader(ds, num_neighbors=[10, 10], batch_size=140, seed=seed, normalize_features=True)
+    best, best_state, bad = float("inf"), None, 0
+    for _ in range(200):
+        model.train()
+        for b in train:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(b.x, b.edge_index)[:b.batch_size], b.y).backward()
+            opt.step()
+        vloss, _ = evaluate(model, "validation", seed)
+        if vloss < best:
+            best, bad, best_state = vloss, 0, {k: v.clone() for k, v in model.state_dict().items()}
+        else:
+            bad += 1
+            if bad >= 20:
+                break
+    model.load_state_dict(best_state)
+    return evaluate(model, "test", seed)[1]
+
+
+def native_run(seed, tmp):
+    cfg = open("examples/cora_graphsage.yaml").read().replace('seed: "0"', f'seed: "{seed}"')
+    cfg = cfg.replace("out/cora_graphsage/", f"{tmp}/s{seed}/")
+    path = f"{tmp}/s{seed}.yaml"
+    open(path, "w").write(cfg)
+    subprocess.run([CGNN, "train", "--quiet", f"--task_config_uri={path}"], check=True)
+    metrics = json.load(open(f"{tmp}/s{seed}/eval_metrics.json"))["metrics"]
+    return next(float(m["numberValue"]) for m in metrics if m["name"] == "acc")
+
+
+torch.set_num_threads(2)
+with tempfile.TemporaryDirectory() as tmp:
+    native = [native_run(s, tmp) for s in range(3)]
+    py = [python_run(s) for s in range(3)]
+    # the model's weights load back: cgnn.load_state_dict reads the native checkpoint
+    sd = cgnn.load_state_dict(f"{tmp}/s0/model.safetensors")
+    check(sd["convs.0.lin_l.weight"].shape == (128, 1433) and sd["convs.1.lin_r.weight"].shape == (7, 128),
+          f"load_state_dict reads the native checkpoint ({len(sd)} tensors)")
+mn, mp = sum(native) / 3, sum(py) / 3
+print(f"Cora test accuracy, seeds 0-2: native {native} mean {mn:.4f}; PyTorch on cgnn.NeighborLoader {py} "
+      f"mean {mp:.4f}")
+check(abs(mn - mp) <= 0.01, f"the PyTorch model on cgnn's loader is within 1 point of the native trainer "
+      f"({mp:.4f} vs {mn:.4f})")
+sys.exit(min(fails, 100))
