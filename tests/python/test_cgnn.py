@@ -117,12 +117,11 @@ class SAGE(torch.nn.Module):
         return x
 
 
-def evaluate(model, split, seed):
+def evaluate(model, loader):
     model.eval()
     loss = correct = n = 0
     with torch.no_grad():
-        for b in cgnn.NeighborLoader(ds, num_neighbors=[10, 10], batch_size=512, split=split, seed=seed,
-                                     normalize_features=True):
+        for b in loader:
             out = model(b.x, b.edge_index)[:b.batch_size]
             loss += torch.nn.functional.cross_entropy(out, b.y, reduction="sum").item()
             correct += (out.argmax(1) == b.y).sum().item()
@@ -135,6 +134,9 @@ def python_run(seed):
     model = SAGE(1433, 128, 7)
     opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
     train = cgnn.NeighborLoader(ds, num_neighbors=[10, 10], batch_size=140, seed=seed, normalize_features=True)
+    # (the evaluation loaders once: each allocates its batches' buffers at the worst case)
+    val, test = (cgnn.NeighborLoader(ds, num_neighbors=[10, 10], batch_size=512, split=s, seed=seed,
+                                     normalize_features=True) for s in ("validation", "test"))
     best, best_state, bad = float("inf"), None, 0
     for _ in range(200):
         model.train()
@@ -142,7 +144,8 @@ def python_run(seed):
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(b.x, b.edge_index)[:b.batch_size], b.y).backward()
             opt.step()
-        vloss, _ = evaluate(model, "validation", seed)
+        val.set_epoch(0)  # (the native trainer evaluates the same batches every time)
+        vloss, _ = evaluate(model, val)
         if vloss < best:
             best, bad, best_state = vloss, 0, {k: v.clone() for k, v in model.state_dict().items()}
         else:
@@ -150,7 +153,7 @@ def python_run(seed):
             if bad >= 20:
                 break
     model.load_state_dict(best_state)
-    return evaluate(model, "test", seed)[1]
+    return evaluate(model, test)[1]
 
 
 def native_run(seed, tmp):
@@ -158,12 +161,15 @@ def native_run(seed, tmp):
     cfg = cfg.replace("out/cora_graphsage/", f"{tmp}/s{seed}/")
     path = f"{tmp}/s{seed}.yaml"
     open(path, "w").write(cfg)
-    subprocess.run([CGNN, "train", "--quiet", f"--task_config_uri={path}"], check=True)
+    res = f"{tmp}/resource.yaml"  # one compute thread, as the PyTorch side (the suite's CPU time)
+    open(res, "w").write("trainer_resource_config:\n  local_trainer_config:\n    num_workers: 1\n")
+    subprocess.run([CGNN, "train", "--quiet", f"--task_config_uri={path}", f"--resource_config_uri={res}"],
+                   check=True)
     metrics = json.load(open(f"{tmp}/s{seed}/eval_metrics.json"))["metrics"]
     return next(float(m["numberValue"]) for m in metrics if m["name"] == "acc")
 
 
-torch.set_num_threads(2)
+torch.set_num_threads(1)
 with tempfile.TemporaryDirectory() as tmp:
     native = [native_run(s, tmp) for s in range(3)]
     py = [python_run(s) for s in range(3)]
