@@ -11,8 +11,9 @@ buffers, which stay valid while any of them is alive (the batch's slot is releas
 one goes). A loader has `prefetch` slots: keeping the tensors of that many batches and asking for
 the next raises ValueError naming the batch still held, never overwrites it.
 
-Homogeneous graphs, node batches (this version); link prediction, typed graphs and the
-distributed modes are in the C API (include/cgnn.h) and come to Python next.
+Homogeneous graphs: node batches (NeighborLoader) and link-prediction batches in GiGL's
+DistABLPLoader layout (LinkNeighborLoader); typed graphs and the distributed modes are in the C
+API (include/cgnn.h) and come to Python next.
 """
 import json
 import struct
@@ -21,7 +22,8 @@ import torch
 
 from . import _C
 
-__all__ = ["OnDiskDataset", "NeighborLoader", "Batch", "DataError", "load_state_dict"]
+__all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "LinkBatch", "DataError",
+           "load_state_dict"]
 
 DataError = _C.DataError
 SPLITS = {"train": 0, "validation": 1, "valid": 1, "test": 2}
@@ -136,34 +138,51 @@ class Batch:
                 f"batch_size={self.batch_size})")
 
 
-class NeighborLoader:
-    """PyG's NeighborLoader over a cgnn dataset's task split, built by cgnn's sampler threads.
+class LinkBatch(Batch):
+    """A link-prediction batch: Batch's fields (batch_size: the distinct seed nodes: anchors,
+    positives and negatives), plus each pair's rows among them, PyG's triplet names:
 
-    num_neighbors: neighbours per hop, seed side first (-1: all). Every epoch (each `iter`) draws
-    a new order and new neighbours keyed by (seed, epoch): the same batches for any num_workers.
-    rank / world_size: this process's slice of each epoch (data parallel).
+    src_index (P,) the anchors' local rows; dst_pos_index (P,) the positives'; dst_neg_index (K,)
+    the random negatives shared by the batch's pairs (GiGL's random negatives); hard_neg_index
+    (H,) the dataset's listed negatives of the batch's groups, pair i's being
+    hard_neg_index[hard_neg_ptr[i]:hard_neg_ptr[i] + hard_neg_count[i]] (labelled pairs);
+    input_id (P,) the split rows of the pairs.
     """
 
-    def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=0, shuffle=None,
-                 drop_last=False, seed=42, num_workers=2, prefetch=0, replace=False, rank=0, world_size=1,
-                 normalize_features=False, drop_uneven=False):
-        if not isinstance(dataset, OnDiskDataset):
-            raise TypeError(f"dataset: an OnDiskDataset is expected, got {type(dataset).__name__}")
-        if dataset.is_typed:
-            raise ValueError(f"dataset: {dataset.path} is typed; this version's Python loaders take homogeneous "
-                             "graphs (the C API, include/cgnn.h, samples typed graphs)")
-        if split not in SPLITS:
-            raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
-        if task < 0 or task >= len(dataset.tasks) or dataset.tasks[task]["kind"] != "node_classification":
-            raise ValueError(f"task: {task} is not a node classification task of {dataset.path}")
-        self.dataset = dataset
-        self.epoch = 0
-        opts = dict(task=task, split=SPLITS[split], batch_size=batch_size, fanouts=list(num_neighbors),
-                    drop_last=int(drop_last), seed=seed, num_workers=num_workers, prefetch=prefetch,
-                    replace=int(replace), rank=rank, world_size=world_size,
-                    normalize_features=int(normalize_features), drop_uneven=int(drop_uneven))
-        if shuffle is not None:
-            opts["shuffle"] = int(shuffle)
+    def __init__(self, b):
+        super().__init__(b)
+        info = b.info()
+        P, H, K = info["num_items"], info["num_listed"], info["num_negatives"]
+        rows = _tensor(b.array(_C.FIELD_ITEM_ROWS, 0)).to(torch.int64)
+        self.src_index, self.dst_pos_index = rows[:P], rows[P:2 * P]
+        self.hard_neg_index, self.dst_neg_index = rows[2 * P:2 * P + H], rows[2 * P + H:2 * P + H + K]
+        if H:
+            self.hard_neg_ptr = _tensor(b.array(_C.FIELD_LISTED_OFFSET, 0))
+            self.hard_neg_count = _tensor(b.array(_C.FIELD_LISTED_COUNT, 0))
+        else:
+            self.hard_neg_ptr = self.hard_neg_count = None
+        self.y = None
+
+
+def _loader_options(dataset, kind, split, task, num_neighbors, **kw):
+    if not isinstance(dataset, OnDiskDataset):
+        raise TypeError(f"dataset: an OnDiskDataset is expected, got {type(dataset).__name__}")
+    if dataset.is_typed:
+        raise ValueError(f"dataset: {dataset.path} is typed; this version's Python loaders take homogeneous "
+                         "graphs (the C API, include/cgnn.h, samples typed graphs)")
+    if split not in SPLITS:
+        raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
+    if task is None:  # the dataset's first task of the kind
+        task = next((i for i, t in enumerate(dataset.tasks) if t["kind"] == kind), -1)
+    if not isinstance(task, int) or task < 0 or task >= len(dataset.tasks) or dataset.tasks[task]["kind"] != kind:
+        raise ValueError(f"task: {task!r} is not a {kind.replace('_', ' ')} task of {dataset.path} "
+                         f"(its tasks: {[(t['name'], t['kind']) for t in dataset.tasks]})")
+    return dict(task=task, split=SPLITS[split], fanouts=list(num_neighbors), **kw)
+
+
+class _Loader:
+    def __init__(self, dataset, opts, batch_type):
+        self.dataset, self.epoch, self._batch = dataset, 0, batch_type
         self._l = _C.Loader(dataset._ds, **opts)
 
     def __len__(self):
@@ -180,7 +199,51 @@ class NeighborLoader:
             b = self._l.next()
             if b is None:
                 return
-            yield Batch(b)
+            yield self._batch(b)
+
+
+class LinkNeighborLoader(_Loader):
+    """Link-prediction batches over a task's pairs, GiGL's DistABLPLoader layout (LinkBatch).
+
+    Each batch: batch_size pairs (anchor_batching: batch_size anchors with all their positives,
+    or the first max_labels_per_anchor), num_negatives random negative nodes shared by the
+    batch, the dataset's listed negatives of labelled pairs, and their sampled neighbourhoods;
+    exclude_seed_edges keeps the batch's own pair edges out of them.
+    """
+
+    def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=None, num_negatives=0,
+                 exclude_seed_edges=False, anchor_batching=False, max_labels_per_anchor=0, shuffle=None,
+                 drop_last=False, seed=42, num_workers=2, prefetch=0, replace=False, rank=0, world_size=1,
+                 normalize_features=False, drop_uneven=False):
+        opts = _loader_options(dataset, "link_prediction", split, task, num_neighbors, batch_size=batch_size,
+                               num_negatives=num_negatives, exclude_seed_edges=int(exclude_seed_edges),
+                               anchor_batching=int(anchor_batching), max_labels_per_anchor=max_labels_per_anchor,
+                               drop_last=int(drop_last), seed=seed, num_workers=num_workers, prefetch=prefetch,
+                               replace=int(replace), rank=rank, world_size=world_size,
+                               normalize_features=int(normalize_features), drop_uneven=int(drop_uneven))
+        if shuffle is not None:
+            opts["shuffle"] = int(shuffle)
+        super().__init__(dataset, opts, LinkBatch)
+
+
+class NeighborLoader(_Loader):
+    """PyG's NeighborLoader over a cgnn dataset's task split, built by cgnn's sampler threads.
+
+    num_neighbors: neighbours per hop, seed side first (-1: all). Every epoch (each `iter`) draws
+    a new order and new neighbours keyed by (seed, epoch): the same batches for any num_workers.
+    rank / world_size: this process's slice of each epoch (data parallel).
+    """
+
+    def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=None, shuffle=None,
+                 drop_last=False, seed=42, num_workers=2, prefetch=0, replace=False, rank=0, world_size=1,
+                 normalize_features=False, drop_uneven=False):
+        opts = _loader_options(dataset, "node_classification", split, task, num_neighbors, batch_size=batch_size,
+                               drop_last=int(drop_last), seed=seed, num_workers=num_workers, prefetch=prefetch,
+                               replace=int(replace), rank=rank, world_size=world_size,
+                               normalize_features=int(normalize_features), drop_uneven=int(drop_uneven))
+        if shuffle is not None:
+            opts["shuffle"] = int(shuffle)
+        super().__init__(dataset, opts, Batch)
 
 
 def load_state_dict(path):

@@ -97,6 +97,49 @@ except cgnn.DataError as e:
     check("/nonexistent/cgnn-ds" in str(e), f"a missing dataset raises DataError naming it: {e}")
 
 
+# link prediction (GiGL's DistABLPLoader layout): each pair's rows are the split's pair; with
+# exclude_seed_edges no sampled edge joins a pair's two nodes (without it, some do: the training
+# pairs are edges of the graph)
+import numpy as np  # noqa: E402
+
+lp = cgnn.OnDiskDataset("data/facebook-lp")
+pairs = np.load("data/facebook-lp/lp-train-seeds.npy")
+
+
+def pair_edges(exclude):
+    ld = cgnn.LinkNeighborLoader(lp, num_neighbors=[5, 5], batch_size=256, num_negatives=64,
+                                 exclude_seed_edges=exclude, seed=5)
+    same, joined, nb = True, 0, 0
+    for b in ld:
+        got = torch.stack([b.n_id[b.src_index], b.n_id[b.dst_pos_index]], 1).numpy()
+        same = same and bool((got == pairs[b.input_id.numpy()]).all()) and b.dst_neg_index.numel() == 64
+        n = b.num_nodes
+        e = set((b.edge_index[0] * n + b.edge_index[1]).tolist())
+        for a, p_ in zip(b.src_index.tolist(), b.dst_pos_index.tolist()):
+            joined += (a * n + p_) in e or (p_ * n + a) in e
+        nb += 1
+        if nb == 8:
+            break
+    return same, joined
+
+
+same, joined = pair_edges(True)
+same0, joined0 = pair_edges(False)
+check(same and same0, "LinkNeighborLoader: each pair's rows are the split's pair, 64 shared negatives")
+check(joined == 0 and joined0 > 0, f"exclude_seed_edges: {joined} pair edges sampled (without it: {joined0})")
+ab = cgnn.LinkNeighborLoader(lp, num_neighbors=[3], batch_size=32, anchor_batching=True, max_labels_per_anchor=2)
+b = next(iter(ab))
+anchors = b.n_id[b.src_index]
+check(anchors.unique().numel() == 32 and int(torch.bincount(anchors).max()) <= 2,
+      f"anchor batching: 32 anchors, at most 2 positives each ({b.src_index.numel()} pairs)")
+del b, ab
+try:
+    cgnn.NeighborLoader(lp, num_neighbors=[3])
+    check(False, "a node loader on a link prediction dataset raises")
+except ValueError as e:
+    check("node classification" in str(e), f"a node loader on a link prediction dataset raises: {e}")
+
+
 # a plain-PyTorch GraphSAGE (PyG's SAGEConv, mean) trained on cgnn's batches, as the native trainer
 # trains examples/cora_graphsage.yaml: 2 layers, hidden 128, fanouts 10/10, dropout 0.8, Adam 0.01,
 # weight decay 5e-4, row-normalised features, one batch of the 140 seeds per epoch, early stopping
