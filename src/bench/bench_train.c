@@ -353,16 +353,7 @@ static int setup_typed(bench_ctx *c, const ds_task *task, int64_t out_dim, cgnn_
         c->lc.type_feature[t] = f;
         c->lc.type_width[t] = c->twidth[t];
     }
-    for (int e = 0; e < K; e++) {
-        const ds_edge_type *et = &ds->edge_types[e];
-        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        CGNN_CHECK(c1 && c2); /* validated by the reader */
-        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
-        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
-        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
-        ty->etype_src[e] = et->src_type;
-        ty->etype_dst[e] = et->dst_type;
-    }
+    model_types_set_edge_types(ty, ds);
     ty->output_type = c->seed_type;
     loader_typed_capacity(&c->lc, &ty->cap);
     model_config mc;

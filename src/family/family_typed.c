@@ -62,16 +62,7 @@ static int typed_open(model_family *f, const ds_feature *feat, cgnn_err *err) {
         }
         ty->in_dim[k] = f->typed.width[k];
     }
-    for (int e = 0; e < K; e++) {
-        const ds_edge_type *et = &ds->edge_types[e];
-        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        CGNN_CHECK(c1 && c2); /* validated by the reader */
-        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
-        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
-        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
-        ty->etype_src[e] = et->src_type;
-        ty->etype_dst[e] = et->dst_type;
-    }
+    model_types_set_edge_types(ty, ds);
     if (is_lp(f)) { /* anchors of the src type, candidates of the dst type */
         f->typed.lp_src = ds->edge_types[f->o.task->type].src_type;
         f->typed.lp_dst = ds->edge_types[f->o.task->type].dst_type;

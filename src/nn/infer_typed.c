@@ -134,16 +134,7 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
         }
         in->table[t] = f->data[e];
     }
-    for (int e = 0; e < K; e++) {
-        const ds_edge_type *et = &ds->edge_types[e];
-        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        CGNN_CHECK(c1 && c2); /* validated by the reader */
-        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
-        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
-        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
-        ty->etype_src[e] = et->src_type;
-        ty->etype_dst[e] = et->dst_type;
-    }
+    model_types_set_edge_types(ty, ds);
     const int comp = safetensors_find(f, "convs.0.comp");
     if (mc.kind == MODEL_RGCN && comp >= 0) {
         if (f->ndims[comp] != 2 || f->shapes[comp][0] != K || f->shapes[comp][1] < 1 || f->shapes[comp][1] > 4096) {

@@ -11,6 +11,8 @@
  */
 #include "nn/model.h"
 
+#include "io/dataset.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -643,4 +645,17 @@ void model_layer_forward_infer(const model *m, int l, const sampler_block *b, co
     }
     if (l < L - 1) ops_relu_forward(out, out, Nd * O);
     else if (m->cfg.l2_normalize_output) ops_l2norm_forward(out, out, Nd, O);
+}
+
+void model_types_set_edge_types(model_types *ty, const dataset *ds) {
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        const ds_edge_type *et = &ds->edge_types[e];
+        const char *c1 = strchr(et->name, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        CGNN_CHECK(c1 && c2); /* validated by the reader */
+        snprintf(ty->edge_type[e][0], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c1 - et->name), et->name);
+        snprintf(ty->edge_type[e][1], MODEL_TYPE_NAME_MAX, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+        snprintf(ty->edge_type[e][2], MODEL_TYPE_NAME_MAX, "%s", c2 + 1);
+        ty->etype_src[e] = et->src_type;
+        ty->etype_dst[e] = et->dst_type;
+    }
 }

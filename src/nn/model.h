@@ -108,6 +108,11 @@ typedef struct model_types {
     minibatch_typed_capacity cap;                              /* the batches' sizes */
 } model_types;
 
+/* ty's edge types from a dataset's: each "src:relation:dst" name split into edge_type[e] and the
+ * node types of its two ends (etype_src / etype_dst). ty->num_edge_types is set by the caller. */
+struct dataset;
+void model_types_set_edge_types(model_types *ty, const struct dataset *ds);
+
 typedef struct model_config {
     model_kind kind;
     int num_layers;           /* L, one per minibatch block; 0: the identity (see above) */
