@@ -21,14 +21,20 @@ set -u
 CGNN=${1:?usage: test_graph_store_typed.sh path/to/cgnn}
 TMP_PREFIX=cgnn-gstyped
 source "$(dirname "$0")/graph_store_lib.sh"
-pair() { # pair NAME EXAMPLE DATA RESOURCE NP_SERVER [sed...]: worker mode on 2 ranks vs server-client
+# pair NAME EXAMPLE DATA RESOURCE NP_SERVER [sed...]: worker mode on 2 ranks vs server-client.
+# In the sanitized pass, PAIR_SAN=server runs the server-client side alone: its worker-mode twin
+# runs sanitized in test_train_typed_part.sh (dblp-mini HeteroSAGE and RGCN, lastfm-mini link
+# prediction, local and global seeds), and the equality of the two is the plain pass's, as accuracy is.
+pair() {
   local name=$1 example=$2 data=$3 res=$4 np=$5
   shift 5
   config "${name}_w" "$example" "$data" "$@"
   config "${name}_s" "$example" "$data" "$@"
-  run 2 "${name}_w" "" || bad "${name}_w failed: $(tail -3 "$TMP/${name}_w.err")"
+  local worker=1
+  [[ ${CGNN_TEST_SANITIZED:-0} == 1 && ${PAIR_SAN:-} == server ]] && worker=0
+  ((worker)) && { run 2 "${name}_w" "" || bad "${name}_w failed: $(tail -3 "$TMP/${name}_w.err")"; }
   run "$np" "${name}_s" "$TMP/$res" || bad "${name}_s failed: $(tail -3 "$TMP/${name}_s.err")"
-  same "${name}_w" "${name}_s"
+  if ((worker)); then same "${name}_w" "${name}_s"; else ok; fi
 }
 
 part data/dblp-mini 2 metis dblp2
@@ -39,15 +45,15 @@ gsconf gs12.yaml 1 2
 # ---- node classification, dblp-mini (venue featureless) ----
 NC=(-e 's/num_epochs: "40"/num_epochs: "3"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "48"/')
 GLOBAL=(-e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/')
-pair nc dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}"
+PAIR_SAN=server pair nc dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}"
 grep -q "graph store: .* batches built by 2 storage ranks" "$TMP/nc_s.err" && ok ||
   bad "no storage traffic line: $(tail -3 "$TMP/nc_s.err")"
 grep -q '"embedding_dict.venue.weight"' <(head -c 65536 "$TMP/nc_s/model.safetensors") && ok ||
   bad "the server-client model lacks the venue table"
-pair ncg dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" "${GLOBAL[@]}"
+PAIR_SAN=server pair ncg dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" "${GLOBAL[@]}"
 cmp -s "$TMP/nc_s/model.safetensors" "$TMP/ncg_s/model.safetensors" && bad "global and local trained the same model" || ok
-pair nc1 dblp_hetero_sage "$TMP/dblp2" gs12.yaml 3 "${NC[@]}" # 1 storage rank holding both parts
-pair rgcn dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: RGCN/'
+PAIR_SAN=server pair nc1 dblp_hetero_sage "$TMP/dblp2" gs12.yaml 3 "${NC[@]}" # 1 storage rank holding both parts
+PAIR_SAN=server pair rgcn dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: RGCN/'
 pair hgt dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_class_path: HeteroSAGE/gnn_model_class_path: HGT/' \
   -e 's/main_sample_batch_size: "48"/main_sample_batch_size: "32"/'
 
@@ -55,8 +61,8 @@ pair hgt dblp_hetero_sage "$TMP/dblp2" gs22.yaml 4 "${NC[@]}" -e 's/gnn_model_cl
 LP=(-e 's/num_epochs: "10"/num_epochs: "1"/' -e 's/dropout: "0.0"/dropout: "0.3"/'
     -e 's/main_sample_batch_size: "512"/main_sample_batch_size: "256"/' -e 's/random_negative_sample_batch_size: "512"/random_negative_sample_batch_size: "128"/')
 pair lp lastfm_hetero_sage_lp "$TMP/lastfm2" gs22.yaml 4 "${LP[@]}" "${GLOBAL[@]}"
-pair lpl lastfm_hetero_sage_lp "$TMP/lastfm2" gs22.yaml 4 "${LP[@]}"
-pair lp1 lastfm_hetero_sage_lp "$TMP/lastfm2" gs12.yaml 3 "${LP[@]}" "${GLOBAL[@]}" # 1 storage rank, both parts
+PAIR_SAN=server pair lpl lastfm_hetero_sage_lp "$TMP/lastfm2" gs22.yaml 4 "${LP[@]}"
+PAIR_SAN=server pair lp1 lastfm_hetero_sage_lp "$TMP/lastfm2" gs12.yaml 3 "${LP[@]}" "${GLOBAL[@]}" # 1 storage rank, both parts
 for key in embedding_dict.user.weight embedding_dict.artist.weight embedding_dict.tag.weight; do
   head -c 65536 "$TMP/lp_s/model.safetensors" | grep -aq "\"$key\"" && ok || bad "the server-client LP model lacks $key"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_lp.sh CGNN — anchor-based link prediction end to end:
-#   - Facebook Page-Page (bundled data/facebook-lp): GraphSAGE 2 layers, test MRR >= 0.70 with each
-#     positive ranked against 100 random negatives (HitRate@10 reported);
+#   - Facebook Page-Page (bundled data/facebook-lp): GraphSAGE 2 layers (2 epochs), test MRR >= 0.70
+#     with each positive ranked against 100 random negatives (HitRate@10 reported);
 #   - the metrics JSON (GiGL's names), metrics.jsonl, shouldSkipTraining;
 #   - determinism (same seed, 0 vs 2 sampler threads: identical weights);
 #   - a graph with a known answer: two disjoint cliques, featureless nodes with learnable
@@ -42,7 +42,8 @@ train() {
 metric() { awk -v k="$2" '/^test:/{for (i = 2; i < NF; i++) if ($i == k) print $(i + 1)}' "$TMP/$1.out"; }
 
 # ---- Facebook Page-Page: the MRR target ----
-SHORT=()
+# (2 of the example's 4 epochs: test MRR 0.73 on this machine, validation 0.725 after one)
+SHORT=(-e 's/num_epochs: "4"/num_epochs: "2"/')
 [[ $SANITIZED == 1 ]] && SHORT=(-e 's/num_epochs: "4"/num_epochs: "1"\n    num_max_train_batches: "4"/'
                                -e 's/num_val_batches: "0"/num_val_batches: "2"/' -e 's/    seed: "0"/    seed: "0"\n    num_test_batches: "4"/'
                                -e 's/val_every_num_batches: "0"/val_every_num_batches: "2"/')

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "io/outguard.h"
 #include "util/cleanup.h"
 #include "util/err.h"
@@ -61,11 +62,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-#ifdef CGNN_WITH_MPI
-        printf("cgnn %s (distributed: MPI)\n", CGNN_VERSION);
-#else
-        printf("cgnn %s (distributed: serial build, no MPI)\n", CGNN_VERSION);
-#endif
+        printf("cgnn %s (distributed: %s)\n", CGNN_VERSION, dist_backend());
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

@@ -1,7 +1,8 @@
 /* dist.h — the one small interface between cgnn and MPI.
  *
  * Built with CGNN_WITH_MPI, it wraps OpenMPI (dist_mpi.c); without, a serial fallback
- * (dist_serial.c) where rank = 0 and size = 1 and every collective is a copy. An MPI build
+ * (dist_serial.c) where rank = 0 and size = 1 and every collective is a copy. Only those two
+ * files differ between the builds (dist_backend names the one linked). An MPI build
  * run without mpirun (no launcher in the environment) is a world of one and does not start
  * MPI at all.
  */
@@ -35,6 +36,8 @@ void dist_init(dist_ctx *d, int *argc, char ***argv);
  * calls MPI there. Collectives (everything below) stay on the main thread either way. */
 int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_err *err);
 void dist_finalize(dist_ctx *d);
+/* The backend linked, for `cgnn --version`: "MPI" or "serial build, no MPI". */
+const char *dist_backend(void);
 
 /* Splits d into groups (collective over d): the ranks passing the same color form one group,
  * ranked in their order in d. *out is the caller's: rank and size within the group, every

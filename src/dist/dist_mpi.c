@@ -68,6 +68,8 @@ int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_e
     return 0;
 }
 
+const char *dist_backend(void) { return "MPI"; }
+
 void dist_finalize(dist_ctx *d) {
     if (d->initialized_here) MPI_Finalize();
     d->initialized_here = 0;

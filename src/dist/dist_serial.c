@@ -19,6 +19,9 @@ int dist_init_threads(dist_ctx *d, int *argc, char ***argv, int multiple, cgnn_e
     return 0;
 }
 void dist_finalize(dist_ctx *d) { (void)d; }
+
+const char *dist_backend(void) { return "serial build, no MPI"; }
+
 void dist_split(const dist_ctx *d, int color, dist_ctx *out) {
     (void)color;
     *out = *d;
