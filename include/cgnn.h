@@ -3,7 +3,7 @@
  * for the same seed), and read each batch's arrays.
  *
  *   cgnn_dataset *ds;  cgnn_loader *ld;  cgnn_batch *b;  cgnn_error e;
- *   cgnn_dataset_open("data/cora", &ds, &e);
+ *   cgnn_dataset_open("data/cora", 0, &ds, &e);
  *   cgnn_loader_options o;  cgnn_loader_options_init(&o);
  *   o.batch_size = 512;  o.num_layers = 2;  o.fanouts[0] = 10;  o.fanouts[1] = 5;
  *   cgnn_loader_create(ds, &o, &ld, &e);
@@ -78,6 +78,41 @@ typedef struct cgnn_dataset cgnn_dataset;
  * dataset's cache, as `cgnn train` does). threads: for building the index (0: all cores). */
 CGNN_API int cgnn_dataset_open(const char *path, int threads, cgnn_dataset **out, cgnn_error *err);
 CGNN_API void cgnn_dataset_close(cgnn_dataset *ds);
+
+/* ---- a partitioned graph under mpirun (graphlearn-for-pytorch's worker mode) ----
+ * A `cgnn partition` output opens on every rank of an MPI job (`mpirun -np R prog`, R a multiple
+ * of the parts P): rank r holds part r % P and reaches the others through their ranks, as
+ * `cgnn train` does on parts. Opening and closing it are collective (every rank, in the same
+ * order); its loaders' batches are the whole graph's: node ids are original ids, features and
+ * labels the same as on the whole graph, and with CGNN_SEEDS_GLOBAL each rank's batches equal those
+ * of the whole graph's loader with rank = cgnn_dist_rank() and world_size = cgnn_dist_size().
+ * A whole graph never joins the job (each process opens its own; slice with rank / world_size). */
+typedef enum cgnn_seed_assignment {
+    CGNN_SEEDS_LOCAL = 0,  /* each rank the seeds its part owns, sliced among the part's ranks */
+    CGNN_SEEDS_GLOBAL = 1, /* every rank slices the whole split, as on the whole graph */
+} cgnn_seed_assignment;
+typedef struct cgnn_dataset_options {
+    int threads;            /* index building and loading threads (0: every core / ranks per host) */
+    int task;               /* a partition: the task whose seeds the ranks split (-1: the first) */
+    int seed_assignment;    /* a partition: a cgnn_seed_assignment (default CGNN_SEEDS_LOCAL) */
+    double rpc_timeout_s;   /* a partition: a peer silent this long is an error (default 60) */
+} cgnn_dataset_options;
+CGNN_API void cgnn_dataset_options_init(cgnn_dataset_options *o);
+/* cgnn_dataset_open with options; on a partition, collective: it joins the MPI job first
+ * (cgnn_dist_init). A partition's loaders take its task only. */
+CGNN_API int cgnn_dataset_open_with(const char *path, const cgnn_dataset_options *o, cgnn_dataset **out,
+                                    cgnn_error *err);
+/* 1 when ds is a part of a partitioned graph. */
+CGNN_API int cgnn_dataset_is_partition(const cgnn_dataset *ds);
+
+/* Joins the MPI job this process was launched in (MPI_Init_thread, MPI_THREAD_MULTIPLE), once; a
+ * process not launched by mpirun is a world of one and starts no MPI. Idempotent. */
+CGNN_API int cgnn_dist_init(cgnn_error *err);
+CGNN_API int cgnn_dist_rank(void); /* 0 before cgnn_dist_init */
+CGNN_API int cgnn_dist_size(void); /* 1 before cgnn_dist_init */
+/* Leaves the job (MPI_Finalize, where cgnn_dist_init started MPI), after every partition is
+ * closed; collective. Nothing distributed can be opened afterwards. */
+CGNN_API void cgnn_dist_finalize(void);
 
 CGNN_API int cgnn_dataset_num_node_types(const cgnn_dataset *ds);              /* 1: homogeneous */
 CGNN_API int cgnn_dataset_num_edge_types(const cgnn_dataset *ds);

@@ -384,7 +384,69 @@ TEST(errors_name_the_argument) {
     cgnn_batch_release(NULL);
 }
 
+/* Under mpirun (tests/test_api_dist.sh): CGNN_TEST_API_PARTITION=P:WHOLE:TASK_KIND opens partition P on
+ * every rank with global seeds; every batch of 2 epochs (CRC of every array: node ids, features,
+ * blocks, labels) equals the whole graph WHOLE's loader's with this rank and world size, and the
+ * description is the whole graph's. Node classification (TASK_KIND nc) or link prediction (lp). */
+TEST(partition_batches_are_the_whole_graphs) {
+    const char *spec = getenv("CGNN_TEST_API_PARTITION");
+    char buf[3 * 4096], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", spec);
+    const char *part = strtok_r(buf, ":", &save), *whole = strtok_r(NULL, ":", &save), *kind = strtok_r(NULL, ":", &save);
+    ASSERT(part && whole && kind);
+    cgnn_dataset_options dopt;
+    cgnn_dataset_options_init(&dopt);
+    dopt.seed_assignment = CGNN_SEEDS_GLOBAL;
+    cgnn_dataset *pd = NULL, *wd = NULL;
+    cgnn_error e;
+    if (cgnn_dataset_open_with(part, &dopt, &pd, &e) != CGNN_OK) TEST_FAIL_("%s: %s", part, e.message);
+    ASSERT(cgnn_dataset_open(whole, 1, &wd, &e) == CGNN_OK);
+    ASSERT(cgnn_dataset_is_partition(pd) && !cgnn_dataset_is_partition(wd));
+    ASSERT(cgnn_dist_size() == 2);
+    for (int t = 0; t < cgnn_dataset_num_node_types(wd); t++)
+        ASSERT(cgnn_dataset_num_nodes(pd, t) == cgnn_dataset_num_nodes(wd, t));
+    for (int k = 0; k < cgnn_dataset_num_edge_types(wd); k++)
+        ASSERT(cgnn_dataset_num_edges(pd, k) == cgnn_dataset_num_edges(wd, k));
+    cgnn_loader_options o;
+    cgnn_loader_options_init(&o);
+    o.batch_size = 32;
+    o.fanouts[0] = 5, o.fanouts[1] = 3;
+    o.shuffle = 1;
+    o.drop_uneven = 1;
+    if (!strcmp(kind, "lp")) o.batch_size = 2048, o.num_negatives = 16, o.exclude_seed_edges = 1;
+    for (int task = 0; task < cgnn_dataset_num_tasks(wd); task++)
+        if (cgnn_dataset_task_kind(wd, task) == (!strcmp(kind, "lp") ? CGNN_TASK_LINK_PREDICTION : CGNN_TASK_NODE_CLASSIFICATION)) {
+            o.task = task;
+            break;
+        }
+    ASSERT(cgnn_dataset_split_size(pd, o.task, CGNN_SPLIT_TRAIN) == cgnn_dataset_split_size(wd, o.task, CGNN_SPLIT_TRAIN));
+    int64_t pb = 0, pi = 0, wb = 0, wi = 0;
+    for (int w = 0; w <= 2; w += 2) { /* 0 and 2 sampler threads */
+        o.num_workers = w;
+        const uint32_t pc = epochs_crc(pd, &o, &pb, &pi);
+        cgnn_loader_options ow = o;
+        ow.rank = cgnn_dist_rank(), ow.world_size = cgnn_dist_size();
+        const uint32_t wc = epochs_crc(wd, &ow, &wb, &wi);
+        ASSERT(pb > 0 && pb == wb && pi == wi);
+        ASSERT(pc == wc);
+    }
+    /* a partition's loaders are sliced by the job, and take its task only */
+    cgnn_loader *l = NULL;
+    cgnn_loader_options bad = o;
+    bad.rank = 0, bad.world_size = 3;
+    ASSERT(cgnn_loader_create(pd, &bad, &l, &e) == CGNN_ERROR_ARGUMENT && strstr(e.message, "sliced by the job"));
+    printf("rank %d: %lld batches (2 epochs) of the partition equal the whole graph's\n", cgnn_dist_rank(), (long long)pb);
+    cgnn_dataset_close(wd);
+    cgnn_dataset_close(pd); /* collective */
+}
+
 int main(void) {
+    const char *spec = getenv("CGNN_TEST_API_PARTITION");
+    if (spec && spec[0]) { /* (under mpirun: this test alone) */
+        RUN(partition_batches_are_the_whole_graphs);
+        cgnn_dist_finalize();
+        return test_summary();
+    }
     RUN(cora_describe);
     RUN(cora_batches_are_the_native_loaders);
     RUN(workers_prefetch_and_slices);

@@ -43,7 +43,7 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 SKIPS=(
   "bash scripts/run.sh|installs packages and builds the project; this test runs the binary ctest built"
   "cmake -S . -B build|a full build and test run; CI builds with scripts/test.sh"
-  "bash scripts/fuzz.sh|builds the clang fuzz targets and fuzzes for minutes; pass 4 of scripts/test.sh runs it"
+  "bash scripts/fuzz.sh|builds the clang fuzz targets and fuzzes for minutes; pass 3 of scripts/test.sh runs it"
   "scripts/netns-cluster.sh up|needs root, network namespaces and tc; tests/test_netns.sh runs it where it can"
 )
 

@@ -12,30 +12,88 @@ one goes). A loader has `prefetch` slots: keeping the tensors of that many batch
 the next raises ValueError naming the batch still held, never overwrites it.
 
 Homogeneous graphs: node batches (NeighborLoader) and link-prediction batches in GiGL's
-DistABLPLoader layout (LinkNeighborLoader); typed graphs and the distributed modes are in the C
-API (include/cgnn.h) and come to Python next.
+DistABLPLoader layout (LinkNeighborLoader); typed graphs are in the C API (include/cgnn.h) and
+come to Python next.
+
+Distributed (graphlearn-for-pytorch's worker mode): under `mpirun -np R python3 train.py`,
+`OnDiskDataset` on a `cgnn partition` output opens part rank % P on each rank and its loaders
+reach the other parts through their ranks; `init_distributed()` gives the rank and world for
+torch.distributed (DDP). Opening and closing a partition are collective: open the same
+partitions in the same order on every rank; the job is left at exit (or `shutdown()`).
 """
+import atexit
+import ctypes
+import gc
 import json
+import os
 import struct
+import sys
 
 import torch
 
-from . import _C
+
+def _import_c():
+    # OpenMPI loads its components with dlopen and expects libmpi's symbols global; a Python
+    # extension is loaded RTLD_LOCAL, so the library goes in first, global (as mpi4py does).
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags(flags | os.RTLD_GLOBAL)
+    try:
+        from . import _C as c
+    finally:
+        sys.setdlopenflags(flags)
+    return c
+
+
+_C = _import_c()
 
 __all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "LinkBatch", "DataError",
-           "load_state_dict"]
+           "load_state_dict", "init_distributed", "shutdown"]
 
 DataError = _C.DataError
 SPLITS = {"train": 0, "validation": 1, "valid": 1, "test": 2}
 _DTYPES = {"int32": torch.int32, "int64": torch.int64, "float32": torch.float32}
 
 
-class OnDiskDataset:
-    """A dataset in DGL GraphBolt's on-disk format (a directory or its metadata.yaml)."""
+SEED_ASSIGNMENTS = {"local": 0, "global": 1}
 
-    def __init__(self, path, threads=0):
+
+def init_distributed():
+    """Joins the MPI job this process was launched in (cgnn_dist_init; a world of one without
+    mpirun) and returns (rank, world_size), e.g. for torch.distributed.init_process_group."""
+    return _C.dist_init()
+
+
+def shutdown():
+    """Leaves the MPI job (cgnn_dist_finalize), once every partition is closed; registered to
+    run at exit. With a partition still open (a loader or batch kept in a global), it warns and
+    leaves MPI running: close partitions in the same order on every rank first."""
+    gc.collect()
+    if _C.open_partitions():
+        print(f"cgnn.shutdown: {_C.open_partitions()} partition(s) still open: the MPI job is not left "
+              "(delete the loaders, batches and datasets first)", file=sys.stderr)
+        return
+    _C.dist_finalize()
+
+
+atexit.register(shutdown)
+
+
+class OnDiskDataset:
+    """A dataset in DGL GraphBolt's on-disk format (a directory or its metadata.yaml), or one part
+    of a `cgnn partition` output under mpirun (collective: every rank opens it).
+
+    task: a partition's task (its loaders take that one; default the first); seed_assignment:
+    "local" (each rank the seeds its part owns) or "global" (every rank slices the whole split: the
+    batches of the whole graph's loader with rank / world_size of the job)."""
+
+    def __init__(self, path, threads=0, task=None, seed_assignment="local", rpc_timeout_s=60.0):
         self.path = str(path)
-        self._ds = _C.Dataset(self.path, threads)
+        if seed_assignment not in SEED_ASSIGNMENTS:
+            raise ValueError(f"seed_assignment: {seed_assignment!r} (one of 'local', 'global')")
+        self._ds = _C.Dataset(self.path, threads, -1 if task is None else task, SEED_ASSIGNMENTS[seed_assignment],
+                              float(rpc_timeout_s))
+        self.is_partition = self._ds.is_partition()
+        self.partition_task = (task or 0) if self.is_partition else None  # its loaders' task
         d = self._ds.describe()
         self.node_types = d["node_types"]
         self.edge_types = d["edge_types"]
@@ -172,6 +230,8 @@ def _loader_options(dataset, kind, split, task, num_neighbors, **kw):
                          "graphs (the C API, include/cgnn.h, samples typed graphs)")
     if split not in SPLITS:
         raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
+    if task is None and dataset.is_partition:
+        task = dataset.partition_task
     if task is None:  # the dataset's first task of the kind
         task = next((i for i, t in enumerate(dataset.tasks) if t["kind"] == kind), -1)
     if not isinstance(task, int) or task < 0 or task >= len(dataset.tasks) or dataset.tasks[task]["kind"] != kind:

@@ -1,7 +1,9 @@
 /* _cmodule.c — cgnn._C: the CPython extension over the public C API (include/cgnn.h). The Python
  * package (python/cgnn/__init__.py) builds PyG-style batches on it.
  *
- *   _C.Dataset(path, threads=0)         cgnn_dataset
+ *   _C.Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60)
+ *                                       cgnn_dataset (cgnn_dataset_open_with)
+ *   _C.dist_init() -> (rank, size), _C.dist_finalize()   the MPI job (cgnn_dist_*)
  *   _C.Loader(dataset, **options)       cgnn_loader (options: cgnn_loader_options' field names)
  *   loader.next() -> Batch | None       the GIL released while waiting for the batch
  *   batch.array(field, index) -> Array  a buffer (PEP 3118) over the batch's memory: no copy
@@ -34,23 +36,30 @@ typedef struct {
     PyObject_HEAD cgnn_dataset *ds;
 } DatasetObject;
 
+static int open_partitions; /* Datasets alive that are partitions (their close is collective) */
+
 static void Dataset_dealloc(DatasetObject *self) {
+    if (self->ds && cgnn_dataset_is_partition(self->ds)) open_partitions--;
     cgnn_dataset_close(self->ds);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Dataset_init(DatasetObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", "threads", NULL};
+    static char *kwlist[] = {"path", "threads", "task", "seed_assignment", "rpc_timeout_s", NULL};
     const char *path;
-    int threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|i", kwlist, &path, &threads)) return -1;
+    cgnn_dataset_options o;
+    cgnn_dataset_options_init(&o);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iiid", kwlist, &path, &o.threads, &o.task, &o.seed_assignment,
+                                     &o.rpc_timeout_s))
+        return -1;
     cgnn_error e;
     int rc;
-    Py_BEGIN_ALLOW_THREADS rc = cgnn_dataset_open(path, threads, &self->ds, &e);
+    Py_BEGIN_ALLOW_THREADS rc = cgnn_dataset_open_with(path, &o, &self->ds, &e);
     Py_END_ALLOW_THREADS if (rc != CGNN_OK) {
         raise(&e);
         return -1;
     }
+    if (cgnn_dataset_is_partition(self->ds)) open_partitions++;
     return 0;
 }
 
@@ -89,8 +98,13 @@ static PyObject *Dataset_describe(PyObject *self, PyObject *unused) {
     return d;
 }
 
+static PyObject *Dataset_is_partition(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(cgnn_dataset_is_partition(DS(self)));
+}
+
 static PyMethodDef Dataset_methods[] = {
     {"describe", Dataset_describe, METH_NOARGS, "node types, edge types and tasks as a dict"},
+    {"is_partition", Dataset_is_partition, METH_NOARGS, "True for a part of a partitioned graph"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -99,7 +113,8 @@ static PyTypeObject DatasetType = {
     .tp_basicsize = sizeof(DatasetObject),
     .tp_dealloc = (destructor)Dataset_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Dataset(path, threads=0): a GraphBolt on-disk dataset (cgnn_dataset_open)",
+    .tp_doc = "Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60): a GraphBolt on-disk dataset "
+               "or a part of a partitioned one (cgnn_dataset_open_with)",
     .tp_methods = Dataset_methods,
     .tp_init = (initproc)Dataset_init,
     .tp_new = PyType_GenericNew,
@@ -375,7 +390,32 @@ static PyTypeObject ArrayType = {
     .tp_getset = Array_getset,
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "cgnn's C API (include/cgnn.h)", -1, NULL, NULL, NULL, NULL, NULL};
+/* ---- the MPI job ---- */
+
+static PyObject *mod_dist_init(PyObject *self, PyObject *unused) {
+    cgnn_error e;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = cgnn_dist_init(&e);
+    Py_END_ALLOW_THREADS if (rc != CGNN_OK) return raise(&e);
+    return Py_BuildValue("(ii)", cgnn_dist_rank(), cgnn_dist_size());
+}
+
+static PyObject *mod_dist_finalize(PyObject *self, PyObject *unused) {
+    Py_BEGIN_ALLOW_THREADS cgnn_dist_finalize();
+    Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *mod_open_partitions(PyObject *self, PyObject *unused) { return PyLong_FromLong(open_partitions); }
+
+static PyMethodDef module_methods[] = {
+    {"open_partitions", mod_open_partitions, METH_NOARGS, "partitions open in this process (Datasets alive)"},
+    {"dist_init", mod_dist_init, METH_NOARGS, "joins the MPI job (cgnn_dist_init); returns (rank, size)"},
+    {"dist_finalize", mod_dist_finalize, METH_NOARGS, "leaves the MPI job (cgnn_dist_finalize)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "cgnn's C API (include/cgnn.h)", -1, module_methods,
+                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__C(void) {
     if (PyType_Ready(&DatasetType) < 0 || PyType_Ready(&LoaderType) < 0 || PyType_Ready(&BatchType) < 0 ||

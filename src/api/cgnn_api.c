@@ -23,17 +23,27 @@ _Static_assert((int)CGNN_ERROR_RUNTIME == (int)CGNN_ERR_RUNTIME && (int)CGNN_ERR
                "the public codes are the internal ones");
 
 struct cgnn_dataset {
-    dist_ctx d;               /* a world of one: the library does not join an MPI job (yet) */
-    graph_source src;         /* whole: the dataset, its index (homogeneous) or typed graph */
+    dist_ctx d;               /* a world of one (a whole graph), or the job's (a partition) */
+    graph_source src;         /* whole: the dataset, its index (homogeneous) or typed graph; part:
+                                 this rank's part and its services */
     graph_source_options so;
     char path[4096];
     int typed;
+    int parted;               /* src is a part (cgnn_dataset_is_partition) */
     int loaders;              /* loaders alive (they borrow the dataset) */
 };
+
+/* The MPI job (cgnn_dist_init): 0 not joined, 1 joined, 2 left (cgnn_dist_finalize). */
+static dist_ctx g_dist = {.rank = 0, .size = 1, .local_size = 1, .thread_multiple = 1};
+static int g_dist_state;
+static int g_partitions_open;
 
 struct cgnn_batch {
     cgnn_loader *l;
     minibatch *mb;            /* a slot of l->ld, NULL when not held */
+    int64_t *orig;            /* a homogeneous part: (mb->num_input_nodes) the input nodes' original ids
+                                 (the part's ids are the partition's own); owned, reused */
+    int64_t orig_cap;
 };
 
 struct cgnn_loader {
@@ -72,35 +82,117 @@ static int fail_arg(cgnn_error *err, const char *fmt, ...) {
 
 /* ---- datasets ---- */
 
+int cgnn_dist_init(cgnn_error *err) {
+    if (g_dist_state == 1) return CGNN_OK;
+    if (g_dist_state == 2) return fail_arg(err, "cgnn_dist_init: the job was left (cgnn_dist_finalize)");
+    cgnn_err e = {0};
+    if (dist_init_threads(&g_dist, NULL, NULL, 1, &e) != 0) {
+        dist_finalize(&g_dist);
+        g_dist_state = 2;
+        return fail(err, &e);
+    }
+    g_dist_state = 1;
+    return CGNN_OK;
+}
+
+int cgnn_dist_rank(void) { return g_dist.rank; }
+int cgnn_dist_size(void) { return g_dist.size; }
+
+void cgnn_dist_finalize(void) {
+    if (g_dist_state != 1) return;
+    CGNN_CHECK(g_partitions_open == 0); /* (the header's contract: every partition closed first) */
+    dist_finalize(&g_dist);
+    g_dist_state = 2;
+}
+
+void cgnn_dataset_options_init(cgnn_dataset_options *o) {
+    memset(o, 0, sizeof *o);
+    o->task = -1;
+    o->seed_assignment = CGNN_SEEDS_LOCAL;
+    o->rpc_timeout_s = 60;
+}
+
 int cgnn_dataset_open(const char *path, int threads, cgnn_dataset **out, cgnn_error *err) {
+    cgnn_dataset_options o;
+    cgnn_dataset_options_init(&o);
+    o.threads = threads;
+    return cgnn_dataset_open_with(path, &o, out, err);
+}
+
+/* A partition's setup after graph_source_init, in `cgnn train`'s order (train/trainer.c): this
+ * rank's part, the task, its index or typed view, the seed assignment, the services. */
+static int open_part(cgnn_dataset *ds, const cgnn_dataset_options *o, int threads, cgnn_err *e) {
+    if (graph_source_open(&ds->src, threads, e) != 0) return -1;
+    const dataset *d = ds->src.ds;
+    if (d->num_tasks == 0) return err_set(e, CGNN_ERR_INPUT, "%s: the partition's dataset has no task", ds->path);
+    if (o->task >= d->num_tasks)
+        return err_set(e, CGNN_ERR_INPUT, "cgnn_dataset_options.task: %d (the partition %s has %d tasks)", o->task,
+                       ds->path, d->num_tasks);
+    if (graph_source_set_task(&ds->src, &d->tasks[o->task < 0 ? 0 : o->task], e) != 0) return -1;
+    ds->typed = dataset_is_typed(d);
+    if (!ds->typed && graph_source_open_index(&ds->src, NULL, NULL, e) != 0) return -1;
+    if (graph_source_assign_seeds(&ds->src, e) != 0) return -1;
+    if (ds->typed && graph_source_open_typed(&ds->src, e) != 0) return -1;
+    const ds_feature *type_feat[MINIBATCH_MAX_NODE_TYPES] = {0};
+    for (int k = 0; ds->typed && k < d->num_node_types; k++) type_feat[k] = graph_source_type_feature(&ds->src, k);
+    return graph_source_serve(&ds->src, ds->typed ? NULL : graph_source_feature(&ds->src), type_feat, e);
+}
+
+int cgnn_dataset_open_with(const char *path, const cgnn_dataset_options *o, cgnn_dataset **out, cgnn_error *err) {
     if (!out) return fail_arg(err, "cgnn_dataset_open: out is NULL");
     *out = NULL;
+    if (!o) return fail_arg(err, "cgnn_dataset_open_with: options is NULL");
     if (!path || !path[0]) return fail_arg(err, "cgnn_dataset_open: path is empty");
-    if (threads < 0) return fail_arg(err, "cgnn_dataset_open: threads %d is negative", threads);
+    if (o->threads < 0) return fail_arg(err, "cgnn_dataset_open: threads %d is negative", o->threads);
+    if (o->task < -1) return fail_arg(err, "cgnn_dataset_options.task: %d (-1 or a task)", o->task);
+    if (o->seed_assignment != CGNN_SEEDS_LOCAL && o->seed_assignment != CGNN_SEEDS_GLOBAL)
+        return fail_arg(err, "cgnn_dataset_options.seed_assignment: %d (CGNN_SEEDS_LOCAL or CGNN_SEEDS_GLOBAL)",
+                        o->seed_assignment);
+    if (!(o->rpc_timeout_s > 0))
+        return fail_arg(err, "cgnn_dataset_options.rpc_timeout_s: %g (seconds, > 0)", o->rpc_timeout_s);
     log_level = 0; /* the library never prints (errors are returned) */
     cgnn_dataset *ds = calloc(1, sizeof *ds);
     if (!ds) return fail_arg(err, "cgnn_dataset_open: out of memory");
-    ds->d = (dist_ctx){.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
     snprintf(ds->path, sizeof ds->path, "%s", path);
     ds->so.config_file = "cgnn_dataset_open";
     ds->so.dataset_path = ds->path;
     ds->so.seed_partition = "";
+    ds->so.seed_assignment = o->seed_assignment == CGNN_SEEDS_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL : GRAPH_SOURCE_SEEDS_LOCAL;
+    ds->so.rpc_timeout_s = o->rpc_timeout_s;
+    ds->so.fault_rank = -1;
+    ds->parted = partbook_is_partition(path);
+    if (ds->parted) { /* the job's world (collective from here) */
+        const int rc = cgnn_dist_init(err);
+        if (rc != CGNN_OK) {
+            free(ds);
+            return rc;
+        }
+        ds->d = g_dist;
+    } else {
+        ds->d = (dist_ctx){.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .thread_multiple = 1};
+    }
     graph_source_init(&ds->src, &ds->so, &ds->d, NULL);
+    const int threads = o->threads > 0 ? o->threads : omp_get_num_procs() / (ds->d.local_size > 0 ? ds->d.local_size : 1);
     cgnn_err e = {0};
-    int rc = 0;
-    if (ds->src.kind != GRAPH_SOURCE_WHOLE)
-        rc = err_set(&e, CGNN_ERR_INPUT, "%s: a partition of a graph: this version opens whole graphs only", path);
-    if (rc == 0) rc = graph_source_load_begin(&ds->src, &e);
-    if (rc == 0) rc = graph_source_open(&ds->src, threads > 0 ? threads : omp_get_num_procs(), &e);
-    if (rc == 0) {
-        ds->typed = dataset_is_typed(ds->src.ds);
-        rc = ds->typed ? graph_source_open_typed(&ds->src, &e) : graph_source_open_index(&ds->src, NULL, NULL, &e);
+    int rc = graph_source_load_begin(&ds->src, &e);
+    if (rc == 0 && ds->parted) {
+        const int bad = open_part(ds, o, threads > 0 ? threads : 1, &e) != 0;
+        const sampler_config no_cache = {0}; /* (no feature cache: nothing pre-sampled) */
+        rc = graph_source_load_check(&ds->src, bad, &no_cache, &e); /* collective: every rank's outcome */
+    } else if (rc == 0) {
+        rc = graph_source_open(&ds->src, threads > 0 ? threads : 1, &e);
+        if (rc == 0) {
+            ds->typed = dataset_is_typed(ds->src.ds);
+            rc = ds->typed ? graph_source_open_typed(&ds->src, &e) : graph_source_open_index(&ds->src, NULL, NULL, &e);
+        }
     }
     if (rc == 0) graph_source_load_end(&ds->src);
     if (rc != 0) {
-        cgnn_dataset_close(ds);
+        graph_source_free(&ds->src);
+        free(ds);
         return fail(err, &e);
     }
+    if (ds->parted) g_partitions_open++;
     *out = ds;
     return CGNN_OK;
 }
@@ -108,9 +200,16 @@ int cgnn_dataset_open(const char *path, int threads, cgnn_dataset **out, cgnn_er
 void cgnn_dataset_close(cgnn_dataset *ds) {
     if (!ds) return;
     CGNN_CHECK(ds->loaders == 0); /* (the header's contract: a dataset outlives its loaders) */
+    if (ds->parted) {
+        cgnn_err e = {0};
+        (void)graph_source_stop(&ds->src, &e); /* collective: no rank asks this one any more */
+        g_partitions_open--;
+    }
     graph_source_free(&ds->src);
     free(ds);
 }
+
+int cgnn_dataset_is_partition(const cgnn_dataset *ds) { return ds->parted; }
 
 int cgnn_dataset_num_node_types(const cgnn_dataset *ds) { return ds->src.ds->num_node_types; }
 int cgnn_dataset_num_edge_types(const cgnn_dataset *ds) { return ds->src.ds->num_edge_types; }
@@ -123,12 +222,19 @@ const char *cgnn_dataset_edge_type(const cgnn_dataset *ds, int etype) {
     return etype >= 0 && etype < ds->src.ds->num_edge_types ? ds->src.ds->edge_types[etype].name : NULL;
 }
 
+/* (a part's own dataset holds its own nodes and edges: the whole graph's counts are the partition's) */
 int64_t cgnn_dataset_num_nodes(const cgnn_dataset *ds, int type) {
-    return type >= 0 && type < ds->src.ds->num_node_types ? ds->src.ds->node_types[type].num_nodes : -1;
+    if (type < 0 || type >= ds->src.ds->num_node_types) return -1;
+    if (!ds->parted) return ds->src.ds->node_types[type].num_nodes;
+    return ds->typed ? ds->src.pb.type_nodes[type] : graph_source_num_nodes(&ds->src);
 }
 
 int64_t cgnn_dataset_num_edges(const cgnn_dataset *ds, int etype) {
-    return etype >= 0 && etype < ds->src.ds->num_edge_types ? ds->src.ds->edge_types[etype].edges.num_edges : -1;
+    if (etype < 0 || etype >= ds->src.ds->num_edge_types) return -1;
+    if (!ds->parted) return ds->src.ds->edge_types[etype].edges.num_edges;
+    if (!ds->typed) return graph_source_num_edges(&ds->src);
+    const partbook *pb = &ds->src.pb;
+    return pb->etype_map[(size_t)etype * (size_t)(pb->num_parts + 1) + (size_t)pb->num_parts];
 }
 
 static const ds_feature *type_feature(const cgnn_dataset *ds, int type) {
@@ -169,6 +275,7 @@ int64_t cgnn_dataset_num_classes(const cgnn_dataset *ds, int task) {
 
 int64_t cgnn_dataset_split_size(const cgnn_dataset *ds, int task, int split) {
     const ds_task *t = task_at(ds, task);
+    if (t && ds->parted) t = t == ds->src.task ? ds->src.gtask : NULL; /* (the whole split's size) */
     if (!t || split < 0 || split >= DS_SPLIT_COUNT || !t->splits[split].present) return -1;
     return t->splits[split].num_items;
 }
@@ -205,6 +312,15 @@ static int check_options(const cgnn_dataset *ds, const cgnn_loader_options *o, c
     if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size)
         return fail_arg(err, "cgnn_loader_options.rank / world_size: %d / %d (0 <= rank < world_size)", o->rank,
                         o->world_size);
+    if (ds->parted && *task != ds->src.task)
+        return fail_arg(err, "cgnn_loader_options.task: %d ('%s'): the partition %s was opened for task '%s' "
+                             "(cgnn_dataset_options.task)", o->task, (*task)->name, ds->path, ds->src.task->name);
+    if (ds->parted && o->world_size != 1 && (o->rank != ds->d.rank || o->world_size != ds->d.size))
+        return fail_arg(err, "cgnn_loader_options.rank / world_size: %d / %d: a partition's loaders are sliced by the "
+                             "job (rank %d of %d); leave them 0 / 1", o->rank, o->world_size, ds->d.rank, ds->d.size);
+    if (ds->parted && o->anchor_batching)
+        return fail_arg(err, "cgnn_loader_options.anchor_batching: not available on a partitioned graph yet (as in "
+                             "`cgnn train`): batch pairs, or open the whole dataset");
     if (o->num_workers < 0 || o->num_workers > 256)
         return fail_arg(err, "cgnn_loader_options.num_workers: %d (0 to 256)", o->num_workers);
     if (o->prefetch < 0 || o->prefetch > 1024)
@@ -227,30 +343,29 @@ int cgnn_loader_create(cgnn_dataset *ds, const cgnn_loader_options *o, cgnn_load
     const int rc0 = check_options(ds, o, &task, err);
     if (rc0 != CGNN_OK) return rc0;
     const int lp = task->kind == DS_TASK_LINK_PREDICTION;
-    const ds_split *sp = &task->splits[o->split];
+    graph_source_loader_request r = {
+        .split = (ds_split_id)o->split,
+        .num_layers = o->num_layers,
+        .replace = o->replace != 0,
+        .batch_size = o->batch_size,
+        .shuffle = o->shuffle < 0 ? o->split == CGNN_SPLIT_TRAIN : o->shuffle != 0,
+        .drop_last = o->drop_last != 0,
+        .drop_uneven = o->drop_uneven != 0,
+        .seed = o->seed,
+        .world_size = ds->src.d->size > 1 || ds->src.local_seeds ? 0 : o->world_size, /* (0: the source slices) */
+        .rank = o->rank,
+        .num_workers = o->num_workers,
+        .prefetch = o->prefetch,
+        .normalize_rows = o->normalize_features != 0,
+        .num_negatives = o->num_negatives,
+        .exclude_seed_edges = o->exclude_seed_edges != 0,
+        .anchor_batches = o->anchor_batching != 0,
+        .max_labels_per_anchor = o->max_labels_per_anchor,
+    };
+    for (int h = 0; h < o->num_layers; h++) r.fanouts[h] = o->fanouts[h];
     loader_config lc;
-    memset(&lc, 0, sizeof lc);
-    lc.sampler.num_layers = o->num_layers;
-    for (int h = 0; h < o->num_layers; h++) lc.sampler.fanouts[h] = o->fanouts[h];
-    lc.sampler.replace = o->replace != 0;
-    lc.batch_size = o->batch_size;
-    lc.shuffle = o->shuffle < 0 ? o->split == CGNN_SPLIT_TRAIN : o->shuffle != 0;
-    lc.drop_last = o->drop_last != 0;
-    lc.drop_uneven = o->drop_uneven != 0;
-    lc.seed = o->seed;
-    lc.rank = o->rank;
-    lc.world_size = o->world_size;
-    lc.num_workers = o->num_workers;
-    lc.queue_depth = o->prefetch;
-    lc.normalize_rows = o->normalize_features != 0;
-    if (lp) {
-        lc.pairs = 1;
-        lc.num_negatives = o->num_negatives;
-        lc.exclude_seed_edges = o->exclude_seed_edges != 0;
-        lc.indexes = sp->indexes;
-        lc.anchor_batches = o->anchor_batching != 0;
-        lc.max_labels_per_anchor = o->max_labels_per_anchor;
-    }
+    graph_source_rows rows;
+    graph_source_loader_prepare(&ds->src, task, &r, &lc, &rows);
     cgnn_err e = {0};
     const dataset *d = ds->src.ds;
     if (ds->typed) {
@@ -278,9 +393,8 @@ int cgnn_loader_create(cgnn_dataset *ds, const cgnn_loader_options *o, cgnn_load
     cgnn_loader *l = calloc(1, sizeof *l);
     if (!l) return fail_arg(err, "cgnn_loader_create: out of memory");
     l->ds = ds;
-    if (loader_init(&l->ld, ds->typed ? NULL : ds->src.g, sp->seeds, sp->labels, sp->num_items, &lc, &e) != 0) {
+    if (graph_source_loader_open(&ds->src, task, (ds_split_id)o->split, &lc, &rows, &l->ld, &e) != 0) {
         free(l);
-        err_prefix(&e, "%s (task '%s' %s): ", sp->seeds_path, task->name, ds_split_name((ds_split_id)o->split));
         return fail(err, &e);
     }
     l->held = calloc((size_t)l->ld.queue_depth, sizeof *l->held);
@@ -294,6 +408,7 @@ int cgnn_loader_create(cgnn_dataset *ds, const cgnn_loader_options *o, cgnn_load
 void cgnn_loader_free(cgnn_loader *l) {
     if (!l) return;
     CGNN_CHECK(l->num_held == 0); /* (the header's contract: every batch released first) */
+    for (int q = 0; q < l->ld.queue_depth; q++) free(l->held[q].orig);
     loader_free(&l->ld);
     free(l->held);
     l->ds->loaders--;
@@ -334,7 +449,18 @@ int cgnn_loader_next(cgnn_loader *l, cgnn_batch **out, cgnn_error *err) {
     if (!mb) return loader_failed(&l->ld, &e) ? fail(err, &e) : CGNN_OK;
     const int got = (int)(mb - l->ld.slots);
     CGNN_CHECK(got == slot);
-    l->held[slot].mb = mb;
+    cgnn_batch *b = &l->held[slot];
+    if (l->ds->parted && !l->ds->typed) { /* (a typed part's loader renames its batches itself) */
+        if (b->orig_cap < mb->num_input_nodes) {
+            free(b->orig);
+            b->orig_cap = mb->num_input_nodes;
+            b->orig = malloc((size_t)b->orig_cap * sizeof *b->orig);
+            CGNN_CHECK(b->orig);
+        }
+        const int64_t *orig_of_new = l->ds->src.pb.orig_of_new;
+        for (int64_t i = 0; i < mb->num_input_nodes; i++) b->orig[i] = orig_of_new[mb->input_nodes[i]];
+    }
+    b->mb = mb;
     l->num_held++;
     *out = &l->held[slot];
     return CGNN_OK;
@@ -393,7 +519,7 @@ int cgnn_batch_array(const cgnn_batch *b, int field, int index, cgnn_array *out,
         if (index < 0 || index >= T) return fail_arg(err, "cgnn_batch_array: node type %d (the batch has %d)", index, T);
         const int64_t n = ty ? ty->num_nodes[index][L] : mb->num_input_nodes;
         if (field == CGNN_FIELD_NODES) {
-            array1(out, ty ? ty->nodes[index] : mb->input_nodes, CGNN_INT64, n);
+            array1(out, ty ? ty->nodes[index] : b->orig ? b->orig : mb->input_nodes, CGNN_INT64, n);
             return CGNN_OK;
         }
         const int64_t F = ty ? ty->feat_dim[index] : mb->feat_dim;

@@ -125,6 +125,52 @@ void graph_source_loader_config(const graph_source *s, loader_config *lc) {
     if (s->ops->loader_config) s->ops->loader_config(s, lc);
 }
 
+void graph_source_loader_prepare(const graph_source *s, const ds_task *task, const graph_source_loader_request *r,
+                                 loader_config *lc, graph_source_rows *rows) {
+    if (task == s->task || task == s->gtask) {
+        graph_source_split_rows(s, r->split, rows);
+    } else { /* (a whole graph: another task of the dataset, its whole split) */
+        const ds_split *sp = &task->splits[r->split];
+        *rows = (graph_source_rows){sp->seeds, sp->labels, sp->indexes, sp->num_items, s->d->rank, s->d->size};
+    }
+    if (r->world_size > 0) rows->rank = r->rank, rows->world = r->world_size;
+    memset(lc, 0, sizeof *lc);
+    lc->sampler.num_layers = r->num_layers;
+    for (int h = 0; h < r->num_layers; h++) lc->sampler.fanouts[h] = r->fanouts[h];
+    lc->sampler.replace = r->replace;
+    lc->batch_size = r->batch_size;
+    lc->shuffle = r->shuffle;
+    lc->drop_last = r->drop_last;
+    lc->drop_uneven = r->drop_uneven;
+    lc->seed = r->seed;
+    lc->rank = rows->rank;
+    lc->world_size = rows->world;
+    lc->num_workers = r->num_workers;
+    lc->queue_depth = r->prefetch;
+    lc->normalize_rows = r->normalize_rows;
+    lc->trace = r->trace;
+    lc->trace_tid_base = r->trace_tid_base;
+    lc->trace_name = r->trace_name;
+    if (task->kind == DS_TASK_LINK_PREDICTION) {
+        lc->pairs = 1;
+        lc->num_negatives = r->num_negatives;
+        lc->exclude_seed_edges = r->exclude_seed_edges;
+        lc->neg_lo = r->neg_lo, lc->neg_hi = r->neg_hi;
+        lc->indexes = rows->indexes;
+        lc->anchor_batches = r->anchor_batches;
+        lc->max_labels_per_anchor = r->max_labels_per_anchor;
+    }
+}
+
+int graph_source_loader_open(graph_source *s, const ds_task *task, ds_split_id split, loader_config *lc,
+                             const graph_source_rows *rows, loader *l, cgnn_err *err) {
+    graph_source_loader_config(s, lc); /* on parts: remote picks and rows, or remote batches */
+    if (loader_init(l, lc->typed ? NULL : s->g, rows->seeds, rows->labels, rows->items, lc, err) != 0)
+        return err_prefix(err, "%s (task '%s' %s): ", task->splits[split].seeds_path, task->name,
+                          ds_split_name(split));
+    return 0;
+}
+
 int graph_source_batch_capacity(graph_source *s, const sampler_config *sc, int64_t max_seeds, int64_t in_dim,
                                 minibatch_capacity *cap, cgnn_err *err) {
     return s->ops->batch_capacity(s, sc, max_seeds, in_dim, cap, err);

@@ -295,6 +295,50 @@ void graph_source_split_rows(const graph_source *s, ds_split_id split, graph_sou
  * store: the remote batches (prefetch_size in flight) and the id maps. Whole: nothing. */
 void graph_source_loader_config(const graph_source *s, loader_config *lc);
 
+/* A loader over this source, as its user asks for it: what `cgnn train` reads from trainerArgs
+ * (train/trainer.c) and the C API from cgnn_loader_options (api/cgnn_api.c), in one form; the one
+ * translation into a loader. Two steps, the caller's inputs between them:
+ *   graph_source_loader_prepare  the request -> *lc (sampling, batching, slicing, pairs) and the
+ *                                rows the loader reads (*rows);
+ *   the caller                   the inputs the model reads: lc->feature, or the typed fields
+ *                                (typed, typed_sampler, seed_type, pair_etype, type_feature/width;
+ *                                the trainer's model_family_loader_config, the API's own);
+ *   graph_source_loader_open     the source's fields (graph_source_loader_config) and loader_init. */
+typedef struct graph_source_loader_request {
+    ds_split_id split;
+    int num_layers;
+    int64_t fanouts[MINIBATCH_MAX_LAYERS]; /* per hop (-1: all); typed: the caller's typed_sampler */
+    int replace;
+    int64_t batch_size;
+    int shuffle, drop_last, drop_uneven;
+    uint64_t seed;
+    int rank, world_size;   /* world_size 0: the source's slicing (graph_source_split_rows); else the
+                               caller's own (a source that does not slice: one process, whole graph) */
+    int num_workers;        /* sampler threads (0: synchronous) */
+    int prefetch;           /* batches in flight (0: num_workers + 1) */
+    int normalize_rows;
+    /* a link prediction task (ignored otherwise): loader_config's fields of the same names */
+    int64_t num_negatives;
+    int exclude_seed_edges;
+    int64_t neg_lo, neg_hi;
+    int anchor_batches;
+    int64_t max_labels_per_anchor;
+    /* the profiler's lanes (trace NULL: none) */
+    struct trace_writer *trace;
+    int trace_tid_base;
+    const char *trace_name;
+} graph_source_loader_request;
+
+/* Step 1: *lc zeroed and filled from r for task (the source's task, or on a whole graph any task
+ * of ds), *rows the rows it reads: the source's (graph_source_split_rows) for the source's task,
+ * else task's whole split; sliced as r asks (world_size > 0) or as the source does. */
+void graph_source_loader_prepare(const graph_source *s, const ds_task *task, const graph_source_loader_request *r,
+                                 loader_config *lc, graph_source_rows *rows);
+/* Step 3: the source's fields into *lc, then loader_init(l) over *rows. Returns 0, or -1 with *err
+ * prefixed with the split's file, the task and the split. */
+int graph_source_loader_open(graph_source *s, const ds_task *task, ds_split_id split, loader_config *lc,
+                             const graph_source_rows *rows, loader *l, cgnn_err *err);
+
 /* A homogeneous graph's batch capacity for sampler sc, max_seeds seeds and in_dim input columns:
  * sized by the index (whole) or by the whole graph's sizes (a batch reaches any part); allocates
  * the per-batch buffers (part, store: the original ids; part with a table: the remote row fetch

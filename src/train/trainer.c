@@ -63,46 +63,41 @@ static void reserve_lp_scores(trainer *t) {
 static int split_workers(int64_t given, int train_workers) { return given >= 0 ? (int)given : train_workers; }
 
 static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffle, int workers, cgnn_err *err) {
-    const ds_split *sp = &t->gtask->splits[split]; /* the whole split (its name, labels, size) */
-    graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
-    graph_source_split_rows(&t->src, split, &rows);
-    loader_config lc;
-    memset(&lc, 0, sizeof lc);
-    lc.sampler.num_layers = t->a->num_layers;
-    for (int h = 0; h < t->a->num_layers; h++) lc.sampler.fanouts[h] = t->a->fanouts[h];
-    lc.sampler.replace = t->a->replace;
-    lc.batch_size = t->a->batch_size;
-    lc.shuffle = shuffle;
-    lc.seed = t->a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL;
-    lc.rank = rows.rank;
-    lc.world_size = rows.world;
-    /* local seeds: every rank runs the fewest batches of any rank instead (train_loop) */
-    lc.drop_uneven = split == DS_SPLIT_TRAIN && t->a->drop_uneven_inputs && !t->src.local_seeds;
-    lc.num_workers = workers;
-    lc.normalize_rows = strcmp(t->a->feature_normalization, "row") == 0;
+    const trainer_args *a = t->a;
+    const ds_split *sp = &t->gtask->splits[split]; /* the whole split (its labels) */
     static const char *const LANE_NAMES[DS_SPLIT_COUNT] = {"train", "validation", "test"};
-    lc.trace = t->logs.trace.enabled ? &t->logs.trace : NULL;
-    lc.trace_tid_base = 1 + (int)split * 16;
-    lc.trace_name = LANE_NAMES[split];
-    if (t->cfg->task == TASK_LINK_PREDICTION) {
-        lc.pairs = 1;
+    graph_source_loader_request r = {
+        .split = split,
+        .num_layers = a->num_layers,
+        .replace = a->replace,
+        .batch_size = a->batch_size,
+        .shuffle = shuffle,
+        /* local seeds: every rank runs the fewest batches of any rank instead (train_loop) */
+        .drop_uneven = split == DS_SPLIT_TRAIN && a->drop_uneven_inputs && !t->src.local_seeds,
+        .seed = a->seed + (uint64_t)split * 0x632be59bd9b4e019ULL,
+        .num_workers = workers,
+        .normalize_rows = strcmp(a->feature_normalization, "row") == 0,
         /* labelled pairs: training adds the listed (hard) negatives to the random ones; an
          * evaluation split ranks each positive against its own listed negatives only (the
          * dataset fixes the candidates, as GraphBolt's ogbl-citation2) */
-        lc.num_negatives = split == DS_SPLIT_TRAIN ? t->a->random_negative_sample_batch_size
-                           : sp->labels            ? 0
-                                                   : t->a->random_negative_sample_batch_size_for_evaluation;
-        lc.exclude_seed_edges = split == DS_SPLIT_TRAIN && t->a->exclude_seed_edges;
-        lc.neg_lo = t->a->lp_candidate_lo, lc.neg_hi = t->a->lp_candidate_hi; /* random negatives: candidates only */
-        lc.indexes = rows.indexes;
-        lc.anchor_batches = t->a->lp_anchor_batching; /* GiGL's DistABLPLoader for every split alike */
-        lc.max_labels_per_anchor = t->a->max_labels_per_anchor_node;
-    }
+        .num_negatives = split == DS_SPLIT_TRAIN ? a->random_negative_sample_batch_size
+                         : sp->labels            ? 0
+                                                 : a->random_negative_sample_batch_size_for_evaluation,
+        .exclude_seed_edges = split == DS_SPLIT_TRAIN && a->exclude_seed_edges,
+        .neg_lo = a->lp_candidate_lo, /* random negatives: candidates only */
+        .neg_hi = a->lp_candidate_hi,
+        .anchor_batches = a->lp_anchor_batching, /* GiGL's DistABLPLoader for every split alike */
+        .max_labels_per_anchor = a->max_labels_per_anchor_node,
+        .trace = t->logs.trace.enabled ? &t->logs.trace : NULL,
+        .trace_tid_base = 1 + (int)split * 16,
+        .trace_name = LANE_NAMES[split],
+    };
+    for (int h = 0; h < a->num_layers; h++) r.fanouts[h] = a->fanouts[h];
+    loader_config lc;
+    graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
+    graph_source_loader_prepare(&t->src, t->gtask, &r, &lc, &rows);
     model_family_loader_config(&t->fam, &lc); /* the inputs it gathers; typed: the typed sampler */
-    graph_source_loader_config(&t->src, &lc); /* on parts: remote picks and rows, or remote batches */
-    if (loader_init(l, lc.typed ? NULL : t->src.g, rows.seeds, rows.labels, rows.items, &lc, err) != 0)
-        return err_prefix(err, "%s (task '%s' %s): ", sp->seeds_path, t->task->name, ds_split_name(split));
-    return 0;
+    return graph_source_loader_open(&t->src, t->gtask, split, &lc, &rows, l, err);
 }
 
 

@@ -6,9 +6,11 @@ Each check prints ok / FAIL; the exit status is the number of failures (0: all p
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import torch
 
@@ -222,6 +224,40 @@ def native_run(seed, tmp):
     metrics = json.load(open(f"{tmp}/s{seed}/eval_metrics.json"))["metrics"]
     return next(float(m["numberValue"]) for m in metrics if m["name"] == "acc")
 
+
+# Ctrl-C in a loop: SIGINT while the loader's threads sample ends the script with KeyboardInterrupt
+# (the loop stops at the next batch; the loader's threads are stopped as it is freed), promptly, with
+# no hang and no crash
+LOOP = """import sys, cgnn
+ds = cgnn.OnDiskDataset("data/cora")
+ld = cgnn.NeighborLoader(ds, num_neighbors=[-1, -1], batch_size=8, num_workers=2)
+print("looping", flush=True)
+try:
+    while True:
+        for b in ld:
+            pass
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    del b, ld
+    print("threads stopped", flush=True)
+    raise
+"""
+child = subprocess.Popen([sys.executable, "-c", LOOP], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+started = child.stdout.readline().strip() == "looping"
+time.sleep(0.5)
+child.send_signal(signal.SIGINT)
+t0 = time.time()
+try:
+    out, err = child.communicate(timeout=20)
+except subprocess.TimeoutExpired:
+    child.kill()
+    out, err = child.communicate()
+took = time.time() - t0
+# (an uncaught KeyboardInterrupt ends CPython by SIGINT itself: exit status -2)
+check(started and child.returncode == -signal.SIGINT and "interrupted\nthreads stopped" in out and "KeyboardInterrupt" in err
+      and took < 10, f"Ctrl-C in a loop raises KeyboardInterrupt and stops the threads (exit {child.returncode} "
+      f"after {took:.1f} s: {out.strip()!r} {err.strip()[-200:]!r})")
 
 torch.set_num_threads(1)
 with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test_api_dist.sh CGNN — the C API on a partitioned graph under mpirun (include/cgnn.h, "a
+# partitioned graph under mpirun"): tests/test_api.c's partition case on 2 ranks, each rank
+# opening its part with global seeds: 2 epochs of batches (every array: node ids in original ids,
+# features, blocks, labels), with 0 and 2 sampler threads, equal the whole graph's loader's with the
+# rank's slice; the description is the whole graph's. Cora node classification (2 parts, METIS),
+# facebook-lp link prediction (2 parts, random: negatives and exclude_seed_edges) and dblp-mini
+# typed node classification (2 parts). Runs in the sanitized pass too (the API's collective open
+# and close, the part source under the loader).
+set -u
+CGNN=${1:?usage: test_api_dist.sh path/to/cgnn}
+TMP_PREFIX=cgnn-apidist
+source "$(dirname "$0")/mpi_test_lib.sh"
+BIN=$(dirname "$CGNN")/test_api
+part data/cora 2 metis cora2
+part data/facebook-lp 2 random fb2
+part data/dblp-mini 2 metis dblp2
+for c in "cora2 cora nc" "fb2 facebook-lp lp" "dblp2 dblp-mini nc"; do
+  read -r p w k <<<"$c"
+  if CGNN_TEST_API_PARTITION="$TMP/$p:$SRC/data/$w:$k" timeout -k 10 300 "${MPIRUN[@]}" -x CGNN_TEST_API_PARTITION \
+       -np 2 "$BIN" >"$TMP/$p.out" 2>&1; then
+    grep "^rank 0" "$TMP/$p.out"
+    ok
+  else
+    bad "mpirun -np 2 test_api on $p: $(grep -v '^ *#' "$TMP/$p.out" | tail -12)"
+  fi
+done
+echo "test_api_dist: $pass passed, $fails failed"
+[[ $fails -eq 0 ]]
