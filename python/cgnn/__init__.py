@@ -11,9 +11,8 @@ buffers, which stay valid while any of them is alive (the batch's slot is releas
 one goes). A loader has `prefetch` slots: keeping the tensors of that many batches and asking for
 the next raises ValueError naming the batch still held, never overwrites it.
 
-Homogeneous graphs: node batches (NeighborLoader) and link-prediction batches in GiGL's
-DistABLPLoader layout (LinkNeighborLoader); typed graphs are in the C API (include/cgnn.h) and
-come to Python next.
+Node batches (NeighborLoader; a typed graph's as PyG HeteroData: HeteroBatch) and, on homogeneous
+graphs, link-prediction batches in GiGL's DistABLPLoader layout (LinkNeighborLoader).
 
 Distributed (graphlearn-for-pytorch's worker mode): under `mpirun -np R python3 train.py`,
 `OnDiskDataset` on a `cgnn partition` output opens part rank % P on each rank and its loaders
@@ -46,7 +45,7 @@ def _import_c():
 
 _C = _import_c()
 
-__all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "LinkBatch", "DataError",
+__all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "HeteroBatch", "LinkBatch", "DataError",
            "load_state_dict", "init_distributed", "shutdown"]
 
 DataError = _C.DataError
@@ -196,6 +195,95 @@ class Batch:
                 f"batch_size={self.batch_size})")
 
 
+class _Store:
+    """batch[node type] or batch[edge type]: PyG HeteroData's per-type view (attributes)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return "{" + ", ".join(f"{k}={tuple(v.shape) if torch.is_tensor(v) else v}" for k, v in self.__dict__.items()) + "}"
+
+
+class HeteroBatch:
+    """A typed graph's node batch in PyG HeteroData's layout (cgnn's memory, no copy):
+
+    x_dict[t] (n_t, F_t) the features of node type t's nodes (types without features: absent),
+    n_id_dict[t] (n_t,) their per-type ids, seeds first; edge_index_dict[(s, r, d)] (2, E) the
+    sampled edges of each edge type as [src rows into n_id_dict[s]; dst rows into n_id_dict[d]];
+    num_sampled_nodes_dict[t], num_sampled_edges_dict[(s, r, d)] per hop (PyG's trim_to_layer);
+    y, batch_size, input_id: the seed type's labels, seed count and split rows; blocks[l][k]: layer
+    l's block of edge type k (DGL's heterogeneous blocks). batch[t].x, batch[(s, r, d)].edge_index
+    as in PyG; to_pyg() builds a torch_geometric HeteroData where PyG is installed.
+    """
+
+    def __init__(self, b, dataset, seed_type):
+        info = b.info()
+        L = info["num_layers"]
+        self.node_types = [t["name"] for t in dataset.node_types]
+        self.edge_types = [tuple(e["name"].split(":")) for e in dataset.edge_types]
+        self.seed_type = self.node_types[seed_type]
+        self.n_id_dict, self.x_dict, self.num_sampled_nodes_dict, hops = {}, {}, {}, {}
+        for k, t in enumerate(self.node_types):
+            self.n_id_dict[t] = _tensor(b.array(_C.FIELD_NODES, k))
+            if dataset.node_types[k]["feature_dim"] > 0:
+                self.x_dict[t] = _tensor(b.array(_C.FIELD_FEATURES, k))
+            hops[t] = [b.num_nodes(k, h) for h in range(L + 1)]
+            self.num_sampled_nodes_dict[t] = [hops[t][0]] + [hops[t][h] - hops[t][h - 1] for h in range(1, L + 1)]
+        K = len(self.edge_types)
+        self.blocks = [[Block(_tensor(b.array(_C.FIELD_BLOCK_INDPTR, layer * K + k)),
+                              _tensor(b.array(_C.FIELD_BLOCK_INDICES, layer * K + k)),
+                              hops[self.edge_types[k][0]][L - layer]) for k in range(K)] for layer in range(L)]
+        # hop h's edges of type (s, r, d): the in-edges of the type-d nodes first reached at hop h,
+        # from the block that samples them (L - 1 - h): its destination rows are a range
+        self.edge_index_dict, self.num_sampled_edges_dict = {}, {}
+        for k, et in enumerate(self.edge_types):
+            parts, counts = [], []
+            for h in range(L):
+                blk = self.blocks[L - 1 - h][k]
+                lo, hi = (0 if h == 0 else hops[et[2]][h - 1]), hops[et[2]][h]
+                e0, e1 = int(blk.indptr[lo]), int(blk.indptr[hi])
+                deg = blk.indptr[lo + 1:hi + 1] - blk.indptr[lo:hi]
+                dst = torch.repeat_interleave(torch.arange(lo, hi, dtype=torch.int64), deg)
+                parts.append(torch.stack([blk.indices[e0:e1].to(torch.int64), dst]))
+                counts.append(e1 - e0)
+            self.edge_index_dict[et] = torch.cat(parts, dim=1) if parts else torch.empty((2, 0), dtype=torch.int64)
+            self.num_sampled_edges_dict[et] = counts
+        self.input_id = _tensor(b.array(_C.FIELD_ITEMS, 0))
+        try:
+            self.y = _tensor(b.array(_C.FIELD_LABELS, 0))
+        except ValueError:
+            self.y = None
+        self.batch_size = hops[self.seed_type][0]
+        self._b = b
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            return _Store(edge_index=self.edge_index_dict[key], num_sampled_edges=self.num_sampled_edges_dict[key])
+        st = _Store(n_id=self.n_id_dict[key], num_sampled_nodes=self.num_sampled_nodes_dict[key])
+        if key in self.x_dict:
+            st.x = self.x_dict[key]
+        if key == self.seed_type:
+            st.y, st.batch_size, st.input_id = self.y, self.batch_size, self.input_id
+        return st
+
+    def to_pyg(self):
+        """A torch_geometric.data.HeteroData over the same tensors (needs PyG installed)."""
+        from torch_geometric.data import HeteroData
+        data = HeteroData()
+        for t in self.node_types:
+            for k, v in self[t].__dict__.items():
+                data[t][k] = v
+        for et in self.edge_types:
+            data[et].edge_index = self.edge_index_dict[et]
+        return data
+
+    def __repr__(self):
+        return (f"HeteroBatch(seed_type={self.seed_type!r}, batch_size={self.batch_size}, "
+                f"n_id={ {t: n.numel() for t, n in self.n_id_dict.items()} }, "
+                f"edges={ {':'.join(e): v.shape[1] for e, v in self.edge_index_dict.items()} })")
+
+
 class LinkBatch(Batch):
     """A link-prediction batch: Batch's fields (batch_size: the distinct seed nodes: anchors,
     positives and negatives), plus each pair's rows among them, PyG's triplet names:
@@ -222,12 +310,35 @@ class LinkBatch(Batch):
         self.y = None
 
 
+def _fanouts(dataset, num_neighbors):
+    """num_neighbors as PyG takes it: a list (every edge type), or on a typed graph a dict
+    {(src, rel, dst) or "src:rel:dst": list} (edge types not named: the list under None, else
+    all neighbours); the C loader's fanouts and edge_type_fanouts."""
+    if not isinstance(num_neighbors, dict):
+        return dict(fanouts=list(num_neighbors))
+    if not dataset.is_typed:
+        raise ValueError("num_neighbors: a dict (per edge type) is for a typed graph; give a list")
+    names = [e["name"] for e in dataset.edge_types]
+    per = {}
+    for key, fan in num_neighbors.items():
+        name = None if key is None else ":".join(key) if isinstance(key, tuple) else str(key)
+        if name is not None and name not in names:
+            raise ValueError(f"num_neighbors: {key!r} is not an edge type of {dataset.path} (its edge types: {names})")
+        per[name] = list(fan)
+    hops = {len(v) for v in per.values()}
+    if len(hops) != 1:
+        raise ValueError(f"num_neighbors: every edge type needs the same number of hops, got {sorted(hops)}")
+    L = hops.pop()
+    default = per.get(None, [-1] * L)
+    return dict(fanouts=default, edge_type_fanouts=[[per.get(n, default)[h] for n in names] for h in range(L)])
+
+
 def _loader_options(dataset, kind, split, task, num_neighbors, **kw):
     if not isinstance(dataset, OnDiskDataset):
         raise TypeError(f"dataset: an OnDiskDataset is expected, got {type(dataset).__name__}")
-    if dataset.is_typed:
-        raise ValueError(f"dataset: {dataset.path} is typed; this version's Python loaders take homogeneous "
-                         "graphs (the C API, include/cgnn.h, samples typed graphs)")
+    if dataset.is_typed and kind != "node_classification":
+        raise ValueError(f"dataset: {dataset.path} is typed; this version's Python link-prediction loader takes "
+                         "homogeneous graphs (the C API, include/cgnn.h, samples typed pairs)")
     if split not in SPLITS:
         raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
     if task is None and dataset.is_partition:
@@ -237,13 +348,16 @@ def _loader_options(dataset, kind, split, task, num_neighbors, **kw):
     if not isinstance(task, int) or task < 0 or task >= len(dataset.tasks) or dataset.tasks[task]["kind"] != kind:
         raise ValueError(f"task: {task!r} is not a {kind.replace('_', ' ')} task of {dataset.path} "
                          f"(its tasks: {[(t['name'], t['kind']) for t in dataset.tasks]})")
-    return dict(task=task, split=SPLITS[split], fanouts=list(num_neighbors), **kw)
+    return dict(task=task, split=SPLITS[split], **_fanouts(dataset, num_neighbors), **kw)
 
 
 class _Loader:
     def __init__(self, dataset, opts, batch_type):
         self.dataset, self.epoch, self._batch = dataset, 0, batch_type
         self._l = _C.Loader(dataset._ds, **opts)
+        if dataset.is_typed:  # node batches of the task's node type
+            seed_type = dataset.tasks[opts["task"]]["type"]
+            self._batch = lambda b: HeteroBatch(b, dataset, seed_type)
 
     def __len__(self):
         return self._l.num_batches()
@@ -289,9 +403,11 @@ class LinkNeighborLoader(_Loader):
 class NeighborLoader(_Loader):
     """PyG's NeighborLoader over a cgnn dataset's task split, built by cgnn's sampler threads.
 
-    num_neighbors: neighbours per hop, seed side first (-1: all). Every epoch (each `iter`) draws
-    a new order and new neighbours keyed by (seed, epoch): the same batches for any num_workers.
-    rank / world_size: this process's slice of each epoch (data parallel).
+    num_neighbors: neighbours per hop, seed side first (-1: all); on a typed graph also a dict per
+    edge type, {(src, rel, dst): [...], None: default} as PyG's. Every epoch (each `iter`) draws a
+    new order and new neighbours keyed by (seed, epoch): the same batches for any num_workers.
+    rank / world_size: this process's slice of each epoch (data parallel). A typed graph's batches
+    are HeteroBatch (PyG HeteroData's fields), of the task's node type.
     """
 
     def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=None, shuffle=None,

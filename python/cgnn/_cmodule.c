@@ -181,6 +181,24 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw) {
             o.num_layers = (int)n;
             for (Py_ssize_t h = 0; h < n && rc == 0; h++) rc = set_i64(&o.fanouts[h], PySequence_Fast_GET_ITEM(seq, h), k);
             Py_DECREF(seq);
+        } else if (!strcmp(k, "edge_type_fanouts")) { /* [hop][edge type] */
+            PyObject *hops = PySequence_Fast(val, "edge_type_fanouts: a sequence (per hop) of sequences is expected");
+            if (!hops) return -1;
+            const Py_ssize_t n = PySequence_Fast_GET_SIZE(hops);
+            if (n > CGNN_MAX_LAYERS) rc = -1, PyErr_Format(PyExc_ValueError, "edge_type_fanouts: %zd hops (at most %d)", n, CGNN_MAX_LAYERS);
+            for (Py_ssize_t h = 0; h < n && rc == 0; h++) {
+                PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(hops, h), "edge_type_fanouts[h]: a sequence is expected");
+                if (!row) {
+                    rc = -1;
+                    break;
+                }
+                const Py_ssize_t m = PySequence_Fast_GET_SIZE(row);
+                if (m > CGNN_MAX_EDGE_TYPES) rc = -1, PyErr_Format(PyExc_ValueError, "edge_type_fanouts[%zd]: %zd edge types (at most %d)", h, m, CGNN_MAX_EDGE_TYPES);
+                for (Py_ssize_t e = 0; e < m && rc == 0; e++)
+                    rc = set_i64(&o.edge_type_fanouts[h][e], PySequence_Fast_GET_ITEM(row, e), k);
+                Py_DECREF(row);
+            }
+            Py_DECREF(hops);
         } else if (!strcmp(k, "replace")) rc = set_int(&o.replace, val, k);
         else if (!strcmp(k, "shuffle")) rc = set_int(&o.shuffle, val, k);
         else if (!strcmp(k, "drop_last")) rc = set_int(&o.drop_last, val, k);
