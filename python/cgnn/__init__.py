@@ -11,8 +11,8 @@ buffers, which stay valid while any of them is alive (the batch's slot is releas
 one goes). A loader has `prefetch` slots: keeping the tensors of that many batches and asking for
 the next raises ValueError naming the batch still held, never overwrites it.
 
-Node batches (NeighborLoader; a typed graph's as PyG HeteroData: HeteroBatch) and, on homogeneous
-graphs, link-prediction batches in GiGL's DistABLPLoader layout (LinkNeighborLoader).
+Node batches (NeighborLoader) and link-prediction batches in GiGL's DistABLPLoader layout
+(LinkNeighborLoader); a typed graph's as PyG HeteroData (HeteroBatch, HeteroLinkBatch).
 
 Distributed (graphlearn-for-pytorch's worker mode): under `mpirun -np R python3 train.py`,
 `OnDiskDataset` on a `cgnn partition` output opens part rank % P on each rank and its loaders
@@ -45,7 +45,8 @@ def _import_c():
 
 _C = _import_c()
 
-__all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "HeteroBatch", "LinkBatch", "DataError",
+__all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "HeteroBatch", "LinkBatch",
+           "HeteroLinkBatch", "DataError",
            "load_state_dict", "init_distributed", "shutdown"]
 
 DataError = _C.DataError
@@ -284,6 +285,37 @@ class HeteroBatch:
                 f"edges={ {':'.join(e): v.shape[1] for e, v in self.edge_index_dict.items()} })")
 
 
+class HeteroLinkBatch(HeteroBatch):
+    """A typed graph's link-prediction batch: HeteroBatch's fields over the sampled neighbourhoods
+    of the pairs of edge type (s, r, d) = edge_type, plus each pair's rows, PyG's triplet names:
+    src_index (P,) the anchors' rows in n_id_dict[s]; dst_pos_index (P,) the positives' rows in
+    n_id_dict[d]; dst_neg_index (K,) the batch's random negatives (nodes of type d), rows in
+    n_id_dict[d]; hard_neg_index / hard_neg_ptr / hard_neg_count as LinkBatch's (labelled pairs);
+    input_id (P,) the split rows of the pairs. The seeds (anchors, positives, negatives) are the
+    first batch_size_dict[t] nodes of each type."""
+
+    def __init__(self, b, dataset, edge_type):
+        s_, r_, d_ = dataset.edge_types[edge_type]["name"].split(":")
+        super().__init__(b, dataset, [t["name"] for t in dataset.node_types].index(s_))
+        self.edge_type = (s_, r_, d_)
+        info = b.info()
+        P, H, K = info["num_items"], info["num_listed"], info["num_negatives"]
+        rows = _tensor(b.array(_C.FIELD_ITEM_ROWS, 0)).to(torch.int64)
+        # (the rows of type d come after those of type s, when the two differ)
+        off = self.num_sampled_nodes_dict[s_][0] if s_ != d_ else 0
+        self.src_index = rows[:P]
+        self.dst_pos_index = rows[P:2 * P] - off
+        self.hard_neg_index = rows[2 * P:2 * P + H] - off
+        self.dst_neg_index = rows[2 * P + H:2 * P + H + K] - off
+        if H:
+            self.hard_neg_ptr = _tensor(b.array(_C.FIELD_LISTED_OFFSET, 0))
+            self.hard_neg_count = _tensor(b.array(_C.FIELD_LISTED_COUNT, 0))
+        else:
+            self.hard_neg_ptr = self.hard_neg_count = None
+        self.batch_size_dict = {t: v[0] for t, v in self.num_sampled_nodes_dict.items()}
+        self.y = None
+
+
 class LinkBatch(Batch):
     """A link-prediction batch: Batch's fields (batch_size: the distinct seed nodes: anchors,
     positives and negatives), plus each pair's rows among them, PyG's triplet names:
@@ -336,9 +368,6 @@ def _fanouts(dataset, num_neighbors):
 def _loader_options(dataset, kind, split, task, num_neighbors, **kw):
     if not isinstance(dataset, OnDiskDataset):
         raise TypeError(f"dataset: an OnDiskDataset is expected, got {type(dataset).__name__}")
-    if dataset.is_typed and kind != "node_classification":
-        raise ValueError(f"dataset: {dataset.path} is typed; this version's Python link-prediction loader takes "
-                         "homogeneous graphs (the C API, include/cgnn.h, samples typed pairs)")
     if split not in SPLITS:
         raise ValueError(f"split: {split!r} (one of 'train', 'validation', 'test')")
     if task is None and dataset.is_partition:
@@ -355,9 +384,12 @@ class _Loader:
     def __init__(self, dataset, opts, batch_type):
         self.dataset, self.epoch, self._batch = dataset, 0, batch_type
         self._l = _C.Loader(dataset._ds, **opts)
-        if dataset.is_typed:  # node batches of the task's node type
-            seed_type = dataset.tasks[opts["task"]]["type"]
-            self._batch = lambda b: HeteroBatch(b, dataset, seed_type)
+        if dataset.is_typed:  # node batches of the task's node type, or pairs of its edge type
+            typ = dataset.tasks[opts["task"]]["type"]
+            if batch_type is LinkBatch:
+                self._batch = lambda b: HeteroLinkBatch(b, dataset, typ)
+            else:
+                self._batch = lambda b: HeteroBatch(b, dataset, typ)
 
     def __len__(self):
         return self._l.num_batches()
@@ -382,7 +414,8 @@ class LinkNeighborLoader(_Loader):
     Each batch: batch_size pairs (anchor_batching: batch_size anchors with all their positives,
     or the first max_labels_per_anchor), num_negatives random negative nodes shared by the
     batch, the dataset's listed negatives of labelled pairs, and their sampled neighbourhoods;
-    exclude_seed_edges keeps the batch's own pair edges out of them.
+    exclude_seed_edges keeps the batch's own pair edges out of them. A typed graph's batches are
+    HeteroLinkBatch (pairs of the task's edge type).
     """
 
     def __init__(self, dataset, num_neighbors, batch_size=1024, split="train", task=None, num_negatives=0,

@@ -286,6 +286,35 @@ try:
 except ValueError as e:
     check("paper" in str(e) and "cites" in str(e), f"an unknown edge type in num_neighbors raises: {e}")
 
+# typed link prediction (lastfm-mini, user:listens:artist, every type featureless): each pair's rows
+# are the split's pair, the negatives are artists among the batch's seeds, and exclude_seed_edges
+# keeps every edge between a pair's two nodes (either direction) out of the sampled ones
+lf = cgnn.OnDiskDataset("data/lastfm-mini")
+lpairs = np.load("data/lastfm-mini/lp-train-seeds.npy")
+good = {"pairs": True, "negatives": True, "excluded": True}
+nb = 0
+for b in cgnn.LinkNeighborLoader(lf, num_neighbors=[4, 2], batch_size=64, num_negatives=32, exclude_seed_edges=True,
+                                 shuffle=True, seed=5):
+    rows = b.input_id.numpy()
+    a = b.n_id_dict["user"][b.src_index].numpy()
+    p = b.n_id_dict["artist"][b.dst_pos_index].numpy()
+    good["pairs"] &= bool((a == lpairs[rows, 0]).all() and (p == lpairs[rows, 1]).all()) and b.edge_type == (
+        "user", "listens", "artist")
+    good["negatives"] &= b.dst_neg_index.numel() == 32 and 0 <= int(b.dst_neg_index.min()) and \
+        int(b.dst_neg_index.max()) < b.batch_size_dict["artist"]
+    pair_set = set(zip(a.tolist(), p.tolist()))
+    for (s_, r_, d_), ei in b.edge_index_dict.items():
+        src, dst = b.n_id_dict[s_][ei[0]].tolist(), b.n_id_dict[d_][ei[1]].tolist()
+        if (s_, d_) == ("user", "artist"):
+            good["excluded"] &= not any(e in pair_set for e in zip(src, dst))
+        elif (s_, d_) == ("artist", "user"):
+            good["excluded"] &= not any(e in pair_set for e in zip(dst, src))
+    nb += 1
+    if nb == 10:
+        break
+for k, v in good.items():
+    check(bool(v) and nb == 10, f"HeteroLinkBatch ({nb} batches): {k}")
+
 # Ctrl-C in a loop: SIGINT while the loader's threads sample ends the script with KeyboardInterrupt
 # (the loop stops at the next batch; the loader's threads are stopped as it is freed), promptly, with
 # no hang and no crash
