@@ -321,8 +321,9 @@ for k, v in good.items():
 LOOP = """import sys, cgnn
 ds = cgnn.OnDiskDataset("data/cora")
 ld = cgnn.NeighborLoader(ds, num_neighbors=[-1, -1], batch_size=8, num_workers=2)
-print("looping", flush=True)
+b = None
 try:
+    print("looping", flush=True)  # (inside the try: the parent signals once it reads this)
     while True:
         for b in ld:
             pass
