@@ -88,6 +88,7 @@ class OnDiskDataset:
 
     def __init__(self, path, threads=0, task=None, seed_assignment="local", rpc_timeout_s=60.0):
         self.path = str(path)
+        self._args = (self.path, threads, task, seed_assignment, rpc_timeout_s)
         if seed_assignment not in SEED_ASSIGNMENTS:
             raise ValueError(f"seed_assignment: {seed_assignment!r} (one of 'local', 'global')")
         self._ds = _C.Dataset(self.path, threads, -1 if task is None else task, SEED_ASSIGNMENTS[seed_assignment],
@@ -102,6 +103,14 @@ class OnDiskDataset:
     @property
     def is_typed(self):
         return len(self.node_types) > 1 or len(self.edge_types) > 1
+
+    def __reduce__(self):
+        # pickled (torch.multiprocessing.spawn's arguments, a DataLoader worker): the other
+        # process opens the same files (memory-mapped: no copy); a partition is the MPI rank's own
+        if self.is_partition:
+            raise TypeError(f"OnDiskDataset({self.path!r}) is a partition, opened collectively by the MPI "
+                            "ranks: open it in the process that uses it")
+        return (OnDiskDataset, self._args)
 
     def num_nodes(self, node_type=0):
         return self.node_types[node_type]["num_nodes"]

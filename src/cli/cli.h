@@ -64,6 +64,14 @@ int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_e
 struct partbook;
 void cli_print_partbook(const struct partbook *pb);
 
+/* `cgnn train` on a config with featureFlags.cgnn_run_trainer_command: True: replaces this process
+ * with trainerConfig.command, given GiGL's launcher arguments and environment and
+ * torch.distributed's rank, world and rendezvous (cli_launch.c). Returns only when it cannot
+ * (-1, err: exit 2 for a bad environment or a command not found). tc->command is split in place. */
+struct task_config;
+int cli_launch_command(struct task_config *tc, const char *job, const char *task_uri, const char *resource_uri,
+                       cgnn_err *err);
+
 /* Subcommands: each returns the process exit status. argv[0] is the first argument after
  * the command name. */
 int cli_cmd_train(int argc, char **argv);

@@ -68,6 +68,12 @@ int cli_cmd_train(int argc, char **argv) {
     resource_config rc;
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&TRAIN_CMD, "resource_config_uri"), &err) != 0;
+    if (!bad && tc->run_command) { /* the user's training command on this rank, in cgnn's place */
+        cli_launch_command(tc, cli_flag_str(&TRAIN_CMD, "job_name"), task_uri,
+                           cli_flag_str(&TRAIN_CMD, "resource_config_uri"), &err);
+        free(tc);
+        return cli_fail(&err);
+    }
     /* under mpirun: the world; otherwise a world of one. A partitioned graph's ranks answer each
      * other's requests from a service thread: MPI_THREAD_MULTIPLE */
     dist_ctx d;

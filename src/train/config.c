@@ -572,6 +572,57 @@ static int parse_feature_flags(const yamldoc *doc, const yamldoc_node *ff, task_
     return 0;
 }
 
+/* trainerConfig.command and featureFlags.cgnn_run_trainer_command (task_config.run_command): with
+ * the flag True, the command is required and trainerArgs become its --key=value arguments (every
+ * value a scalar, as GiGL's string map). Without it a command is kept for the note that cgnn's own
+ * trainer runs (GiGL's configs name their scripts; cgnn trains them itself). */
+static int parse_command(const yamldoc *doc, const yamldoc_node *ff, const yamldoc_node *tc,
+                         const yamldoc_node *targs, task_config *c, cgnn_err *err) {
+    const yamldoc_node *cmd = tc ? yamldoc_get(tc, "command") : NULL;
+    char buf[80];
+    if (cmd && !config_is_null(cmd)) {
+        if (cmd->kind != YAMLDOC_SCALAR)
+            return config_node_err(doc, cmd, err, "expected a string (the training command), got %s",
+                                   config_shown(cmd, buf, sizeof buf));
+        if (copy_str(c->command, sizeof c->command, cmd->scalar, doc, cmd, err) != 0) return -1;
+    }
+    const yamldoc_node *v = ff ? yamldoc_get(ff, "cgnn_run_trainer_command") : NULL;
+    double b = 0;
+    if (v && !config_is_null(v) &&
+        (yamldoc_expect_kind(doc, v, YAMLDOC_SCALAR, err) != 0 ||
+         config_gigl_value(doc, v, GIGL_BOOL, 0, 0, &b, err) != 0))
+        return -1;
+    c->run_command = b != 0;
+    if (!c->run_command) {
+        if (c->command[0])
+            config_note(&c->notes, "trainerConfig.command '%s' is not run: cgnn's own trainer trains this config "
+                                   "(featureFlags.cgnn_run_trainer_command: \"True\" runs the command instead)",
+                        c->command);
+        return 0;
+    }
+    const char *p = c->command;
+    while (*p == ' ') p++;
+    if (!*p)
+        return config_node_err(doc, v, err,
+                               "is True, but trainerConfig.command is %s: name the training command to run",
+                               cmd ? "empty" : "missing");
+    size_t off = 0;
+    for (int i = 0; targs && i < targs->len; i++) {
+        const yamldoc_node *a = targs->items[i];
+        if (a->kind != YAMLDOC_SCALAR)
+            return config_node_err(doc, a, err, "expected a string (trainerArgs are passed to the command as "
+                                   "--%s=VALUE), got %s", targs->keys[i], config_shown(a, buf, sizeof buf));
+        const int n = snprintf(c->command_args + off, sizeof c->command_args - off, "--%s=%s", targs->keys[i],
+                               config_is_null(a) ? "" : a->scalar);
+        if (n < 0 || (size_t)n >= sizeof c->command_args - off)
+            return config_node_err(doc, a, err, "trainerArgs too long for the command line (at most %zu "
+                                   "characters in all)", sizeof c->command_args - 1);
+        off += (size_t)n + 1;
+        c->num_command_args++;
+    }
+    return 0;
+}
+
 int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     memset(c, 0, sizeof *c);
     c->profiler_wait = 5; /* GiGL's TorchProfiler defaults (profiler_wrapper.py) */
@@ -600,9 +651,11 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
         c->has_storage_config = gss != NULL;
     }
     if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
-    if (parse_trainer_args(&doc, targs, c->task, &c->args, &c->notes, err) != 0) goto out;
-    if (parse_profiler_config(&doc, root, c, err) != 0) goto out;
     if (get_section(&doc, root, "featureFlags", &ff, err) != 0) goto out;
+    if (parse_command(&doc, ff, tc, targs, c, err) != 0) goto out;
+    if (c->run_command) config_default_trainer_args(&c->args, c->task); /* trainerArgs are the command's */
+    else if (parse_trainer_args(&doc, targs, c->task, &c->args, &c->notes, err) != 0) goto out;
+    if (parse_profiler_config(&doc, root, c, err) != 0) goto out;
     if (parse_feature_flags(&doc, ff, c, err) != 0) goto out;
     rc = 0;
 out:

@@ -23,6 +23,7 @@
 #include "util/err.h"
 
 #define CONFIG_PATH_MAX 4096
+#define CONFIG_COMMAND_ARGS_MAX 16384 /* run_command: trainerArgs as --key=value strings, in all */
 
 /* num_epochs when only num_max_train_batches is given: epochs are unlimited and the run is
  * bounded by num_max_train_batches alone. Large enough never to be reached, small enough that
@@ -197,6 +198,15 @@ typedef struct task_config {
      * (featureFlags.should_run_glt_backend: True) test all the same. */
     int skip_test;
     int gigl_in_memory;               /* featureFlags.should_run_glt_backend (GiGL's strtobool; default False) */
+    /* featureFlags.cgnn_run_trainer_command (GiGL's strtobool; default False): `cgnn train` runs
+     * trainerConfig.command, the user's training script, on every rank as GiGL's in-memory
+     * Trainer launches it, instead of cgnn's own trainer (cli/cli_launch.c). trainerArgs are then
+     * the command's: passed to it as --key=value, not read by cgnn (args keeps its defaults). */
+    int run_command;
+    char command[CONFIG_PATH_MAX];    /* trainerConfig.command as written ("" if none) */
+    char command_args[CONFIG_COMMAND_ARGS_MAX]; /* run_command: trainerArgs as "--key=value", each
+                                                   NUL-terminated, one after the other, in order */
+    int num_command_args;
     /* graphMetadata and the supervision types as declared, checked against the dataset by
      * config_check_types. Duplicate entries are kept once; more than CONFIG_MAX_TYPES distinct
      * ones are refused. condensedNodeTypeMap / condensedEdgeTypeMap are checked (1:1 with the
