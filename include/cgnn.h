@@ -114,6 +114,35 @@ CGNN_API int cgnn_dist_size(void); /* 1 before cgnn_dist_init */
  * closed; collective. Nothing distributed can be opened afterwards. */
 CGNN_API void cgnn_dist_finalize(void);
 
+/* ---- server-client mode (GiGL's graph-store mode, graphlearn-for-pytorch's server-client) ----
+ * Under mpirun, S storage ranks hold a `cgnn partition` output (P parts, P a multiple of S) and
+ * build every batch; the other T = world - S ranks compute (world ranks 0 .. T-1; storage ranks
+ * T .. T+S-1, as `cgnn train` with a graph-store resource config). Collective: every rank of the
+ * job calls cgnn_graph_store_run with the same path, num_storage_ranks and options (task,
+ * seed_assignment, rpc_timeout_s; threads: each storage rank's sampler threads, 0 = its share of
+ * the cores). It joins the job (cgnn_dist_init) and then:
+ *   compute rank  opens the partition as a dataset whose loaders ask the storage ranks for their
+ *                 batches (cgnn_dataset_is_partition is 1, the loaders' rank / world_size are
+ *                 the compute ranks': cgnn_dataset_compute_rank / _size), calls
+ *                 compute(ctx, ds, err), and closes the dataset; compute must free every loader
+ *                 it created before it returns (checked: an abort otherwise) and must not close
+ *                 ds. The batches are bitwise those of the same loader on the partition in
+ *                 worker mode with T ranks (and those of the whole graph with seed_assignment
+ *                 CGNN_SEEDS_GLOBAL).
+ *   storage rank  serves batches until every compute rank's function returned.
+ * Returns CGNN_OK on every rank when every compute rank's function returned 0; otherwise the
+ * first failing status (a compute function's nonzero return is CGNN_ERROR_RUNTIME unless it set
+ * err->code), with the message on the rank that failed. */
+typedef int (*cgnn_compute_fn)(void *ctx, cgnn_dataset *ds, cgnn_error *err);
+CGNN_API int cgnn_graph_store_run(const char *path, int num_storage_ranks, const cgnn_dataset_options *o,
+                                  cgnn_compute_fn compute, void *ctx, cgnn_error *err);
+/* The loaders' slice: this rank among the ranks that iterate (the compute ranks in server-client
+ * mode; the job's ranks on a partition; 0 and 1 on a whole graph). */
+CGNN_API int cgnn_dataset_compute_rank(const cgnn_dataset *ds);
+CGNN_API int cgnn_dataset_compute_size(const cgnn_dataset *ds);
+/* Loaders of ds not yet freed (a dataset is closed, and a compute function returns, with none). */
+CGNN_API int cgnn_dataset_num_loaders(const cgnn_dataset *ds);
+
 CGNN_API int cgnn_dataset_num_node_types(const cgnn_dataset *ds);              /* 1: homogeneous */
 CGNN_API int cgnn_dataset_num_edge_types(const cgnn_dataset *ds);
 CGNN_API const char *cgnn_dataset_node_type(const cgnn_dataset *ds, int type);  /* its name; NULL: no such type */

@@ -384,29 +384,19 @@ TEST(errors_name_the_argument) {
     cgnn_batch_release(NULL);
 }
 
-/* Under mpirun (tests/test_api_dist.sh): CGNN_TEST_API_PARTITION=P:WHOLE:TASK_KIND opens partition P on
- * every rank with global seeds; every batch of 2 epochs (CRC of every array: node ids, features,
- * blocks, labels) equals the whole graph WHOLE's loader's with this rank and world size, and the
- * description is the whole graph's. Node classification (TASK_KIND nc) or link prediction (lp). */
-TEST(partition_batches_are_the_whole_graphs) {
-    const char *spec = getenv("CGNN_TEST_API_PARTITION");
-    char buf[3 * 4096], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", spec);
-    const char *part = strtok_r(buf, ":", &save), *whole = strtok_r(NULL, ":", &save), *kind = strtok_r(NULL, ":", &save);
-    ASSERT(part && whole && kind);
-    cgnn_dataset_options dopt;
-    cgnn_dataset_options_init(&dopt);
-    dopt.seed_assignment = CGNN_SEEDS_GLOBAL;
-    cgnn_dataset *pd = NULL, *wd = NULL;
+/* pd (a partition: its own loaders, sliced by the job) against the whole graph at `whole` sliced
+ * by rank / world: every batch of 2 epochs (CRC of every array: node ids, features, blocks, labels)
+ * with 0 and 2 sampler threads, the description, the slicing rule; *batches: the batches compared. */
+static void compare_with_whole(cgnn_dataset *pd, const char *whole, const char *kind, int rank, int world,
+                               int64_t *batches) {
+    cgnn_dataset *wd = NULL;
     cgnn_error e;
-    if (cgnn_dataset_open_with(part, &dopt, &pd, &e) != CGNN_OK) TEST_FAIL_("%s: %s", part, e.message);
-    ASSERT(cgnn_dataset_open(whole, 1, &wd, &e) == CGNN_OK);
-    ASSERT(cgnn_dataset_is_partition(pd) && !cgnn_dataset_is_partition(wd));
-    ASSERT(cgnn_dist_size() == 2);
+    if (cgnn_dataset_open(whole, 1, &wd, &e) != CGNN_OK) TEST_FAIL_("%s: %s", whole, e.message);
+    if (!cgnn_dataset_is_partition(pd) || cgnn_dataset_is_partition(wd)) TEST_FAIL_("is_partition");
     for (int t = 0; t < cgnn_dataset_num_node_types(wd); t++)
-        ASSERT(cgnn_dataset_num_nodes(pd, t) == cgnn_dataset_num_nodes(wd, t));
+        if (cgnn_dataset_num_nodes(pd, t) != cgnn_dataset_num_nodes(wd, t)) TEST_FAIL_("num_nodes of type %d", t);
     for (int k = 0; k < cgnn_dataset_num_edge_types(wd); k++)
-        ASSERT(cgnn_dataset_num_edges(pd, k) == cgnn_dataset_num_edges(wd, k));
+        if (cgnn_dataset_num_edges(pd, k) != cgnn_dataset_num_edges(wd, k)) TEST_FAIL_("num_edges of type %d", k);
     cgnn_loader_options o;
     cgnn_loader_options_init(&o);
     o.batch_size = 32;
@@ -419,31 +409,111 @@ TEST(partition_batches_are_the_whole_graphs) {
             o.task = task;
             break;
         }
-    ASSERT(cgnn_dataset_split_size(pd, o.task, CGNN_SPLIT_TRAIN) == cgnn_dataset_split_size(wd, o.task, CGNN_SPLIT_TRAIN));
+    if (cgnn_dataset_split_size(pd, o.task, CGNN_SPLIT_TRAIN) != cgnn_dataset_split_size(wd, o.task, CGNN_SPLIT_TRAIN))
+        TEST_FAIL_("the train split's size");
     int64_t pb = 0, pi = 0, wb = 0, wi = 0;
     for (int w = 0; w <= 2; w += 2) { /* 0 and 2 sampler threads */
         o.num_workers = w;
         const uint32_t pc = epochs_crc(pd, &o, &pb, &pi);
         cgnn_loader_options ow = o;
-        ow.rank = cgnn_dist_rank(), ow.world_size = cgnn_dist_size();
+        ow.rank = rank, ow.world_size = world;
         const uint32_t wc = epochs_crc(wd, &ow, &wb, &wi);
-        ASSERT(pb > 0 && pb == wb && pi == wi);
-        ASSERT(pc == wc);
+        if (!(pb > 0 && pb == wb && pi == wi)) TEST_FAIL_("%lld / %lld batches, %lld / %lld items", (long long)pb,
+                                                        (long long)wb, (long long)pi, (long long)wi);
+        if (pc != wc) TEST_FAIL_("%d sampler threads: the batches differ from the whole graph's", w);
     }
     /* a partition's loaders are sliced by the job, and take its task only */
     cgnn_loader *l = NULL;
     cgnn_loader_options bad = o;
-    bad.rank = 0, bad.world_size = 3;
-    ASSERT(cgnn_loader_create(pd, &bad, &l, &e) == CGNN_ERROR_ARGUMENT && strstr(e.message, "sliced by the job"));
-    printf("rank %d: %lld batches (2 epochs) of the partition equal the whole graph's\n", cgnn_dist_rank(), (long long)pb);
+    bad.rank = 0, bad.world_size = world + 1;
+    if (!(cgnn_loader_create(pd, &bad, &l, &e) == CGNN_ERROR_ARGUMENT && strstr(e.message, "sliced by the job")))
+        TEST_FAIL_("a loader sliced otherwise than the job: not refused");
     cgnn_dataset_close(wd);
+    *batches = pb;
+}
+
+/* Under mpirun (tests/test_api_dist.sh): CGNN_TEST_API_PARTITION=P:WHOLE:TASK_KIND opens partition P on
+ * every rank with global seeds; its batches equal the whole graph WHOLE's loader's with this rank
+ * and world size (compare_with_whole). Node classification (TASK_KIND nc) or link prediction (lp). */
+/* getenv(var) = P:WHOLE:TASK_KIND into buf[cap] and its three fields; 0, or -1 when malformed. */
+static int mpi_spec(const char *var, char *buf, size_t cap, const char **part, const char **whole, const char **kind) {
+    char *save = NULL;
+    snprintf(buf, cap, "%s", getenv(var) ? getenv(var) : "");
+    *part = strtok_r(buf, ":", &save), *whole = strtok_r(NULL, ":", &save), *kind = strtok_r(NULL, ":", &save);
+    return *part && *whole && *kind ? 0 : -1;
+}
+
+TEST(partition_batches_are_the_whole_graphs) {
+    char buf[3 * 4096];
+    const char *part, *whole, *kind;
+    ASSERT(mpi_spec("CGNN_TEST_API_PARTITION", buf, sizeof buf, &part, &whole, &kind) == 0);
+    cgnn_dataset_options dopt;
+    cgnn_dataset_options_init(&dopt);
+    dopt.seed_assignment = CGNN_SEEDS_GLOBAL;
+    cgnn_dataset *pd = NULL;
+    cgnn_error e;
+    if (cgnn_dataset_open_with(part, &dopt, &pd, &e) != CGNN_OK) TEST_FAIL_("%s: %s", part, e.message);
+    ASSERT(cgnn_dist_size() == 2);
+    ASSERT(cgnn_dataset_compute_rank(pd) == cgnn_dist_rank() && cgnn_dataset_compute_size(pd) == 2);
+    int64_t pb = 0;
+    compare_with_whole(pd, whole, kind, cgnn_dist_rank(), cgnn_dist_size(), &pb);
+    printf("rank %d: %lld batches (2 epochs) of the partition equal the whole graph's\n", cgnn_dist_rank(), (long long)pb);
     cgnn_dataset_close(pd); /* collective */
 }
 
+/* server-client mode: the compute ranks' function */
+typedef struct store_ctx {
+    const char *whole, *kind;
+    int64_t batches;
+    int fail; /* 1: return an error from compute rank 1 */
+} store_ctx;
+
+static int store_compute(void *ctx, cgnn_dataset *ds, cgnn_error *err) {
+    store_ctx *c = ctx;
+    if (c->fail) {
+        if (cgnn_dataset_compute_rank(ds) != 1) return 0;
+        err->code = CGNN_ERROR_INPUT;
+        snprintf(err->message, sizeof err->message, "compute rank 1 says no");
+        return -1;
+    }
+    compare_with_whole(ds, c->whole, c->kind, cgnn_dataset_compute_rank(ds), cgnn_dataset_compute_size(ds), &c->batches);
+    return 0;
+}
+
+/* Under mpirun -np 4 (tests/test_api_dist.sh): CGNN_TEST_API_GRAPH_STORE=P:WHOLE:TASK_KIND runs
+ * server-client mode, world ranks 2-3 storing P and building every batch: on the compute ranks
+ * (world ranks 0-1) the batches equal WHOLE's loader's with their rank and world 2; a compute
+ * function's error ends the run on every rank, its code and message on the rank that failed. */
+TEST(graph_store_batches_are_the_whole_graphs) {
+    char buf[3 * 4096];
+    const char *part, *whole, *kind;
+    ASSERT(mpi_spec("CGNN_TEST_API_GRAPH_STORE", buf, sizeof buf, &part, &whole, &kind) == 0);
+    cgnn_dataset_options dopt;
+    cgnn_dataset_options_init(&dopt);
+    dopt.seed_assignment = CGNN_SEEDS_GLOBAL;
+    store_ctx c = {whole, kind, 0, 0};
+    cgnn_error e = {0};
+    if (cgnn_graph_store_run(part, 2, &dopt, store_compute, &c, &e) != CGNN_OK) TEST_FAIL_("%s: %s", part, e.message);
+    ASSERT(cgnn_dist_size() == 4);
+    const int compute = cgnn_dist_rank() < 2;
+    ASSERT(compute ? c.batches > 0 : c.batches == 0);
+    if (compute) printf("rank %d: %lld batches (2 epochs) built by the storage ranks equal the whole graph's\n",
+                        cgnn_dist_rank(), (long long)c.batches);
+    c.fail = 1;
+    const int rc = cgnn_graph_store_run(part, 2, &dopt, store_compute, &c, &e);
+    ASSERT(rc != CGNN_OK);
+    if (cgnn_dist_rank() == 1) ASSERT(rc == CGNN_ERROR_INPUT && strstr(e.message, "compute rank 1 says no"));
+    /* the arguments */
+    ASSERT(cgnn_graph_store_run(part, 4, &dopt, store_compute, &c, &e) == CGNN_ERROR_ARGUMENT &&
+           strstr(e.message, "num_storage_ranks 4, but the job has 4 ranks"));
+    ASSERT(cgnn_graph_store_run(part, 2, &dopt, NULL, &c, &e) == CGNN_ERROR_ARGUMENT && strstr(e.message, "compute is NULL"));
+}
+
 int main(void) {
-    const char *spec = getenv("CGNN_TEST_API_PARTITION");
-    if (spec && spec[0]) { /* (under mpirun: this test alone) */
-        RUN(partition_batches_are_the_whole_graphs);
+    const char *spec = getenv("CGNN_TEST_API_PARTITION"), *gs = getenv("CGNN_TEST_API_GRAPH_STORE");
+    if ((spec && spec[0]) || (gs && gs[0])) { /* (under mpirun: this test alone) */
+        if (spec && spec[0]) RUN(partition_batches_are_the_whole_graphs);
+        else RUN(graph_store_batches_are_the_whole_graphs);
         cgnn_dist_finalize();
         return test_summary();
     }

@@ -5,7 +5,9 @@
 # features, blocks, labels), with 0 and 2 sampler threads, equal the whole graph's loader's with the
 # rank's slice; the description is the whole graph's. Cora node classification (2 parts, METIS),
 # facebook-lp link prediction (2 parts, random: negatives and exclude_seed_edges) and dblp-mini
-# typed node classification (2 parts). Runs in the sanitized pass too (the API's collective open
+# typed node classification (2 parts). The same in server-client mode (cgnn_graph_store_run, 2
+# storage + 2 compute ranks: the compute ranks' batches, built by the storage ranks, equal the
+# whole graph's; a compute function's error ends the run on every rank). Runs in the sanitized pass too (the API's collective open
 # and close, the part source under the loader).
 set -u
 CGNN=${1:?usage: test_api_dist.sh path/to/cgnn}
@@ -15,15 +17,20 @@ BIN=$(dirname "$CGNN")/test_api
 part data/cora 2 metis cora2
 part data/facebook-lp 2 random fb2
 part data/dblp-mini 2 metis dblp2
-for c in "cora2 cora nc" "fb2 facebook-lp lp" "dblp2 dblp-mini nc"; do
-  read -r p w k <<<"$c"
-  if CGNN_TEST_API_PARTITION="$TMP/$p:$SRC/data/$w:$k" timeout -k 10 300 "${MPIRUN[@]}" -x CGNN_TEST_API_PARTITION \
-       -np 2 "$BIN" >"$TMP/$p.out" 2>&1; then
-    grep "^rank 0" "$TMP/$p.out"
-    ok
-  else
-    bad "mpirun -np 2 test_api on $p: $(grep -v '^ *#' "$TMP/$p.out" | tail -12)"
-  fi
+# worker mode on 2 ranks (CGNN_TEST_API_PARTITION), then server-client mode (cgnn_graph_store_run,
+# CGNN_TEST_API_GRAPH_STORE): 2 storage + 2 compute ranks on the same parts
+for mode in "PARTITION 2" "GRAPH_STORE 4"; do
+  read -r var np <<<"$mode"
+  for c in "cora2 cora nc" "fb2 facebook-lp lp" "dblp2 dblp-mini nc"; do
+    read -r p w k <<<"$c"
+    if env "CGNN_TEST_API_$var=$TMP/$p:$SRC/data/$w:$k" timeout -k 10 300 "${MPIRUN[@]}" -x "CGNN_TEST_API_$var" \
+         -np "$np" "$BIN" >"$TMP/$var-$p.out" 2>&1; then
+      grep "^rank 0" "$TMP/$var-$p.out"
+      ok
+    else
+      bad "mpirun -np $np test_api ($var) on $p: $(grep -v '^ *#' "$TMP/$var-$p.out" | tail -12)"
+    fi
+  done
 done
 echo "test_api_dist: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

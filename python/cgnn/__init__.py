@@ -47,7 +47,7 @@ _C = _import_c()
 
 __all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "HeteroBatch", "LinkBatch",
            "HeteroLinkBatch", "DataError",
-           "load_state_dict", "init_distributed", "shutdown"]
+           "load_state_dict", "init_distributed", "run_graph_store", "shutdown"]
 
 DataError = _C.DataError
 SPLITS = {"train": 0, "validation": 1, "valid": 1, "test": 2}
@@ -61,6 +61,32 @@ def init_distributed():
     """Joins the MPI job this process was launched in (cgnn_dist_init; a world of one without
     mpirun) and returns (rank, world_size), e.g. for torch.distributed.init_process_group."""
     return _C.dist_init()
+
+
+def run_graph_store(path, num_storage_ranks, fn, task=None, seed_assignment="local", threads=0, rpc_timeout_s=60.0):
+    """Server-client mode (GiGL's graph-store mode) under `mpirun -np S+T`: collective, every rank
+    calls it alike. The last num_storage_ranks ranks (world ranks T .. T+S-1) hold the partition at
+    `path` (a `cgnn partition` output) and build every batch; on each of the first T ranks, fn runs
+    with an OnDiskDataset whose loaders ask the storage ranks for their batches (dataset.rank and
+    dataset.world_size: this rank among the T compute ranks, e.g. for torch.distributed). Returns
+    fn's result on a compute rank, None on a storage rank, once every compute rank's fn returned.
+    The dataset, its loaders and their batches live during fn only: keep none past it (the process
+    aborts with a message if a loader is still alive). An exception in fn is raised again here after
+    the job has ended cleanly."""
+    if seed_assignment not in SEED_ASSIGNMENTS:
+        raise ValueError(f"seed_assignment: {seed_assignment!r} (one of 'local', 'global')")
+    result = []
+
+    def call(cds):
+        ds = OnDiskDataset.__new__(OnDiskDataset)
+        ds.path = str(path)
+        ds._args = None
+        ds._describe(cds, task)
+        result.append(fn(ds))
+
+    _C.graph_store_run(str(path), int(num_storage_ranks), call, int(threads), -1 if task is None else int(task),
+                       SEED_ASSIGNMENTS[seed_assignment], float(rpc_timeout_s))
+    return result[0] if result else None
 
 
 def shutdown():
@@ -91,14 +117,18 @@ class OnDiskDataset:
         self._args = (self.path, threads, task, seed_assignment, rpc_timeout_s)
         if seed_assignment not in SEED_ASSIGNMENTS:
             raise ValueError(f"seed_assignment: {seed_assignment!r} (one of 'local', 'global')")
-        self._ds = _C.Dataset(self.path, threads, -1 if task is None else task, SEED_ASSIGNMENTS[seed_assignment],
-                              float(rpc_timeout_s))
+        self._describe(_C.Dataset(self.path, threads, -1 if task is None else task, SEED_ASSIGNMENTS[seed_assignment],
+                                  float(rpc_timeout_s)), task)
+
+    def _describe(self, cds, task):
+        self._ds = cds
         self.is_partition = self._ds.is_partition()
         self.partition_task = (task or 0) if self.is_partition else None  # its loaders' task
         d = self._ds.describe()
         self.node_types = d["node_types"]
         self.edge_types = d["edge_types"]
         self.tasks = d["tasks"]
+        self.rank, self.world_size = self._ds.compute_rank(), self._ds.compute_size()  # the loaders' slice
 
     @property
     def is_typed(self):

@@ -4,6 +4,8 @@
  *   _C.Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60)
  *                                       cgnn_dataset (cgnn_dataset_open_with)
  *   _C.dist_init() -> (rank, size), _C.dist_finalize()   the MPI job (cgnn_dist_*)
+ *   _C.graph_store_run(path, S, fn, ...)  server-client mode (cgnn_graph_store_run): fn(Dataset) on
+ *                                       the compute ranks, a Dataset valid during the call only
  *   _C.Loader(dataset, **options)       cgnn_loader (options: cgnn_loader_options' field names)
  *   loader.next() -> Batch | None       the GIL released while waiting for the batch
  *   batch.array(field, index) -> Array  a buffer (PEP 3118) over the batch's memory: no copy
@@ -33,14 +35,17 @@ static PyObject *raise(const cgnn_error *e) {
 /* ---- Dataset ---- */
 
 typedef struct {
-    PyObject_HEAD cgnn_dataset *ds;
+    PyObject_HEAD cgnn_dataset *ds; /* NULL once a borrowed one's run has ended */
+    int borrowed;                   /* cgnn_graph_store_run's: closed by the library, not here */
 } DatasetObject;
 
 static int open_partitions; /* Datasets alive that are partitions (their close is collective) */
 
 static void Dataset_dealloc(DatasetObject *self) {
-    if (self->ds && cgnn_dataset_is_partition(self->ds)) open_partitions--;
-    cgnn_dataset_close(self->ds);
+    if (self->ds && !self->borrowed) {
+        if (cgnn_dataset_is_partition(self->ds)) open_partitions--;
+        cgnn_dataset_close(self->ds);
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -64,8 +69,17 @@ static int Dataset_init(DatasetObject *self, PyObject *args, PyObject *kw) {
 }
 
 #define DS(self) (((DatasetObject *)(self))->ds)
+/* A borrowed dataset after its graph-store run: RuntimeError. */
+#define CHECK_OPEN(self, ret)                                                                               \
+    do {                                                                                                  \
+        if (!DS(self)) {                                                                                  \
+            PyErr_SetString(PyExc_RuntimeError, "the dataset of a graph-store run is closed: the run has ended"); \
+            return ret;                                                                                   \
+        }                                                                                                 \
+    } while (0)
 
 static PyObject *Dataset_describe(PyObject *self, PyObject *unused) {
+    CHECK_OPEN(self, NULL);
     cgnn_dataset *ds = DS(self);
     PyObject *d = PyDict_New(), *nt = PyList_New(0), *et = PyList_New(0), *tasks = PyList_New(0);
     for (int t = 0; t < cgnn_dataset_num_node_types(ds); t++) {
@@ -99,12 +113,25 @@ static PyObject *Dataset_describe(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *Dataset_is_partition(PyObject *self, PyObject *unused) {
+    CHECK_OPEN(self, NULL);
     return PyBool_FromLong(cgnn_dataset_is_partition(DS(self)));
+}
+
+static PyObject *Dataset_compute_rank(PyObject *self, PyObject *unused) {
+    CHECK_OPEN(self, NULL);
+    return PyLong_FromLong(cgnn_dataset_compute_rank(DS(self)));
+}
+
+static PyObject *Dataset_compute_size(PyObject *self, PyObject *unused) {
+    CHECK_OPEN(self, NULL);
+    return PyLong_FromLong(cgnn_dataset_compute_size(DS(self)));
 }
 
 static PyMethodDef Dataset_methods[] = {
     {"describe", Dataset_describe, METH_NOARGS, "node types, edge types and tasks as a dict"},
     {"is_partition", Dataset_is_partition, METH_NOARGS, "True for a part of a partitioned graph"},
+    {"compute_rank", Dataset_compute_rank, METH_NOARGS, "this rank among the ranks that iterate (its loaders' slice)"},
+    {"compute_size", Dataset_compute_size, METH_NOARGS, "the ranks that iterate"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -158,6 +185,7 @@ static int set_int(int *dst, PyObject *v, const char *name) {
 static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw) {
     PyObject *dataset;
     if (!PyArg_ParseTuple(args, "O!", &DatasetType, &dataset)) return -1;
+    CHECK_OPEN(dataset, -1);
     cgnn_loader_options o;
     cgnn_loader_options_init(&o);
     PyObject *key, *val;
@@ -425,7 +453,82 @@ static PyObject *mod_dist_finalize(PyObject *self, PyObject *unused) {
 
 static PyObject *mod_open_partitions(PyObject *self, PyObject *unused) { return PyLong_FromLong(open_partitions); }
 
+/* ---- server-client mode: cgnn_graph_store_run with a Python function on the compute ranks ---- */
+
+typedef struct {
+    PyObject *fn;       /* the caller's: fn(dataset) */
+    PyObject *exc[3];   /* its exception (re-raised once the run has ended) */
+} store_call;
+
+/* The compute function: fn(Dataset) with the GIL; the dataset is borrowed for the call only. */
+static int store_trampoline(void *ctx, cgnn_dataset *ds, cgnn_error *err) {
+    store_call *c = ctx;
+    PyGILState_STATE g = PyGILState_Ensure();
+    DatasetObject *d = PyObject_New(DatasetObject, &DatasetType);
+    int rc = 0;
+    if (!d) {
+        rc = -1;
+    } else {
+        d->ds = ds, d->borrowed = 1;
+        PyObject *r = PyObject_CallFunctionObjArgs(c->fn, (PyObject *)d, NULL);
+        if (!r) rc = -1;
+        Py_XDECREF(r);
+    }
+    if (rc != 0) {
+        PyErr_Fetch(&c->exc[0], &c->exc[1], &c->exc[2]);
+        PyErr_NormalizeException(&c->exc[0], &c->exc[1], &c->exc[2]);
+        PyObject *msg = c->exc[1] ? PyObject_Str(c->exc[1]) : NULL;
+        err->code = CGNN_ERROR_RUNTIME;
+        snprintf(err->message, sizeof err->message, "the compute function raised %s: %s",
+                 c->exc[0] ? ((PyTypeObject *)c->exc[0])->tp_name : "an exception",
+                 msg && PyUnicode_Check(msg) ? PyUnicode_AsUTF8(msg) : "?");
+        Py_XDECREF(msg);
+    }
+    PyGC_Collect(); /* loaders and batches the function let go of, in cycles too */
+    if (d && cgnn_dataset_num_loaders(ds) > 0) {
+        /* a loader (or a batch, which holds its loader) outlived the function: its memory is the
+         * library's dataset's, which the run closes now (cgnn.h: an abort) */
+        fprintf(stderr, "cgnn.run_graph_store: the compute function returned with %d loader(s) still alive (kept in "
+                "a global, or a batch or tensor of theirs kept): the run closes their dataset now; keep no loader, "
+                "batch or batch tensor past the function\n", cgnn_dataset_num_loaders(ds));
+        fflush(stderr);
+        abort();
+    }
+    if (d) {
+        d->ds = NULL; /* (kept by the caller: its methods now say the run has ended) */
+        Py_DECREF(d);
+    }
+    PyGILState_Release(g);
+    return rc;
+}
+
+static PyObject *mod_graph_store_run(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", "num_storage_ranks", "fn", "threads", "task", "seed_assignment", "rpc_timeout_s",
+                             NULL};
+    const char *path;
+    int S;
+    store_call c = {NULL, {NULL, NULL, NULL}};
+    cgnn_dataset_options o;
+    cgnn_dataset_options_init(&o);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "siO|iiid", kwlist, &path, &S, &c.fn, &o.threads, &o.task,
+                                     &o.seed_assignment, &o.rpc_timeout_s))
+        return NULL;
+    if (!PyCallable_Check(c.fn)) return PyErr_Format(PyExc_TypeError, "fn: a callable is expected, got %R", c.fn);
+    cgnn_error e = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = cgnn_graph_store_run(path, S, &o, store_trampoline, &c, &e);
+    Py_END_ALLOW_THREADS if (c.exc[0]) { /* the function's own exception, as it was raised */
+        PyErr_Restore(c.exc[0], c.exc[1], c.exc[2]);
+        return NULL;
+    }
+    if (rc != CGNN_OK) return raise(&e);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"graph_store_run", (PyCFunction)(void (*)(void))mod_graph_store_run, METH_VARARGS | METH_KEYWORDS,
+     "graph_store_run(path, num_storage_ranks, fn, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60): "
+     "server-client mode (cgnn_graph_store_run): fn(dataset) on the compute ranks, the storage ranks serve"},
     {"open_partitions", mod_open_partitions, METH_NOARGS, "partitions open in this process (Datasets alive)"},
     {"dist_init", mod_dist_init, METH_NOARGS, "joins the MPI job (cgnn_dist_init); returns (rank, size)"},
     {"dist_finalize", mod_dist_finalize, METH_NOARGS, "leaves the MPI job (cgnn_dist_finalize)"},

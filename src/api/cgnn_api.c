@@ -14,6 +14,8 @@
 #include "dist/dist.h"
 #include "sample/loader.h"
 #include "source/graph_source.h"
+#include "train/config.h"
+#include "train/graph_store.h"
 #include "util/log.h"
 
 _Static_assert(CGNN_MAX_LAYERS == MINIBATCH_MAX_LAYERS, "the public layer limit is the batch's");
@@ -138,28 +140,42 @@ static int open_part(cgnn_dataset *ds, const cgnn_dataset_options *o, int thread
     return graph_source_serve(&ds->src, ds->typed ? NULL : graph_source_feature(&ds->src), type_feat, e);
 }
 
-int cgnn_dataset_open_with(const char *path, const cgnn_dataset_options *o, cgnn_dataset **out, cgnn_error *err) {
-    if (!out) return fail_arg(err, "cgnn_dataset_open: out is NULL");
-    *out = NULL;
-    if (!o) return fail_arg(err, "cgnn_dataset_open_with: options is NULL");
-    if (!path || !path[0]) return fail_arg(err, "cgnn_dataset_open: path is empty");
-    if (o->threads < 0) return fail_arg(err, "cgnn_dataset_open: threads %d is negative", o->threads);
+/* A dataset handle for path with o's source options (nothing opened), or NULL (out of memory). */
+static cgnn_dataset *dataset_new(const char *path, const cgnn_dataset_options *o, const char *who) {
+    cgnn_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) return NULL;
+    snprintf(ds->path, sizeof ds->path, "%s", path);
+    ds->so.config_file = who;
+    ds->so.dataset_path = ds->path;
+    ds->so.seed_partition = "";
+    ds->so.seed_assignment = o->seed_assignment == CGNN_SEEDS_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL : GRAPH_SOURCE_SEEDS_LOCAL;
+    ds->so.rpc_timeout_s = o->rpc_timeout_s;
+    ds->so.fault_rank = -1;
+    return ds;
+}
+
+/* The options' checks shared by the opens; CGNN_OK or CGNN_ERROR_ARGUMENT naming the field. */
+static int check_dataset_options(const cgnn_dataset_options *o, const char *who, cgnn_error *err) {
+    if (!o) return fail_arg(err, "%s: options is NULL", who);
+    if (o->threads < 0) return fail_arg(err, "cgnn_dataset_options.threads: %d is negative", o->threads);
     if (o->task < -1) return fail_arg(err, "cgnn_dataset_options.task: %d (-1 or a task)", o->task);
     if (o->seed_assignment != CGNN_SEEDS_LOCAL && o->seed_assignment != CGNN_SEEDS_GLOBAL)
         return fail_arg(err, "cgnn_dataset_options.seed_assignment: %d (CGNN_SEEDS_LOCAL or CGNN_SEEDS_GLOBAL)",
                         o->seed_assignment);
     if (!(o->rpc_timeout_s > 0))
         return fail_arg(err, "cgnn_dataset_options.rpc_timeout_s: %g (seconds, > 0)", o->rpc_timeout_s);
+    return CGNN_OK;
+}
+
+int cgnn_dataset_open_with(const char *path, const cgnn_dataset_options *o, cgnn_dataset **out, cgnn_error *err) {
+    if (!out) return fail_arg(err, "cgnn_dataset_open: out is NULL");
+    *out = NULL;
+    const int orc = check_dataset_options(o, "cgnn_dataset_open_with", err);
+    if (orc != CGNN_OK) return orc;
+    if (!path || !path[0]) return fail_arg(err, "cgnn_dataset_open: path is empty");
     log_level = 0; /* the library never prints (errors are returned) */
-    cgnn_dataset *ds = calloc(1, sizeof *ds);
+    cgnn_dataset *ds = dataset_new(path, o, "cgnn_dataset_open");
     if (!ds) return fail_arg(err, "cgnn_dataset_open: out of memory");
-    snprintf(ds->path, sizeof ds->path, "%s", path);
-    ds->so.config_file = "cgnn_dataset_open";
-    ds->so.dataset_path = ds->path;
-    ds->so.seed_partition = "";
-    ds->so.seed_assignment = o->seed_assignment == CGNN_SEEDS_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL : GRAPH_SOURCE_SEEDS_LOCAL;
-    ds->so.rpc_timeout_s = o->rpc_timeout_s;
-    ds->so.fault_rank = -1;
     ds->parted = partbook_is_partition(path);
     if (ds->parted) { /* the job's world (collective from here) */
         const int rc = cgnn_dist_init(err);
@@ -210,6 +226,105 @@ void cgnn_dataset_close(cgnn_dataset *ds) {
 }
 
 int cgnn_dataset_is_partition(const cgnn_dataset *ds) { return ds->parted; }
+int cgnn_dataset_compute_rank(const cgnn_dataset *ds) { return ds->d.rank; }
+int cgnn_dataset_compute_size(const cgnn_dataset *ds) { return ds->d.size; }
+int cgnn_dataset_num_loaders(const cgnn_dataset *ds) { return ds->loaders; }
+
+/* ---- server-client mode ------------------------------------------------------------------- */
+
+typedef struct store_job {
+    const char *path;
+    const cgnn_dataset_options *o;
+    cgnn_compute_fn compute;
+    void *ctx;
+} store_job;
+
+/* graph_store_serve's compute job on a compute rank: the partition as a "store" source (its
+ * batches from the storage ranks) in a dataset handle, the caller's function, the close. */
+static int store_compute(void *ctx, const graph_store_client *gc, const dist_ctx *group, cgnn_err *err) {
+    const store_job *j = ctx;
+    cgnn_dataset *ds = dataset_new(j->path, j->o, "cgnn_graph_store_run");
+    if (!ds) return err_set(err, CGNN_ERR_RUNTIME, "cgnn_graph_store_run: out of memory");
+    ds->d = *group;
+    ds->parted = 1;
+    graph_source_init(&ds->src, &ds->so, &ds->d, gc);
+    const int threads = j->o->threads > 0 ? j->o->threads : 1; /* (a compute rank's loader only asks) */
+    int rc = graph_source_load_begin(&ds->src, err);
+    if (rc == 0) {
+        const int bad = open_part(ds, j->o, threads, err) != 0;
+        const sampler_config no_cache = {0};
+        rc = graph_source_load_check(&ds->src, bad, &no_cache, err); /* collective over the compute ranks */
+    }
+    if (rc != 0) {
+        graph_source_free(&ds->src);
+        free(ds);
+        return -1;
+    }
+    graph_source_load_end(&ds->src);
+    g_partitions_open++;
+    cgnn_error ue = {0};
+    const int urc = j->compute(j->ctx, ds, &ue);
+    CGNN_CHECK(ds->loaders == 0); /* (the header's contract: the compute function frees its loaders) */
+    cgnn_dataset_close(ds);
+    if (urc == 0) return 0;
+    return err_set(err, ue.code > 0 ? ue.code : CGNN_ERR_RUNTIME, "%s",
+                   ue.message[0] ? ue.message : "the compute function failed (no message)");
+}
+
+/* The library declares no output of its own (the storage ranks' guard holds its inputs only). */
+static int store_declare_none(void *ctx, outguard *g, cgnn_err *err) {
+    (void)ctx, (void)g, (void)err;
+    return 0;
+}
+
+int cgnn_graph_store_run(const char *path, int num_storage_ranks, const cgnn_dataset_options *o,
+                         cgnn_compute_fn compute, void *ctx, cgnn_error *err) {
+    const int orc = check_dataset_options(o, "cgnn_graph_store_run", err);
+    if (orc != CGNN_OK) return orc;
+    if (!path || !path[0]) return fail_arg(err, "cgnn_graph_store_run: path is empty");
+    if (!compute) return fail_arg(err, "cgnn_graph_store_run: compute is NULL");
+    if (num_storage_ranks < 1) return fail_arg(err, "cgnn_graph_store_run: num_storage_ranks %d (>= 1)", num_storage_ranks);
+    int rc = cgnn_dist_init(err);
+    if (rc != CGNN_OK) return rc;
+    if (num_storage_ranks >= g_dist.size)
+        return fail_arg(err, "cgnn_graph_store_run: num_storage_ranks %d, but the job has %d ranks (the storage ranks "
+                             "and at least one compute rank)", num_storage_ranks, g_dist.size);
+    log_level = 0;
+    task_config *tc = calloc(1, sizeof *tc);
+    if (!tc) return fail_arg(err, "cgnn_graph_store_run: out of memory");
+    config_default_trainer_args(&tc->args, TASK_NODE_CLASSIFICATION); /* (no feature cache) */
+    tc->args.rpc_timeout_s = o->rpc_timeout_s;
+    snprintf(tc->dataset_path, sizeof tc->dataset_path, "%s", path);
+    snprintf(tc->file, sizeof tc->file, "cgnn_graph_store_run");
+    resource_config res;
+    memset(&res, 0, sizeof res);
+    res.graph_store = 1;
+    res.storage_replicas = num_storage_ranks;
+    res.compute_replicas = g_dist.size - num_storage_ranks;
+    res.num_threads_per_replica = o->threads;
+    cgnn_err e = {0};
+    graph_store_layout lay;
+    if (graph_store_layout_of(&res, g_dist.size, g_dist.rank, &lay, &e) != 0) { /* the same on every rank */
+        free(tc);
+        return fail(err, &e);
+    }
+    dist_ctx group;
+    dist_split(&g_dist, lay.storage, &group);
+    dist_rpc *rpc = NULL;
+    store_job j = {path, o, compute, ctx};
+    int status;
+    if (dist_phase_failed(&g_dist, dist_rpc_create(&rpc, &g_dist, &e) != 0, &e))
+        status = e.code ? e.code : CGNN_ERR_RUNTIME;
+    else
+        status = graph_store_serve(tc, &res, &g_dist, &group, rpc, &lay, store_compute, store_declare_none, &j, &e);
+    dist_rpc_free(rpc);
+    dist_split_free(&group);
+    free(tc);
+    if (status == 0) return CGNN_OK;
+    if (!e.msg[0]) err_set(&e, status, "cgnn_graph_store_run: another rank failed (status %d)", status);
+    e.code = status;
+    return fail(err, &e);
+}
 
 int cgnn_dataset_num_node_types(const cgnn_dataset *ds) { return ds->src.ds->num_node_types; }
 int cgnn_dataset_num_edge_types(const cgnn_dataset *ds) { return ds->src.ds->num_edge_types; }

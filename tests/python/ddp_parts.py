@@ -18,32 +18,15 @@ import torch.nn.functional as F
 
 import cgnn
 
-PARTS, WHOLE = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+from train_cora import SAGE  # noqa: E402  (PyG's GraphSAGE in plain PyTorch)
+
+RANK, WORLD = 0, 1  # (set by main, or by a script that imports these checks)
 
 
 def fail(msg):
     print(f"FAIL (rank {RANK}): {msg}", flush=True)
     sys.exit(1)
-
-
-class SAGE(torch.nn.Module):
-    """PyG's GraphSAGE (SAGEConv, mean aggregation) in plain PyTorch (examples/python/train_cora.py)."""
-
-    def __init__(self, in_dim, hidden, out_dim):
-        super().__init__()
-        self.lin_l = torch.nn.ModuleList([torch.nn.Linear(in_dim, hidden), torch.nn.Linear(hidden, out_dim)])
-        self.lin_r = torch.nn.ModuleList([torch.nn.Linear(in_dim, hidden, bias=False),
-                                          torch.nn.Linear(hidden, out_dim, bias=False)])
-
-    def forward(self, x, edge_index):
-        src, dst = edge_index
-        for k in range(2):
-            deg = torch.zeros(x.shape[0]).index_add_(0, dst, torch.ones(dst.numel())).clamp(min=1)
-            mean = torch.zeros_like(x).index_add_(0, dst, x[src]) / deg[:, None]
-            x = self.lin_l[k](mean) + self.lin_r[k](x)
-            if k == 0:
-                x = F.dropout(x.relu(), 0.5, self.training)
-        return x
 
 
 def same_batches(parts, whole):
@@ -80,7 +63,7 @@ def local_seeds(parts, whole):
 
 def train(parts):
     torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(SAGE(parts.feature_dim(), 64, parts.num_classes()))
+    model = torch.nn.parallel.DistributedDataParallel(SAGE(parts.feature_dim(), 64, parts.num_classes(), dropout=0.5))
     opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
     loader = cgnn.NeighborLoader(parts, num_neighbors=[10, 10], batch_size=35, shuffle=True, seed=0,
                                  normalize_features=True, drop_uneven=True)
@@ -107,7 +90,7 @@ def train(parts):
     return float(counts[0] / counts[1]), int(counts[1])
 
 
-def main():
+def main(PARTS, WHOLE):
     parts = cgnn.OnDiskDataset(PARTS, seed_assignment="global")
     whole = cgnn.OnDiskDataset(WHOLE)
     if not parts.is_partition or whole.is_partition:
@@ -132,6 +115,6 @@ if __name__ == "__main__":
         sys.exit(1)
     tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['CGNN_TEST_PORT']}", rank=RANK,
                              world_size=WORLD)
-    main()
+    main(sys.argv[1], sys.argv[2])
     tdist.destroy_process_group()
     print(f"rank {RANK}: ok", flush=True)
