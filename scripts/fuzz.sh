@@ -3,11 +3,11 @@
 #
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan + LeakSanitizer; CMake option
 # CGNN_FUZZ) in build-fuzz/ and runs each target (default: all of fuzz/fuzz_*.c; a TARGET is
-# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20; CI runs 6), one per core at a
+# "npy" or "fuzz_npy") for SECONDS_PER_TARGET seconds (default 20; CI runs 5), one per core at a
 # time, one process on one core. Prints the executions of each target and exits non-zero if
 # any target found a crash, hang, leak, out-of-memory or sanitizer report.
 #
-#   scripts/fuzz.sh            # 20 s per target (CI: scripts/test.sh runs 6 s)
+#   scripts/fuzz.sh            # 20 s per target (CI: scripts/test.sh runs 5 s)
 #   scripts/fuzz.sh 3600       # the long run: an hour per target
 #   scripts/fuzz.sh 600 npy    # one target
 #   scripts/fuzz.sh --build-only   # only (re)build the targets

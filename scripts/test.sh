@@ -6,7 +6,7 @@
 #      (TEST_serial, ctest -L serial: the same objects linked to dist/*_serial.c, short runs);
 #   2. ASan + UBSan build: the whole suite with short end-to-end runs (memory and UB on every code
 #      path; accuracy is pass 1's);
-#   3. a short fuzzing run of every parser of outside bytes (scripts/fuzz.sh, 6 s per target,
+#   3. a short fuzzing run of every parser of outside bytes (scripts/fuzz.sh, 5 s per target,
 #      one target per core).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,10 +64,10 @@ export CGNN_TEST_SANITIZED=1
 unset CGNN_TEST_SANITIZED
 stamp "pass 2"
 
-echo "== 3. fuzz every parser of outside bytes (libFuzzer, 6 s per target; long run: scripts/fuzz.sh 3600)"
+echo "== 3. fuzz every parser of outside bytes (libFuzzer, 5 s per target; long run: scripts/fuzz.sh 3600)"
 wait_build fuzz
 wait "$bg_build" || true
 stamp "the fuzz build"
-bash scripts/fuzz.sh 6
+bash scripts/fuzz.sh 5
 stamp "pass 3"
 echo "== all tests passed (plain and serial, sanitized, fuzzed) in $(( $(date +%s) - t_start )) s"

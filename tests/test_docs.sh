@@ -45,6 +45,7 @@ SKIPS=(
   "cmake -S . -B build|a full build and test run; CI builds with scripts/test.sh"
   "bash scripts/fuzz.sh|builds the clang fuzz targets and fuzzes for minutes; pass 3 of scripts/test.sh runs it"
   "scripts/netns-cluster.sh up|needs root, network namespaces and tc; tests/test_netns.sh runs it where it can"
+  "mpirun -np 2 cgnn train --job_name=fb --task_config_uri=examples/gigl/facebook_lp_homogeneous.yaml|GiGL's script under cgnn train: tests/test_trainer_command.sh runs this config (shortened) and checks what it writes"
 )
 
 cd "$SRC"
