@@ -9,8 +9,7 @@ for the loader. Fanouts 15, 10, 5 and batch 1024 by default (the products-scale 
 
 --pyg: PyG's NeighborLoader on the same graph in the same run (torch_geometric and pyg_lib
 importable: they are not Debian packages; docs/PYTHON.md says how they were built), with the same
-seeds, fanouts, batch size and workers: batches/s alone, then both loaders feeding the same
-PyTorch GraphSAGE over the batch's edge_index (PyG's way: every sampled node at every layer).
+seeds, fanouts, batch size and workers: batches/s of each loader alone.
 """
 import argparse
 import os
@@ -42,25 +41,6 @@ class SAGE(torch.nn.Module):
         return x
 
 
-class SAGEEdgeIndex(torch.nn.Module):
-    """GraphSAGE over PyG's edge_index (mean aggregation; every node of the batch at every layer)."""
-
-    def __init__(self, dims):
-        super().__init__()
-        self.l = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
-        self.r = torch.nn.ModuleList(torch.nn.Linear(a, b, bias=False) for a, b in zip(dims[:-1], dims[1:]))
-
-    def forward(self, x, edge_index):
-        src, dst = edge_index
-        deg = torch.zeros(x.shape[0]).index_add_(0, dst, torch.ones(dst.numel())).clamp(min=1)[:, None]
-        for k in range(len(self.l)):
-            mean = torch.zeros_like(x).index_add_(0, dst, x[src]) / deg
-            x = self.l[k](mean) + self.r[k](x)
-            if k + 1 < len(self.l):
-                x = x.relu()
-        return x
-
-
 def pyg_loader(path, fan, batch_size, workers):
     """PyG's NeighborLoader over the dataset's own arrays (features in memory, edges, the
     training seeds and labels), as a PyG user would load them."""
@@ -80,55 +60,41 @@ def pyg_loader(path, fan, batch_size, workers):
     y[seeds] = torch.from_numpy(arr["labels"]).long()
     data = Data(x=x, edge_index=torch.from_numpy(e).long(), y=y)
     return NeighborLoader(data, num_neighbors=fan, batch_size=batch_size, input_nodes=seeds, shuffle=True,
-                          num_workers=workers, persistent_workers=workers > 0)
+                          num_workers=workers)
 
 
 def timed(loader, n):
     t0, nodes, edges = time.perf_counter(), 0, 0
-    for i, b in enumerate(loader):
+    for i, b in enumerate(loader):  # (an iterator goes on where it is)
         nodes, edges = nodes + b.num_nodes, edges + b.edge_index.shape[1]
         if i + 1 == n:
             break
     return n / (time.perf_counter() - t0), nodes / n, edges / n
 
 
-def with_model(loader, n, dims):
-    torch.manual_seed(0)
-    model = SAGEEdgeIndex(dims)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    wait = step = 0.0
-    t = time.perf_counter()
-    for i, b in enumerate(loader):
-        t1 = time.perf_counter()
-        wait += t1 - t
-        opt.zero_grad()
-        F.cross_entropy(model(b.x, b.edge_index)[:b.batch_size], b.y[:b.batch_size]).backward()
-        opt.step()
-        t = time.perf_counter()
-        step += t - t1
-        if i + 1 == n:
-            break
-    return (wait + step) / n, wait / n
-
-
 def compare_pyg(a, ds, fan, n):
+    """Each loader measured alone (the one before it deleted, its worker processes gone), the
+    same seeds, fanouts, batch size and shuffling; PyG with a.workers worker processes and with
+    none (its two ways), cgnn with a.workers sampler threads."""
+    import gc
     import torch_geometric
-    pl = pyg_loader(a.dataset, fan, a.batch_size, a.workers)
-    cl = cgnn.NeighborLoader(ds, num_neighbors=fan, batch_size=a.batch_size, num_workers=a.workers, shuffle=True)
-    print(f"side by side, {n} batches each (PyG {torch_geometric.__version__}, its NeighborLoader with "
-          f"num_workers={a.workers}; cgnn with {a.workers} sampler threads):")
+    print(f"side by side, {n} batches each, shuffled training seeds (PyG {torch_geometric.__version__} with "
+          f"pyg-lib; cgnn with {a.workers} sampler threads):")
     rates = {}
-    for name, loader in (("PyG", pl), ("cgnn", cl)):
-        timed(loader, 2)  # (start-up: workers, first pages of the files)
-        rates[name], nodes, edges = timed(loader, n)
-        print(f"  {name:4s} loader alone: {rates[name]:.2f} batches/s ({nodes:.0f} nodes, {edges:.0f} edges per batch)")
-    print(f"  cgnn / PyG: {rates['cgnn'] / rates['PyG']:.1f}x the batches per second")
-    dims = [ds.feature_dim(), a.hidden, a.hidden, ds.num_classes()]
-    m = max(2, n // 4)
-    for name, loader in (("PyG", pl), ("cgnn", cl)):
-        per, wait = with_model(loader, m, dims)
-        print(f"  {name:4s} feeding a PyTorch GraphSAGE over edge_index ({'-'.join(map(str, dims))}), {m} batches: "
-              f"{per:.2f} s per batch, of which waiting for the loader {wait:.3f} s ({100 * wait / per:.1f}%)")
+    for name, workers in ((f"PyG, num_workers={a.workers}", a.workers), ("PyG, num_workers=0", 0)):
+        loader = pyg_loader(a.dataset, fan, a.batch_size, workers)
+        it = iter(loader)
+        next(it), next(it)  # (start-up: worker processes)
+        rates[name], nodes, edges = timed(it, n)
+        del it, loader
+        gc.collect()
+        print(f"  {name:20s} {rates[name]:6.2f} batches/s ({nodes:.0f} nodes, {edges:.0f} edges per batch)")
+    cl = cgnn.NeighborLoader(ds, num_neighbors=fan, batch_size=a.batch_size, num_workers=a.workers, shuffle=True)
+    it = iter(cl)
+    next(it), next(it)
+    rate, nodes, edges = timed(it, n)
+    print(f"  {'cgnn':20s} {rate:6.2f} batches/s ({nodes:.0f} nodes, {edges:.0f} edges per batch)")
+    print(f"  cgnn / PyG's best: {rate / max(rates.values()):.1f}x the batches per second")
 
 
 def main():
