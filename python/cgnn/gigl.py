@@ -116,10 +116,7 @@ class GbmlConfigPbWrapper:
             return cls(yaml.safe_load(f), path)
 
     def _dataset(self):
-        uri = _path(self.shared_config.preprocessed_metadata_uri or "")
-        if uri not in _datasets:
-            _datasets[uri] = OnDiskDataset(uri)
-        return _datasets[uri]
+        return _open_dataset(_path(self.shared_config.preprocessed_metadata_uri or ""))
 
     @property
     def node_type_to_feature_dim_map(self):
@@ -132,6 +129,13 @@ class GbmlConfigPbWrapper:
         return {e: 0 for e in self.graph_metadata_pb_wrapper.edge_types}
 
 
+def _open_dataset(uri):
+    """The OnDiskDataset of uri, opened once per process (a partition's open is collective)."""
+    if uri not in _datasets:
+        _datasets[uri] = OnDiskDataset(uri)
+    return _datasets[uri]
+
+
 def build_dataset_from_task_config_uri(task_config_uri, is_inference=False, **_):
     """The task config's dataset (sharedConfig.preprocessedMetadataUri) as a cgnn.OnDiskDataset.
     A `cgnn partition` output (its .json) is opened as this MPI rank's part: the process joins the
@@ -142,15 +146,15 @@ def build_dataset_from_task_config_uri(task_config_uri, is_inference=False, **_)
         raise ValueError(f"{task_config_uri}: sharedConfig.preprocessedMetadataUri is not set")
     if uri.endswith(".json"):
         init_distributed()
-    if uri not in _datasets:
-        _datasets[uri] = OnDiskDataset(uri)
-    return _datasets[uri]
+    return _open_dataset(uri)
 
 
-def _rank_world():
-    if is_distributed_available_and_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
+def _slice(dataset):
+    """The (rank, world_size) a loader of dataset takes: torch.distributed's when initialised; a
+    partition's loaders are the MPI rank's already (0, 1)."""
+    if dataset.is_partition or not is_distributed_available_and_initialized():
+        return 0, 1
+    return torch.distributed.get_rank(), torch.distributed.get_world_size()
 
 
 def _split(input_nodes):
@@ -210,9 +214,7 @@ class DistABLPLoader:
     def __init__(self, dataset, num_neighbors, input_nodes=None, batch_size=1, shuffle=False,
                  random_negative_batch_size=0, num_workers=2, seed=42, exclude_seed_edges=True,
                  drop_last=False, **_gigl_only):
-        rank, world = _rank_world()
-        if dataset.is_partition:
-            rank, world = 0, 1  # a partition's loader is this rank's already
+        rank, world = _slice(dataset)
         self.loader = LinkNeighborLoader(dataset, num_neighbors, batch_size=batch_size, split=_split(input_nodes),
                                          num_negatives=random_negative_batch_size,
                                          exclude_seed_edges=exclude_seed_edges, anchor_batching=True,
@@ -235,9 +237,7 @@ class DistNeighborLoader:
 
     def __init__(self, dataset, num_neighbors, input_nodes=None, batch_size=1, shuffle=False, num_workers=2,
                  seed=42, **_gigl_only):
-        rank, world = _rank_world()
-        if dataset.is_partition:
-            rank, world = 0, 1
+        rank, world = _slice(dataset)
         self.loader = NeighborLoader(dataset, num_neighbors, batch_size=batch_size, split=_split(input_nodes),
                                      shuffle=shuffle, seed=seed, num_workers=max(1, int(num_workers)), rank=rank,
                                      world_size=world)
