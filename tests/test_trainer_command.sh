@@ -13,7 +13,8 @@
 #      example, ported (examples/gigl/), under mpirun -np 2 on data/facebook-lp: it trains (test
 #      loss well under the untrained model's), writes GiGL's eval metrics and a .pt whose
 #      state_dict loads strictly into the example's model, and its evaluation-only run
-#      (shouldSkipTraining) loads that file and reproduces the test loss exactly.
+#      (shouldSkipTraining) loads that file and reproduces the test loss exactly; cgnn.gigl's
+#      writers refuse an output over the task config or inside the dataset, and write whole files.
 set -u
 CGNN=${1:?usage: test_trainer_command.sh path/to/cgnn}
 TMP_PREFIX=cgnn-command
@@ -154,6 +155,33 @@ model = init_example_gigl_homogeneous_model(node_feature_dim=sd["_encoder.conv_l
                                             edge_feature_dim=0, hid_dim=64, out_dim=64, state_dict=sd)
 print("model.pt loads strictly:", sum(p.numel() for p in model.parameters()), "parameters")
 PY
+  # cgnn.gigl's writers: never over an input (the task config, a dataset's files), never half a file
+  cp -r data/cora "$TMP/cora"
+  rm -rf "$TMP/cora/preprocessed"
+  sed -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $TMP/cora#" examples/cora_graphsage.yaml >"$TMP/guard.yaml"
+  sum0=$(cat "$TMP/guard.yaml" "$TMP/cora/edges.npy" | md5sum)
+  PYTHONPATH=$B/python /usr/bin/python3 - "$TMP" <<'PY' && ok || bad "cgnn.gigl's guarded writers"
+import os, sys, torch
+import cgnn.gigl as g
+tmp = sys.argv[1]
+g.build_dataset_from_task_config_uri(f"{tmp}/guard.yaml")
+lin = torch.nn.Linear(2, 2)
+for what, call in (("config", lambda: g.write_eval_metrics_to_uri({"loss": 1.0}, f"{tmp}/guard.yaml")),
+                   ("dataset", lambda: g.save_state_dict(lin, f"{tmp}/cora/edges.npy")),
+                   ("dataset", lambda: g.save_state_dict(lin, f"file://{tmp}/cora/new/model.pt"))):
+    try:
+        call()
+        sys.exit(f"an output over the {what} was written")
+    except ValueError as e:
+        assert what in str(e) and tmp in str(e), e
+assert not os.path.exists(f"{tmp}/cora/new"), "a folder was made inside the dataset"
+g.save_state_dict(lin, f"{tmp}/out/model.pt")
+g.write_eval_metrics_to_uri({"loss": 2.5}, f"{tmp}/out/m.json")
+assert sorted(os.listdir(f"{tmp}/out")) == ["m.json", "model.pt"], os.listdir(f"{tmp}/out")
+assert torch.load(f"{tmp}/out/model.pt").keys() == lin.state_dict().keys()
+print("cgnn.gigl's writers: 3 outputs over inputs refused, 2 written whole")
+PY
+  [[ $(cat "$TMP/guard.yaml" "$TMP/cora/edges.npy" | md5sum) == "$sum0" ]] && ok || bad "an input changed"
 fi
 
 echo "test_trainer_command: $pass passed, $fails failed"

@@ -74,6 +74,7 @@ class _Fields:
 
 
 _datasets = {}  # preprocessedMetadataUri -> the OnDiskDataset built for it (feature sizes)
+_configs = set()  # the task configs read in this process (inputs: never written)
 
 
 def _path(uri):
@@ -112,6 +113,7 @@ class GbmlConfigPbWrapper:
     def get_gbml_config_pb_wrapper_from_uri(cls, gbml_config_uri):
         import yaml  # Debian's python3-yaml (scripts/install-deps.sh)
         path = _path(gbml_config_uri)
+        _configs.add(path)
         with open(path) as f:
             return cls(yaml.safe_load(f), path)
 
@@ -286,11 +288,38 @@ class UriFactory:
         return _path(uri)
 
 
-def save_state_dict(model, save_to_path_uri):
-    """torch.save(model.state_dict()) to a path (its folder created), as GiGL's save_state_dict."""
-    path = _path(save_to_path_uri)
+def _write_guarded(uri, write):
+    """Writes an output through write(temporary path), then renames it into place: never half a
+    file, and never over an input of the job, refused with ValueError naming both before
+    anything is touched (as cgnn train's output guard): the task and resource configs (the
+    ones read here and GiGL's GIGL_*_CONFIG_URI), and every file of a dataset opened here."""
+    path = _path(uri)
+    real = os.path.realpath(path)
+    configs = set(_configs) | {_path(os.environ[v]) for v in ("GIGL_TASK_CONFIG_URI", "GIGL_RESOURCE_CONFIG_URI")
+                               if os.environ.get(v)}
+    for c in configs:
+        if os.path.realpath(c) == real:
+            raise ValueError(f"{path}: this output is the config {c}, an input of the job: name another file")
+    for uri_ in _datasets:
+        d = os.path.realpath(uri_ if os.path.isdir(uri_) else os.path.dirname(os.path.abspath(uri_)))
+        if real == d or real.startswith(d + os.sep):
+            raise ValueError(f"{path}: this output is inside the dataset {uri_} (an input of the job): name a "
+                             "file outside it")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    torch.save(model.state_dict(), path)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def save_state_dict(model, save_to_path_uri):
+    """torch.save(model.state_dict()) to a path (its folder created), as GiGL's save_state_dict;
+    guarded (_write_guarded)."""
+    state = model.state_dict()
+    _write_guarded(save_to_path_uri, lambda p: torch.save(state, p))
 
 
 def load_state_dict_from_uri(load_from_uri, device=None):
@@ -299,13 +328,14 @@ def load_state_dict_from_uri(load_from_uri, device=None):
 
 def write_eval_metrics_to_uri(eval_metrics, eval_metrics_uri):
     """GiGL's eval metrics JSON (KFP metrics: name, numberValue, format RAW), as cgnn train writes
-    it; eval_metrics: {name: value}."""
-    path = _path(eval_metrics_uri)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    it; eval_metrics: {name: value}; guarded (_write_guarded)."""
     metrics = [{"name": k, "numberValue": f"{float(v):.6g}", "format": "RAW"} for k, v in eval_metrics.items()]
-    with open(path, "w") as f:
-        json.dump({"metrics": metrics}, f)
-        f.write("\n")
+
+    def write(p):
+        with open(p, "w") as f:
+            json.dump({"metrics": metrics}, f)
+            f.write("\n")
+    _write_guarded(eval_metrics_uri, write)
 
 
 def is_distributed_available_and_initialized():
