@@ -30,6 +30,12 @@ part() { # part DATASET P METHOD OUT
 # comparison needs whole splits (across world sizes: the batches are per rank) sets
 # SAN_WHOLE_EVAL=1 before calling config.
 SAN_EVAL=()
+# ... and trains at most 6 batches a run (the trainer's test hook CGNN_TEST_MAX_TRAIN_BATCHES; a log
+# line says so): the memory and UB checks need each code path once, not 40 steps of it (the
+# typed link-prediction runs: 40 steps an epoch), and both sides of a comparison get the same
+# cap. A test whose checks need more steps (test_mpi.sh: faults at step 20) sets SAN_KEEP_STEPS=1
+# before sourcing this file.
+[[ ${CGNN_TEST_SANITIZED:-0} == 1 && -z ${SAN_KEEP_STEPS:-} ]] && export CGNN_TEST_MAX_TRAIN_BATCHES=6
 [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] &&
   SAN_EVAL=(-e 's/num_val_batches: "0"/num_val_batches: "2"/' -e 's/num_test_batches: "0"/num_test_batches: "3"/')
 config() { # config NAME EXAMPLE DATA [sed expressions...]: outputs under $TMP/NAME/

@@ -10,6 +10,7 @@
 set -u
 CGNN=${1:?usage: test_mpi.sh path/to/cgnn}
 TMP_PREFIX=cgnn-mpi
+SAN_KEEP_STEPS=1 # (faults at step 20 below)
 source "$(dirname "$0")/mpi_test_lib.sh"
 SANITIZED=${CGNN_TEST_SANITIZED:-0}
 
