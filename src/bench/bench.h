@@ -18,6 +18,12 @@ double bench_median(double *v, int n);
  * over `reps` runs, in GB/s of bytes copied (each byte read once and written once). */
 double bench_copy_bandwidth(size_t bytes, int threads, int reps);
 
+/* The CPU's float32 peak at one vector width (128: SSE multiply + add; 256: AVX2 FMA; 512:
+ * AVX-512 FMA) on `threads` threads, GFLOP/s, median over `reps` (bench_peak.c: a register-only
+ * loop). 0 when the CPU (or the OS) lacks the width. */
+int bench_cpu_has_width(int width);
+double bench_fma_peak(int width, int threads, int reps);
+
 typedef struct bench_sample_opts {
     const char *dataset;        /* dataset directory */
     int64_t fanouts[8];

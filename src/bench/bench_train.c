@@ -49,6 +49,7 @@
 #include "graph/csc.h"
 #include "graph/typed_graph.h"
 #include "io/dataset.h"
+#include "nn/blas.h"
 #include "nn/embedding.h"
 #include "nn/model.h"
 #include "nn/ops.h"
@@ -787,6 +788,11 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     for (int r = 0; r < BENCH_SQUARE_REPS; r++) tmp[r] = replay_call(&sq, &square);
     operands_free(&sq);
     const double peak_2048 = 2.0 * 2048.0 * 2048.0 * 2048.0 / bench_median(tmp, BENCH_SQUARE_REPS) / 1e9;
+    /* the hardware's yardstick: the FMA peak at the CPU's widest vectors, on the compute threads */
+    const int hw_width = bench_cpu_has_width(512) ? 512 : bench_cpu_has_width(256) ? 256 : 128;
+    const double hw_peak = bench_fma_peak(hw_width, c.threads, 5);
+    char blas_line[400];
+    blas_describe(blas_line, sizeof blas_line);
     size_t copy_bytes = (size_t)gather_bytes;
     if (copy_bytes < BENCH_MIN_COPY_BYTES) copy_bytes = BENCH_MIN_COPY_BYTES;
     const double copy1 = bench_copy_bandwidth(copy_bytes, 1, BENCH_COPY_REPS);
@@ -802,13 +808,19 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     const double bound = b_gemm + b_gather, bound_s = bound + b_sample;
     const double gemm_frac = gemm_gfs / peak_same, gather_frac = gather_gbs / copyG;
     const double roof_frac = bound / step, roof_frac_s = bound_s / step, overlap = step / a_step;
+    const double hw_gemm_frac = gemm_gfs / hw_peak, b_gemm_hw = flops / (hw_peak * 1e9);
+    const double bound_hw = b_gemm_hw + b_gather, roof_hw_frac = bound_hw / step;
     const int keep_up = samp + gath <= step - wait; /* a batch is built within a step */
-    char v1[64], v2[64], v3[64], v4[64];
+    char v1[64], v2[64], v3[64], v4[64], v5[64], v6[64];
 
     /* ---- report ---- */
     if (others >= 0)
         fprintf(out, "other processes used %.2f of the machine's %d cores during the rounds%s\n", others,
                 omp_get_num_procs(), others > 0.2 ? " (the figures below are slowed by them)" : "");
+    fprintf(out, "BLAS: %s\n", blas_line);
+    fprintf(out, "CPU float32 peak: %.1f GFLOP/s (%s, %d-bit, %d thread%s: a register-only loop)\n", hw_peak,
+            hw_width == 512 ? "AVX-512 FMA" : hw_width == 256 ? "AVX2 FMA" : "SSE multiply + add", hw_width, c.threads,
+            c.threads == 1 ? "" : "s");
     fprintf(out, "per step (means): %.0f seeds, %.0f sampled edges, %.0f input nodes, %.2f GFLOP in %.4g GEMMs\n\n",
             items, edges, in_nodes, flops / 1e9, REC_MEAN(pipe, S, gemm_calls));
     fprintf(out, "pipelined (%d sampler thread%s prefetching)   median ms\n", o->workers, o->workers == 1 ? "" : "s");
@@ -838,6 +850,10 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "  sgemm, same shapes       %8.1f GFLOP/s   (%d threads: each step's GEMMs replayed right after it)\n",
             peak_same, c.threads);
     fprintf(out, "  sgemm, 2048^3            %8.1f GFLOP/s\n", peak_2048);
+    fprintf(out, "  CPU peak (%d-bit FMA)    %8.1f GFLOP/s   sgemm same shapes %.0f%% of it, 2048^3 %.0f%%\n", hw_width, hw_peak,
+            100 * peak_same / hw_peak, 100 * peak_2048 / hw_peak);
+    fprintf(out, "  in training / CPU peak = %.0f%% (target >= 70%%: %s)\n", 100 * hw_gemm_frac,
+            verdict(v5, sizeof v5, hw_gemm_frac >= 0.70, 100.0 * (0.70 - hw_gemm_frac), " points"));
     fprintf(out, "  in training / same-shape sgemm = %.0f%% (target >= 70%%: %s)\n", 100 * gemm_frac,
             verdict(v2, sizeof v2, gemm_frac >= 0.70, 100.0 * (0.70 - gemm_frac), " points"));
     if (ro.cps_vary)
@@ -871,8 +887,14 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "  bound %.1f ms = GEMM %.1f + gather %.1f; step %.1f -> %.0f%% of roofline (target >= 50%%: %s)\n",
             bound * 1e3, b_gemm * 1e3, b_gather * 1e3, step * 1e3, 100 * roof_frac,
             verdict(v3, sizeof v3, roof_frac >= 0.50, 100.0 * (0.50 - roof_frac), " points"));
-    fprintf(out, "  + sampling at its uncontended rate (%.1f ms per batch on one thread / %d): bound %.1f ms -> %.0f%%\n\n",
+    fprintf(out, "  + sampling at its uncontended rate (%.1f ms per batch on one thread / %d): bound %.1f ms -> %.0f%%\n",
             u_samp * 1e3, c.threads, bound_s * 1e3, 100 * roof_frac_s);
+    fprintf(out, "roofline of the hardware: GEMM FLOPs at the CPU's FMA peak + gathered bytes at %d-thread copy bandwidth\n",
+            c.threads);
+    fprintf(out, "  bound %.1f ms = GEMM %.1f + gather %.1f; step %.1f -> %.0f%% of the hardware roofline (target >= 60%%: "
+                 "%s)\n\n",
+            bound_hw * 1e3, b_gemm_hw * 1e3, b_gather * 1e3, step * 1e3, 100 * roof_hw_frac,
+            verdict(v6, sizeof v6, roof_hw_frac >= 0.60, 100.0 * (0.60 - roof_hw_frac), " points"));
     fprintf(out, "memory: peak RSS %.2f GB (%.2f GB of it the sgemm replay's operands); dataset on disk %.2f GB + 2 GiB "
                  "= %.2f GB (target below: %s)\n",
             rss / 1e9, ro.operand_bytes / 1e9, ds_bytes / 1e9, rss_limit / 1e9,
@@ -902,6 +924,9 @@ int bench_train_run(const bench_train_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "\"roofline_ms\":%.6g,\"roofline_fraction\":%.6g,\"roofline_sampling_ms\":%.6g,"
                  "\"roofline_sampling_fraction\":%.6g,",
             bound * 1e3, roof_frac, bound_s * 1e3, roof_frac_s);
+    fprintf(out, "\"cpu_peak_gflops\":%.6g,\"cpu_peak_width\":%d,\"gemm_fraction_of_cpu_peak\":%.6g,\"roofline_hw_ms\":%.6g,"
+                 "\"roofline_hw_fraction\":%.6g,\"blas_core\":\"%s\",",
+            hw_peak, hw_width, hw_gemm_frac, bound_hw * 1e3, roof_hw_frac, blas_core_name() ? blas_core_name() : "unknown");
     fprintf(out, "\"peak_rss_bytes\":%.0f,\"replay_operand_bytes\":%.0f,\"dataset_bytes\":%.0f,\"rss_limit_bytes\":%.0f,\"loss_first\":%.6g,"
                  "\"loss_last\":%.6g,\"other_processes_cores\":%.3g,\"dataset\":\"%s\"}\n",
             rss, ro.operand_bytes, ds_bytes, rss_limit, pipe[0].loss, pipe[S - 1].loss, others, ds_dir);

@@ -7,17 +7,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <omp.h>
+
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "graph/csc.h"
 #include "graph/partbook.h"
 #include "io/dataset.h"
+#include "nn/blas.h"
 #include "util/timer.h"
 
 static cli_flag INFO_FLAGS[] = {
     {"threads", "N", "threads for building the graph index (default: all cores)", NULL},
 };
 static const cli_command INFO_CMD = {
-    "info", "cgnn info DATASET_DIR [--threads N]",
+    "info", "cgnn info [DATASET_DIR] [--threads N]",
+    "Without a dataset: the machine (cores, vector widths, the BLAS kernels in use and who chose\n"
+    "them, the measured float32 peak per vector width).\n"
     "Opens and validates a GraphBolt on-disk dataset and prints nodes, edges, in-degree\n"
     "statistics, features, tasks and split sizes. Builds (and caches) the graph index.\n"
     "Given the output of cgnn partition (its directory or its JSON), prints the partition:\n"
@@ -149,6 +155,24 @@ static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
     return 0;
 }
 
+/* `cgnn info` without a dataset: what the GEMMs run on (nn/blas.h) and the CPU's peaks
+ * (bench/bench_peak.c), on `threads` threads (0: all cores). */
+static int print_machine(int threads) {
+    if (threads <= 0) threads = omp_get_num_procs();
+    char line[400];
+    printf("cores: %d (OpenMP), float32 vector width: %d-bit\n", omp_get_num_procs(), blas_cpu_width());
+    printf("BLAS: %s\n", blas_describe(line, sizeof line));
+    for (int w = 128; w <= 512; w *= 2) {
+        if (!bench_cpu_has_width(w)) continue;
+        const double one = bench_fma_peak(w, 1, 3), all = threads > 1 ? bench_fma_peak(w, threads, 3) : one;
+        printf("float32 peak, %d-bit %s: %.1f GFLOP/s on 1 thread", w, w == 128 ? "multiply + add" : "FMA", one);
+        if (threads > 1) printf(", %.1f on %d", all, threads);
+        printf("\n");
+    }
+    if (blas_leaves_width_unused()) printf("note: the BLAS kernels are narrower than the CPU's vectors (above)\n");
+    return 0;
+}
+
 int cli_cmd_info(int argc, char **argv) {
     cgnn_err err = {0};
     const char *pos[1];
@@ -158,12 +182,9 @@ int cli_cmd_info(int argc, char **argv) {
         cli_print_help(&INFO_CMD);
         return 0;
     }
-    if (npos != 1) {
-        err_set(&err, CGNN_ERR_INPUT, "info: expected one DATASET_DIR (see cgnn info --help)");
-        return cli_fail(&err);
-    }
     int64_t threads = 0;
     if (cli_flag_int(&INFO_CMD, "threads", 0, 4096, &threads, &err) != 0) return cli_fail(&err);
+    if (npos == 0) return print_machine((int)threads);
     if (partbook_is_partition(pos[0])) {
         partbook pb;
         if (partbook_read_json(&pb, pos[0], &err) != 0) return cli_fail(&err);

@@ -204,6 +204,12 @@ int cli_launch_command(task_config *tc, const char *job, const char *task_uri, c
         fprintf(stderr, "cgnn train: running trainerConfig.command on %ld rank%s (%s; MASTER_ADDR=%s "
                         "MASTER_PORT=%s): %s ...\n",
                 p.world, p.world == 1 ? "" : "s", p.source, getenv("MASTER_ADDR"), getenv("MASTER_PORT"), argv[0]);
+    /* the kernels cgnn chose for this CPU (nn/blas.h) go to the command's own OpenBLAS (PyTorch's)
+     * too: said, so that a user comparing with a run outside cgnn knows */
+    const char *choice = getenv("CGNN_BLAS_CHOICE"), *core = getenv("OPENBLAS_CORETYPE");
+    if (p.rank == 0 && choice && core && !strstr(choice, ":failed"))
+        fprintf(stderr, "cgnn train: the command inherits OPENBLAS_CORETYPE=%s (cgnn's choice: OpenBLAS's own "
+                        "detection picked narrower kernels on this CPU; see cgnn info)\n", core);
     fflush(NULL);
     execvp(argv[0], argv);
     return err_set(err, errno == ENOENT ? CGNN_ERR_INPUT : CGNN_ERR_RUNTIME,

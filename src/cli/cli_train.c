@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "dist/dist.h"
 #include "graph/partbook.h"
+#include "nn/blas.h"
 #include "dist/dist_rpc.h"
 #include "train/config.h"
 #include "train/graph_store.h"
@@ -102,6 +103,9 @@ int cli_cmd_train(int argc, char **argv) {
     trainer_result res;
     memset(&res, 0, sizeof res);
     if (job) log_info("job %s", job);
+    char blas_line[400];
+    if (blas_leaves_width_unused()) log_warn("BLAS: %s", blas_describe(blas_line, sizeof blas_line));
+    else log_info("BLAS: %s", blas_describe(blas_line, sizeof blas_line));
     for (int i = 0; i < tc->notes.n; i++) log_info("%s: %s", tc->file, tc->notes.line[i]); /* config.h */
     int status = 0;
     if (!graph_store && !bad && tc->has_storage_config)

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "dist/dist.h"
 #include "io/outguard.h"
+#include "nn/blas.h"
 #include "util/cleanup.h"
 #include "util/err.h"
 
@@ -36,21 +37,30 @@ static void print_usage(FILE *out) {
     fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 usage/config/data error\n");
 }
 
-/* OpenMP threads that wait at a barrier spin by default. cgnn runs sampler threads beside the
- * compute threads on the same cores, and spinning compute threads take their CPU: measured on
- * 2 cores, link prediction on Facebook ran 4x faster and the products-scale step ~10% faster
- * with OMP_WAIT_POLICY=passive. libgomp reads the variable once, when it is loaded, so when
- * the user has not chosen a policy cgnn sets it and re-executes itself (before anything else
- * has started: same pid, same arguments; under mpirun before MPI_Init). */
-static void default_passive_openmp(char **argv) {
-    if (getenv("OMP_WAIT_POLICY")) return;
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-    /* exec failed (no /proc): keep running with libgomp's default policy */
+/* Settings that libraries read once, when they are loaded; cgnn sets them and re-executes itself
+ * (before anything else has started: same pid, same arguments; under mpirun before MPI_Init),
+ * at most twice:
+ *  - OpenMP threads that wait at a barrier spin by default. cgnn runs sampler threads beside the
+ *    compute threads on the same cores, and spinning compute threads take their CPU: measured on
+ *    2 cores, link prediction on Facebook ran 4x faster and the products-scale step ~10% faster
+ *    with OMP_WAIT_POLICY=passive, which cgnn sets when the user has not chosen a policy;
+ *  - OpenBLAS's kernel set, when its own detection falls back to narrower vectors than the CPU
+ *    has (nn/blas.h); the re-executed process checks the chosen kernels against the float64
+ *    reference and goes back to OpenBLAS's choice (a second re-execution) if they fail.
+ * An exec that fails (no /proc) keeps the settings the process started with. */
+static void exec_with_library_settings(char **argv) {
+    int changed = 0;
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        changed = 1;
+    }
+    if (blas_choose_for_exec()) changed = 1;
+    if (changed) execv("/proc/self/exe", argv);
+    if (blas_check_choice()) execv("/proc/self/exe", argv);
 }
 
 int main(int argc, char **argv) {
-    default_passive_openmp(argv);
+    exec_with_library_settings(argv);
     cleanup_start(); /* before any thread: SIGINT/SIGTERM/SIGHUP remove partial outputs */
     if (argc < 2) {
         print_usage(stderr);
