@@ -34,7 +34,9 @@ expect 0 "--version" -- "$CGNN" --version;           contains "cgnn 0." "--versi
 expect 2 "no command" -- "$CGNN"
 expect 2 "unknown command" -- "$CGNN" frobnicate;    contains "unknown command 'frobnicate'" "unknown command"
 expect 0 "info --help" -- "$CGNN" info --help;       contains "usage: cgnn info" "info --help"
-expect 2 "info without dataset" -- "$CGNN" info
+expect 0 "info without dataset: the machine" -- "$CGNN" info --threads 1
+contains "BLAS: " "info without dataset names the BLAS kernels"
+expect 2 "info with two datasets" -- "$CGNN" info "$SRC/data/cora" "$SRC/data/cora"
 expect 2 "info unknown flag" -- "$CGNN" info "$SRC/data/cora" --thread 2
 contains "did you mean '--threads'" "info unknown flag suggestion"
 expect 2 "info missing dataset" -- "$CGNN" info "$TMP/nope";   contains "$TMP/nope" "missing dataset names the path"

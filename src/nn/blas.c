@@ -165,7 +165,7 @@ double blas_error_ratio(const float *got, const float *A, const float *B, int64_
             }
             const double bound = (double)K * u * mag * 1.01 + 1e-30;
             const double e = fabs((double)got[i * N + j] - s) / bound;
-            if (!(e <= worst)) worst = e; /* (a NaN result is the worst) */
+            if (!(e <= worst)) worst = isnan(e) ? INFINITY : e; /* (a NaN result is the worst) */
         }
     return worst;
 }
