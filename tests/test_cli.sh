@@ -122,5 +122,41 @@ expect 0 "info on a read-only dataset" -- "$CGNN" info "$TMP/ro-cora"; contains 
 [[ ! -e $TMP/ro-cora/preprocessed ]] && pass=$((pass + 1)) || { echo "FAIL: a read-only dataset got a preprocessed/ cache"; fails=$((fails + 1)); }
 chmod u+w "$TMP/ro-cora"
 
+# small things a new user meets: names from other tools get a suggestion; --dataset as elsewhere;
+# what cgnn ignores or converts is said; counts read right
+expect 2 "a flag without its suffix" -- "$CGNN" train --task_config=x.yaml
+contains "did you mean '--task_config_uri'?" "--task_config: the suggestion"
+expect 2 "--resource_config" -- "$CGNN" train --task_config_uri=x.yaml --resource_config=r.yaml
+contains "did you mean '--resource_config_uri'?" "--resource_config: the suggestion"
+expect 0 "info --dataset" -- "$CGNN" info --dataset "$SRC/data/cora"; contains "nodes: 2708" "info --dataset"
+expect 2 "info with a dataset twice" -- "$CGNN" info "$SRC/data/cora" --dataset "$SRC/data/cora"
+contains "a dataset given twice" "info with a dataset twice"
+cp -r "$SRC/data/facebook-lp" "$TMP/fblp-alone" && rm -rf "$TMP/fblp-alone/preprocessed"
+expect 0 "facebook-lp without its sibling folder" -- "$CGNN" info "$TMP/fblp-alone"
+contains "nodes: 22470" "facebook-lp on its own"
+# (trainer arguments other trainers spell differently; 1 step; no epoch count)
+small() { # small NAME [sed expressions...]: a one-step Cora config, outputs under $TMP/NAME/
+  local name=$1
+  shift
+  sed -e "s#out/[a-z_]*/#$TMP/$name/#g" -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $SRC/data/cora#" \
+    -e 's/num_epochs: "200"/num_epochs: "1"/' "$@" "$SRC/examples/cora_graphsage.yaml" >"$TMP/$name.yaml"
+}
+small lr -e 's/    seed: "0"/    seed: "0"\n    lr: "0.1"/'
+expect 2 "trainer argument lr" -- "$CGNN" train --task_config_uri="$TMP/lr.yaml"; contains "did you mean 'optim_lr'?" "lr"
+small epochs -e 's/    seed: "0"/    seed: "0"\n    epochs: "3"/'
+expect 2 "trainer argument epochs" -- "$CGNN" train --task_config_uri="$TMP/epochs.yaml"
+contains "did you mean 'num_epochs'?" "epochs"
+small one -e 's#trainedModelUri: \(.*\)#trainedModelUri: \1\n    scriptedModelUri: gs://b/m.pt#'
+printf 'trainer_resource_config:\n  vertex_ai_trainer_config: {machine_type: n1-standard-4}\n  local_trainer_config: {num_workers: 1}\n' >"$TMP/vertex.yaml"
+expect 0 "one step" -- "$CGNN" train --task_config_uri="$TMP/one.yaml" --resource_config_uri="$TMP/vertex.yaml"
+contains "trained 1 step in " "1 step, singular"
+contains "scriptedModelUri ignored: cgnn writes no TorchScript model" "scriptedModelUri is said"
+contains "trainer_resource_config.vertex_ai_trainer_config ignored: GiGL's cloud trainer" "vertex_ai_trainer_config is said"
+contains "edges.npy: Fortran-order edges copied to C order in memory" "Fortran-order edges are said"
+small nolimit -e 's/    num_epochs: "1"/    num_max_train_batches: "2"/'
+expect 0 "no epoch count" -- "$CGNN" train --task_config_uri="$TMP/nolimit.yaml"
+contains "cgnn: epoch 1  train loss" "an epoch line without a count"
+if grep -q "epoch 1/0" "$TMP/out"; then echo "FAIL: 'epoch 1/0' printed"; fails=$((fails + 1)); else pass=$((pass + 1)); fi
+
 echo "test_cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

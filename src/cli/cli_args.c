@@ -23,7 +23,17 @@ static const char *closest_flag(const cli_command *cmd, const char *name) {
             best = cmd->flags[i].name;
         }
     }
-    return (best && best_d <= 3) ? best : NULL;
+    if (best && best_d <= 3) return best;
+    /* a flag's name without its suffix (--task_config for --task_config_uri): the one flag that
+     * starts with the name, at a '_' */
+    const size_t n = strlen(name);
+    const char *pre = NULL;
+    for (int i = 0; i < cmd->num_flags; i++)
+        if (n >= 3 && strncmp(cmd->flags[i].name, name, n) == 0 && cmd->flags[i].name[n] == '_') {
+            if (pre) return NULL; /* two: no guess */
+            pre = cmd->flags[i].name;
+        }
+    return pre;
 }
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, const char **pos, int max_pos,

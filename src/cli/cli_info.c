@@ -19,16 +19,17 @@
 
 static cli_flag INFO_FLAGS[] = {
     {"threads", "N", "threads for building the graph index (default: all cores)", NULL},
+    {"dataset", "DIR", "the dataset (or partition) to describe, as the positional DATASET_DIR", NULL},
 };
 static const cli_command INFO_CMD = {
-    "info", "cgnn info [DATASET_DIR] [--threads N]",
+    "info", "cgnn info [DATASET_DIR | --dataset DIR] [--threads N]",
     "Without a dataset: the machine (cores, vector widths, the BLAS kernels in use and who chose\n"
     "them, the measured float32 peak per vector width).\n"
     "Opens and validates a GraphBolt on-disk dataset and prints nodes, edges, in-degree\n"
     "statistics, features, tasks and split sizes. Builds (and caches) the graph index.\n"
     "Given the output of cgnn partition (its directory or its JSON), prints the partition:\n"
     "parts, edge cut, balance, time and peak memory of the run.",
-    INFO_FLAGS, 1};
+    INFO_FLAGS, sizeof INFO_FLAGS / sizeof INFO_FLAGS[0]};
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
@@ -184,6 +185,12 @@ int cli_cmd_info(int argc, char **argv) {
     }
     int64_t threads = 0;
     if (cli_flag_int(&INFO_CMD, "threads", 0, 4096, &threads, &err) != 0) return cli_fail(&err);
+    const char *flag_ds = cli_flag_str(&INFO_CMD, "dataset");
+    if (flag_ds && npos == 1) {
+        err_set(&err, CGNN_ERR_INPUT, "info: a dataset given twice ('%s' and --dataset %s): give one", pos[0], flag_ds);
+        return cli_fail(&err);
+    }
+    if (flag_ds) pos[npos++] = flag_ds;
     if (npos == 0) return print_machine((int)threads);
     if (partbook_is_partition(pos[0])) {
         partbook pb;

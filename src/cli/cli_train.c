@@ -38,8 +38,8 @@ static void print_result(const task_config *tc, const trainer_result *res) {
         printf("\n");
     }
     if (!tc->should_skip_training)
-        printf("trained %lld steps in %.2f s%s; model: %s\n", (long long)res->steps, res->train_seconds,
-               res->stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
+        printf("trained %lld step%s in %.2f s%s; model: %s\n", (long long)res->steps, res->steps == 1 ? "" : "s",
+               res->train_seconds, res->stopped_early ? " (early stopped)" : "", tc->trained_model_uri);
 }
 
 /* Prints err on rank 0 (which holds every failed rank's message) and returns the exit status. */
@@ -107,6 +107,9 @@ int cli_cmd_train(int argc, char **argv) {
     if (blas_leaves_width_unused()) log_warn("BLAS: %s", blas_describe(blas_line, sizeof blas_line));
     else log_info("BLAS: %s", blas_describe(blas_line, sizeof blas_line));
     for (int i = 0; i < tc->notes.n; i++) log_info("%s: %s", tc->file, tc->notes.line[i]); /* config.h */
+    if (rc.cloud_ignored[0])
+        log_info("%s: trainer_resource_config.%s ignored: GiGL's cloud trainer; cgnn trains here, on this machine's "
+                 "cores (mpirun for more processes)", rc.file, rc.cloud_ignored);
     int status = 0;
     if (!graph_store && !bad && tc->has_storage_config)
         log_info("%s: trainerConfig.graphStoreStorageConfig ignored: the resource config has no "

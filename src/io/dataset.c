@@ -518,6 +518,9 @@ static int load_edge_type(dataset *ds, const yamldoc *doc, const yamldoc_node *e
     if (a->fortran_order) { /* e.g. np.save(edges.T): (src, dst) pairs; copy to two rows */
         if (!(et->owned = copy_to_c_order(a, err))) return -1;
         base = et->owned;
+        log_info("%s: Fortran-order edges copied to C order in memory (%.1f MiB); save them with "
+                 "np.save(path, np.ascontiguousarray(edges)) to map the file as it is",
+                 et->path, (double)e * 2.0 * (double)npy_dtype_size(a->dtype) / (1024.0 * 1024.0));
     }
     npy_dtype dtype = a->dtype;
     if (et->owned) npy_close(&et->file); /* the copy replaces the mapping */

@@ -122,8 +122,27 @@ static int get_uri(const yamldoc *doc, const yamldoc_node *map, const char *key,
 /* ---- trainerArgs ---------------------------------------------------------------------------- */
 
 /* The closest trainer argument name to key, cgnn's or GiGL's, if plausibly a typo; else NULL. */
+/* The shortest known key that holds key as whole '_'-separated words (lr -> optim_lr, epochs ->
+ * num_epochs, batch_size -> main_sample_batch_size: the names other trainers use); NULL if none. */
+static const char *suggest_by_words(const char *key, const char *const *known) {
+    const size_t n = strlen(key);
+    const char *best = NULL;
+    if (n < 2) return NULL;
+    for (const char *const *a = known; *a; a++)
+        for (const char *at = strstr(*a, key); at; at = strstr(at + 1, key))
+            if ((at == *a || at[-1] == '_') && (at[n] == '\0' || at[n] == '_')) {
+                if (!best || strlen(*a) < strlen(best)) best = *a;
+                break;
+            }
+    return best;
+}
+
 static const char *suggest_arg(const char *key) {
     const char *a = suggest(key, CONFIG_TRAINER_ARG_KEYS), *b = suggest(key, CONFIG_GIGL_ARG_KEYS);
+    if (!a && !b) {
+        a = suggest_by_words(key, CONFIG_TRAINER_ARG_KEYS);
+        return a ? a : suggest_by_words(key, CONFIG_GIGL_ARG_KEYS);
+    }
     if (!a || !b) return a ? a : b;
     return yamldoc_edit_distance(key, b) < yamldoc_edit_distance(key, a) ? b : a;
 }
@@ -489,6 +508,10 @@ static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, tas
     if (get_uri(doc, tmm, "trainedModelUri", 1, c->trained_model_uri, err) != 0) return -1;
     if (get_uri(doc, tmm, "evalMetricsUri", 0, c->eval_metrics_uri, err) != 0) return -1;
     if (get_uri(doc, tmm, "tensorboardLogsUri", 0, c->tensorboard_logs_uri, err) != 0) return -1;
+    const yamldoc_node *scripted = yamldoc_get(tmm, "scriptedModelUri");
+    if (scripted && !config_is_null(scripted))
+        config_note(&c->notes, "sharedConfig.trainedModelMetadata.scriptedModelUri ignored: cgnn writes no TorchScript "
+                               "model (the weights go to trainedModelUri; a .pt there is a state_dict GiGL loads)");
     return 0;
 }
 
@@ -761,6 +784,13 @@ int config_load_resource(resource_config *c, const char *uri, cgnn_err *err) {
         goto out;
     }
     if (yamldoc_check_keys(&doc, trc, TRAINER_RESOURCE_KEYS, err) != 0) goto out;
+    for (const char *const *cloud = (const char *const[]){"vertex_ai_trainer_config", "kfp_trainer_config", NULL}; *cloud;
+         cloud++) {
+        const yamldoc_node *v = yamldoc_get(trc, *cloud);
+        const size_t len = strlen(c->cloud_ignored);
+        if (v && !config_is_null(v) && len + 40 < sizeof c->cloud_ignored)
+            snprintf(c->cloud_ignored + len, sizeof c->cloud_ignored - len, "%s%s", len ? ", " : "", *cloud);
+    }
     if (get_section(&doc, trc, "local_trainer_config", &local, err) != 0) goto out;
     if (local) {
         if (yamldoc_check_keys(&doc, local, LOCAL_TRAINER_KEYS, err) != 0) goto out;

@@ -242,6 +242,8 @@ typedef struct resource_config {
                                          T = compute_replicas x max(1, this) */
     char ignored[512];                /* the fields that mean nothing here (machine and GPU types ...),
                                          "name value, ...", for a log line */
+    char cloud_ignored[96];           /* GiGL's cloud trainer sections given ("vertex_ai_trainer_config,
+                                         kfp_trainer_config"): cgnn trains on this machine; for a log line */
 } resource_config;
 
 /* Fills *a with the defaults of a task of kind task (the values in the comments above:

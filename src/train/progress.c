@@ -55,14 +55,22 @@ static int progress_tick(progress *p, double *rate, char bar[32], char eta[32]) 
     return 2;
 }
 
+/* "epoch E/N", or "epoch E" when the run has no epoch count (num_max_train_batches without
+ * num_epochs: it ends at a batch count) */
+static const char *epoch_label(const progress *p, char *buf, size_t n) {
+    if (p->num_epochs > 0) snprintf(buf, n, "epoch %lld/%lld", (long long)p->epoch + 1, (long long)p->num_epochs);
+    else snprintf(buf, n, "epoch %lld", (long long)p->epoch + 1);
+    return buf;
+}
+
 void progress_update(progress *p, double loss, double lr) {
     double rate;
     char bar[32], eta[32];
     int how = progress_tick(p, &rate, bar, eta);
     if (how == 1) {
-        fprintf(stderr, "\r\033[Kepoch %lld/%lld [%s] %lld/%lld  %.1f batches/s  loss %.4f  lr %.3g  ETA %s",
-                (long long)p->epoch + 1, (long long)p->num_epochs, bar, (long long)p->done, (long long)p->total,
-                rate, loss, lr, eta);
+        char ep[48];
+        fprintf(stderr, "\r\033[K%s [%s] %lld/%lld  %.1f batches/s  loss %.4f  lr %.3g  ETA %s",
+                epoch_label(p, ep, sizeof ep), bar, (long long)p->done, (long long)p->total, rate, loss, lr, eta);
         fflush(stderr);
     } else if (how == 2) {
         fprintf(stderr, "cgnn: epoch %lld batch %lld/%lld  %.1f batches/s  loss %.4f  lr %.3g\n",
@@ -78,12 +86,14 @@ void progress_end_epoch(progress *p, double train_loss, double val_loss, double 
     if (!p->enabled) return;
     progress_clear(p);
     double el = timer_now() - p->epoch_start;
+    char ep[48];
+    epoch_label(p, ep, sizeof ep);
     if (isnan(val_loss))
-        fprintf(stderr, "cgnn: epoch %lld/%lld  train loss %.4f  %.1f batches/s  (%.2f s)\n", (long long)p->epoch + 1,
-                (long long)p->num_epochs, train_loss, el > 0 ? (double)p->done / el : 0, el);
+        fprintf(stderr, "cgnn: %s  train loss %.4f  %.1f batches/s  (%.2f s)\n", ep, train_loss,
+                el > 0 ? (double)p->done / el : 0, el);
     else
-        fprintf(stderr, "cgnn: epoch %lld/%lld  train loss %.4f  val loss %.4f  val %s %.4f  (%.2f s)\n",
-                (long long)p->epoch + 1, (long long)p->num_epochs, train_loss, val_loss, metric_name, val_metric, el);
+        fprintf(stderr, "cgnn: %s  train loss %.4f  val loss %.4f  val %s %.4f  (%.2f s)\n", ep, train_loss, val_loss,
+                metric_name, val_metric, el);
 }
 
 void progress_step(progress *p, const char *what, const char *unit) {
