@@ -158,5 +158,20 @@ expect 0 "no epoch count" -- "$CGNN" train --task_config_uri="$TMP/nolimit.yaml"
 contains "cgnn: epoch 1  train loss" "an epoch line without a count"
 if grep -q "epoch 1/0" "$TMP/out"; then echo "FAIL: 'epoch 1/0' printed"; fails=$((fails + 1)); else pass=$((pass + 1)); fi
 
+# a user's CSV: a header line is skipped (said); edges listed one way are warned about
+mkdir -p "$TMP/oneway"
+printf 'src,dst\n0,1\n1,2\n2,3\n3,4\n' >"$TMP/oneway/edges.csv"
+printf 'dataset_name: oneway\ngraph:\n  nodes: [{num: 5}]\n  edges: [{format: csv, path: edges.csv}]\n' >"$TMP/oneway/metadata.yaml"
+expect 0 "CSV with a header, one way" -- "$CGNN" info "$TMP/oneway"
+contains "edges.csv:1: header line 'src,dst' skipped" "the CSV header: said"
+contains "edges: 4 (" "the CSV header: not an edge"
+contains "reverse edges: 0.0% of the edges" "the reverse-edge share"
+contains "warning: $TMP/oneway: 0.0% of the edges have their reverse edge" "one-way edges: the warning"
+printf 'src,dst\n0,1\n1,0\n1,2\n2,1\n' >"$TMP/oneway/edges.csv"
+rm -rf "$TMP/oneway/preprocessed"
+expect 0 "CSV both ways" -- "$CGNN" info "$TMP/oneway"
+contains "reverse edges: 100.0% of the edges" "both ways: the share"
+if grep -q "have their reverse edge" "$TMP/out"; then echo "FAIL: a warning for edges listed both ways"; fails=$((fails + 1)); else pass=$((pass + 1)); fi
+
 echo "test_cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -69,6 +69,36 @@ TEST(int64_edges_and_empty_graph) {
     csc_free(NULL);
 }
 
+/* csc_reverse_fraction against a count by hand: one way, both ways, half, self-loops ignored */
+TEST(reverse_fraction) {
+    cgnn_err err;
+    csc_graph g;
+    /* a path 0 -> 1 -> 2 -> 3 one way, and a self-loop 2 -> 2 (not counted) */
+    int64_t s1[] = {0, 1, 2, 2}, d1[] = {1, 2, 3, 2};
+    ds_edges e1 = {NPY_DTYPE_INT64, 4, s1, d1};
+    ASSERT_EQ(csc_build(&g, 4, &e1, 1, &err), 0);
+    ASSERT_NEAR(csc_reverse_fraction(&g, 100), 0.0, 0);
+    csc_free(&g);
+    /* both ways: every edge has its reverse */
+    int64_t s2[] = {0, 1, 1, 2}, d2[] = {1, 0, 2, 1};
+    ds_edges e2 = {NPY_DTYPE_INT64, 4, s2, d2};
+    ASSERT_EQ(csc_build(&g, 3, &e2, 1, &err), 0);
+    ASSERT_NEAR(csc_reverse_fraction(&g, 100), 1.0, 0);
+    csc_free(&g);
+    /* 0 <-> 1 both ways, 2 -> 3 and 3 -> 0 one way: 2 of 4 */
+    int64_t s3[] = {0, 1, 2, 3}, d3[] = {1, 0, 3, 0};
+    ds_edges e3 = {NPY_DTYPE_INT64, 4, s3, d3};
+    ASSERT_EQ(csc_build(&g, 4, &e3, 1, &err), 0);
+    ASSERT_NEAR(csc_reverse_fraction(&g, 100), 0.5, 0);
+    csc_free(&g);
+    /* only self-loops: nothing counted */
+    int64_t s4[] = {0, 1}, d4[] = {0, 1};
+    ds_edges e4 = {NPY_DTYPE_INT64, 2, s4, d4};
+    ASSERT_EQ(csc_build(&g, 2, &e4, 1, &err), 0);
+    ASSERT(csc_reverse_fraction(&g, 100) < 0);
+    csc_free(&g);
+}
+
 /* csc_build_range on the edges of a destination range == the rows of the whole graph's index
  * (same neighbours in the same order, global ids), for any thread count; edges outside the
  * range are an input error naming the edge. */
@@ -194,6 +224,7 @@ TEST(corrupt_cache_rebuilt) {
 int main(void) {
     RUN(build_matches_reference_any_threads);
     RUN(int64_edges_and_empty_graph);
+    RUN(reverse_fraction);
     RUN(build_range_matches_whole_rows);
     RUN(corrupt_cache_rebuilt);
     return test_summary();

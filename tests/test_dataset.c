@@ -449,7 +449,22 @@ TEST(csv_edges) {
     EXPECT_FAIL(dir, "@edges.csv:2: expected two integer columns");
     write_text(dir, "edges.csv", "0,1\n1,2,3\n");
     EXPECT_FAIL(dir, "@edges.csv:2: expected two integer columns");
-    write_text(dir, "edges.csv", "src,dst\n0,1\n");
+    /* a header line of two names first is skipped (and said); anywhere else it is an error, and
+     * so is a first line that is neither ids nor two names */
+    write_text(dir, "edges.csv", "\nsrc,dst\n0,1\n2,3\n");
+    if (dataset_open(&ds, dir, &err) != 0) {
+        rm_tree(dir);
+        TEST_FAIL_("%s", err.msg);
+    }
+    ASSERT_EQ(ds.edge_types[0].edges.num_edges, 2);
+    ASSERT_EQ(((const int64_t *)ds.edge_types[0].edges.src)[0], 0);
+    ASSERT_EQ(((const int64_t *)ds.edge_types[0].edges.dst)[1], 3);
+    dataset_close(&ds);
+    write_text(dir, "edges.csv", "0,1\nsrc,dst\n");
+    EXPECT_FAIL(dir, "@edges.csv:2: expected two integer columns \"src,dst\" (a header line may only come first)");
+    write_text(dir, "edges.csv", "src,dst,w\n0,1\n");
+    EXPECT_FAIL(dir, "@edges.csv:1: expected two integer columns");
+    write_text(dir, "edges.csv", "0x1,2\n");
     EXPECT_FAIL(dir, "@edges.csv:1: expected two integer columns");
     write_text(dir, "edges.csv", "0,1\n\n3,12\n");
     EXPECT_FAIL(dir, "@edges.csv:3: dst id 12 out of range [0, 10)");

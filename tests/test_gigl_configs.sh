@@ -88,7 +88,7 @@ check() {
   [[ $rc == 0 ]] && accepted=$((accepted + 1))
   if [[ $expect == 0 ]]; then
     local steps
-    steps=$(sed -n 's/^trained \([0-9]*\) steps.*/\1/p' "$TMP/$id.out")
+    steps=$(sed -n 's/^trained \([0-9]*\) steps*[ ;].*/\1/p' "$TMP/$id.out")
     if [[ $rc == 0 && -s $TMP/out/$id/model.safetensors && -s $TMP/out/$id/eval_metrics.json && ${steps:-0} -gt 0 ]]; then
       ok
       echo "ok   $what: exit 0, $steps steps, $(grep '^test:' "$TMP/$id.out")"
@@ -183,7 +183,7 @@ echo "accepted (exit 0): $task_accepted of ${#TASKS[@]} task configs, $accepted 
 # ---- what GiGL's names did (not only that the configs were accepted) ----------------------------
 # has ID REGEX WHAT — stderr of run ID matches REGEX
 has() { grep -Eq "$2" "$TMP/$1.err" && ok || bad "$3: no /$2/ in $(tail -n 3 "$TMP/$1.err")"; }
-steps() { sed -n 's/^trained \([0-9]*\) steps.*/\1/p' "$TMP/$1.out"; }
+steps() { sed -n 's/^trained \([0-9]*\) steps*[ ;].*/\1/p' "$TMP/$1.out"; }
 # GiGL's node classification example: num_max_train_batches 200 of train_batch_size 16 (240 train
 # nodes: 15 batches an epoch), validation every 50 (val_every_n_batch) on 20 batches, a progress
 # line every 25 batches over epochs (log_every_n_batch: 8 lines); shouldSkipModelEvaluation with

@@ -114,7 +114,7 @@ expect 2 "train: the trace file is the task config" "profilerConfig.profilerLogD
 task same.yaml cora out/same/x
 sed -i 's#tensorboardLogsUri: .*#tensorboardLogsUri: out/same/x#' same.yaml
 expect 2 "train: tensorboardLogsUri is trainedModelUri" "tensorboardLogsUri" "trainedModelUri" -- "${TRAIN[@]}" --task_config_uri=same.yaml
-grep -q "trained [0-9]* steps\|step 1" case.log && bad "tensorboardLogsUri = trainedModelUri trained before failing" || ok
+grep -q "trained [0-9]* step\|step 1" case.log && bad "tensorboardLogsUri = trainedModelUri trained before failing" || ok
 
 # ---- logs are kept: an evaluation-only run and another job in the same tensorboardLogsUri ----
 task logs.yaml cora out/logs/model.safetensors

@@ -240,6 +240,12 @@ int cli_cmd_info(int argc, char **argv) {
         csc_degree_summary(&g, &st);
         printf("edges: %lld (%s, %s ids)\n", (long long)e->edges.num_edges, e->path,
                npy_dtype_name(e->edges.id_dtype));
+        if (!pt->present) {
+            const double rev = csc_reverse_fraction(&g, 20000);
+            if (rev >= 0) printf("reverse edges: %.1f%% of the edges (sampled) have theirs\n", 100.0 * rev);
+            fflush(stdout);
+            csc_warn_one_way(&g, ds.dir);
+        }
         printf("in-degree%s: min %lld, median %lld, mean %.2f, p99 %lld, max %lld; %lld nodes without in-edges\n",
                pt->present ? " (the part's nodes)" : "", (long long)st.min, (long long)st.median, st.mean, (long long)st.p99, (long long)st.max,
                (long long)st.num_isolated);

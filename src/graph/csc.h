@@ -68,6 +68,15 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
 /* Releases *g; NULL-safe and safe on a zeroed graph. */
 void csc_free(csc_graph *g);
 
+/* The share of g's edges u -> v whose reverse v -> u is also an edge, over up to max_samples
+ * edges spread evenly over the edge list (self-loops and edges whose source has more than 4096
+ * in-edges are not counted). -1 when no edge was counted. For a whole homogeneous graph (source
+ * and destination ids one space); deterministic. A graph listed one way (a citation list from a
+ * CSV) gives ~0: message passing then only follows edge direction (tests/test_csc.c). */
+double csc_reverse_fraction(const csc_graph *g, int64_t max_samples);
+/* Warns (log_warn, naming what) when under 5% of the sampled edges have their reverse. */
+void csc_warn_one_way(const csc_graph *g, const char *what);
+
 /* In-degree of row v (node first_node + v). */
 static inline int64_t csc_degree(const csc_graph *g, int64_t v) { return g->indptr[v + 1] - g->indptr[v]; }
 

@@ -272,8 +272,23 @@ static int csv_int(const char **p, int64_t *out) {
     return 0;
 }
 
-/* Reads headerless "src,dst" lines into an owned int64 (2, E) buffer, checking ids as it goes
- * (so a bad id is reported with its line). */
+/* 1 when line is a CSV header of two names ("src,dst", "source,target"): two comma-separated
+ * fields, each starting with a letter, '_' or a quote. */
+static int csv_header_line(const char *line) {
+    const char *comma = strchr(line, ',');
+    if (!comma || strchr(comma + 1, ',')) return 0;
+    const char *f[2] = {line, comma + 1};
+    for (int k = 0; k < 2; k++) {
+        const char *p = f[k];
+        while (*p == ' ' || *p == '\t') p++;
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '"' || *p == '\''))
+            return 0;
+    }
+    return 1;
+}
+
+/* Reads "src,dst" lines (a header line of two names first is skipped, and said) into an owned
+ * int64 (2, E) buffer, checking ids as it goes (so a bad id is reported with its line). */
 static int load_csv_edges(const dataset *ds, int index, const char *meta, cgnn_err *err) {
     ds_edge_type *et = &ds->edge_types[index];
     const int64_t range[2] = {ds->node_types[et->src_type].num_nodes, ds->node_types[et->dst_type].num_nodes};
@@ -285,6 +300,7 @@ static int load_csv_edges(const dataset *ds, int index, const char *meta, cgnn_e
         return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot open: %s", et->path, strerror(errno));
     }
     int64_t *src = NULL, *dst = NULL, n = 0, cap = 0, lineno = 0;
+    int seen_line = 0; /* a non-blank line was read: a header may only come first */
     char *line = NULL;
     size_t line_cap = 0;
     int rc = 0;
@@ -295,6 +311,14 @@ static int load_csv_edges(const dataset *ds, int index, const char *meta, cgnn_e
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
         if (!*p) continue; /* blank line */
         int64_t ids[2];
+        if (n == 0 && !seen_line && csv_header_line(line)) {
+            seen_line = 1;
+            const size_t shown = strcspn(line, "\r\n");
+            log_info("%s:%lld: header line '%.*s' skipped", et->path, (long long)lineno, (int)(shown > 60 ? 60 : shown),
+                     line);
+            continue;
+        }
+        seen_line = 1;
         p = line;
         int ok = csv_int(&p, &ids[0]) == 0 && *p++ == ',' && csv_int(&p, &ids[1]) == 0;
         if (ok) {
@@ -304,7 +328,7 @@ static int load_csv_edges(const dataset *ds, int index, const char *meta, cgnn_e
         if (!ok) {
             size_t shown = strcspn(line, "\r\n");
             rc = err_set(err, CGNN_ERR_INPUT,
-                         "%s:%lld: expected two integer columns \"src,dst\", got '%.*s%s'",
+                         "%s:%lld: expected two integer columns \"src,dst\" (a header line may only come first), got '%.*s%s'",
                          et->path, (long long)lineno, (int)(shown > 60 ? 60 : shown), line,
                          shown > 60 ? "..." : "");
             break;

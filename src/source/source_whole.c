@@ -28,6 +28,7 @@ static int whole_open_index(graph_source *s, graph_source_index_fn build, void *
     } else if (csc_open_cached(&s->whole.g, &s->whole.ds, 0, 0, err) != 0) {
         return -1;
     }
+    if (graph_source_is_root(s)) csc_warn_one_way(&s->whole.g, s->whole.ds.dir);
     s->g = &s->whole.g;
     return 0;
 }
