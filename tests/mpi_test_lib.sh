@@ -1,7 +1,7 @@
 # mpi_test_lib.sh — sourced by the CLI tests that launch mpirun (test_mpi.sh, test_train_part.sh,
 # test_train_typed_part.sh, and through graph_store_lib.sh the server-client tests) once they
-# have set CGNN and TMP_PREFIX: the MPI launch (or exit 77 on a serial build), a temporary folder
-# (kept when KEEP is set), pass / fail counters, and the part and config helpers.
+# have set CGNN and TMP_PREFIX: the MPI launch (or exit 77 on a serial build), then test_lib.sh (a
+# temporary folder kept when KEEP is set, pass / fail counters), and the part and config helpers.
 SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 if ! "$CGNN" --version | grep -q "distributed: MPI"; then echo "SKIP: serial build (CGNN_WITH_MPI=OFF)"; exit 77; fi
 if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; fi
@@ -10,13 +10,7 @@ MPIRUN=(mpirun --oversubscribe --bind-to none)
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # OpenMPI keeps allocations alive past MPI_Finalize by design; LeakSanitizer would report them
 [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
-TMP=$(mktemp -d "/tmp/$TMP_PREFIX-XXXXXX")
-trap "[[ -n \"${KEEP:-}\" ]] || rm -rf \"$TMP\"" EXIT
-cd "$SRC"
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 part() { # part DATASET P METHOD OUT
   "$CGNN" partition --dataset "$1" --num_parts "$2" --method "$3" --out "$TMP/$4" >"$TMP/$4.log" 2>&1 ||

@@ -11,14 +11,8 @@
 #   - a user's OPENBLAS_CORETYPE is kept as it is, and cgnn says when it leaves width unused.
 set -u
 CGNN=${1:?usage: test_blas_choice.sh path/to/cgnn}
-SRC=${CGNN_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-TMP=$(mktemp -d /tmp/cgnn-blas-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-cd "$SRC"
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+TMP_PREFIX=cgnn-blas
+source "$(dirname "$0")/test_lib.sh"
 has() { # has FILE PATTERN WHAT
   grep -Eq -- "$2" "$1" && ok || bad "$3: no '$2' in: $(head -5 "$1")"
 }
