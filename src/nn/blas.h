@@ -57,7 +57,7 @@ int blas_leaves_width_unused(void);
  * rounding-error bound of any float32 summation order (FMA or not, any blocking):
  * |got - want| <= K u Σ_k |a_ik||b_kj| with u = 2^-24 (Higham's γ_K). Returns the worst ratio of
  * the error to that bound (<= 1 passes; a wrong kernel gives >> 1) and writes the GEMM that gave
- * it into worst (may be NULL). Single-threaded reference; ~50 M multiply-adds. */
+ * it into worst (may be NULL). Single-threaded reference; 3.2 M multiply-adds (a few ms). */
 double blas_check_worst(char *worst, size_t n);
 /* That ratio for one product: got (M, N) against op(A) (M, K) · op(B) (K, N), row-major and
  * contiguous (trans_a: A is stored (K, M); trans_b: B is stored (N, K)). */
