@@ -1,5 +1,5 @@
 /* fuzz_csc_cache.c — libFuzzer target: the graph index cache read by csc_open_cached
- * (DATASET/preprocessed/csc-0.bin).
+ * (cgnn's cache folder, here <fuzz dir>/cache: $CGNN_CACHE_DIR/csc/csc-...bin).
  *
  * A small fixed dataset (12 nodes, 20 edges) lives in the private directory; its first
  * csc_open_cached builds the index and writes the cache, whose 4096-byte header (the
@@ -24,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static dataset ds;
 static unsigned char header[HEADER_BYTES];
+static const char *cache_name; /* the cache file, relative to fuzz_dir() */
+static char cache_path[4200];
 
 static void setup(void) {
     log_level = 0; /* no notes (cache rebuilt): one per input would flood the fuzzer log */
@@ -38,6 +40,8 @@ static void setup(void) {
     char path[4096];
     fuzz_write("metadata.yaml", meta, sizeof meta - 1, path);
     cgnn_err err = {0};
+    fuzz_path(path, "cache");
+    setenv("CGNN_CACHE_DIR", path, 1);
     if (dataset_open(&ds, fuzz_dir(), &err) != 0) {
         fprintf(stderr, "fuzz: fixture: %s\n", err.msg);
         abort();
@@ -48,10 +52,14 @@ static void setup(void) {
         abort();
     }
     csc_free(&g);
-    fuzz_path(path, "preprocessed/csc-0.bin");
-    FILE *f = fopen(path, "rb");
+    if (csc_cache_file(cache_path, sizeof cache_path, &ds, 0, &err) != 0) {
+        fprintf(stderr, "fuzz: fixture: %s\n", err.msg);
+        abort();
+    }
+    cache_name = cache_path + strlen(fuzz_dir()) + 1;
+    FILE *f = fopen(cache_path, "rb");
     if (!f || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES) {
-        fprintf(stderr, "fuzz: fixture: no cache header in %s\n", path);
+        fprintf(stderr, "fuzz: fixture: no cache header in %s\n", cache_path);
         abort();
     }
     fclose(f);
@@ -75,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size) memcpy(file + len, data, size);
     len += size;
     char path[4096];
-    fuzz_write("preprocessed/csc-0.bin", file, len, path);
+    fuzz_write(cache_name, file, len, path);
     free(file);
 
     csc_graph g;

@@ -42,9 +42,9 @@ contains "did you mean '--threads'" "info unknown flag suggestion"
 expect 2 "info missing dataset" -- "$CGNN" info "$TMP/nope";   contains "$TMP/nope" "missing dataset names the path"
 expect 2 "bad flag value" -- "$CGNN" info "$SRC/data/cora" --threads=two; contains "--threads" "bad value names flag"
 
-# info on the bundled Cora (copied: the graph index cache is written next to it)
-cp -r "$SRC/data/cora" "$TMP/cora"
-rm -rf "$TMP/cora/preprocessed" # (another test may have cached the index in the source tree)
+# info on the bundled Cora (copied: its edges are rewritten below), with a cache folder of its own
+export CGNN_CACHE_DIR="$TMP/cache"
+cp -r "$SRC/data/cora" "$TMP/cora" && rm -rf "$TMP/cora/preprocessed" # (older cgnn cached there)
 expect 0 "info cora" -- "$CGNN" info "$TMP/cora"
 contains "nodes: 2708" "cora nodes"; contains "edges: 10556" "cora edges"
 contains "node/feat: (2708, 1433) uint8" "cora features"; contains "7 classes" "cora classes"
@@ -53,6 +53,7 @@ expect 0 "info cora (cached)" -- "$CGNN" info "$TMP/cora"; contains "loaded from
 # the cache is tied to the edge list's content, not the file's metadata
 touch "$TMP/cora/edges.npy"
 expect 0 "info cora (edges touched)" -- "$CGNN" info "$TMP/cora"; contains "loaded from cache" "touched, same content: reused"
+cache0=$(sed -n 's/^graph index cache: //p' "$TMP/out")
 # same size and mtime, other content (two edges' sources swapped): a stale index must not be used
 stamp=$(stat -c %y "$TMP/cora/edges.npy")
 /usr/bin/python3 -c "
@@ -60,9 +61,11 @@ import numpy as np, sys
 e = np.load(sys.argv[1]); e[0, 0], e[0, -1] = e[0, -1], e[0, 0]; assert e[0, 0] != e[0, -1]; np.save(sys.argv[1], e)" "$TMP/cora/edges.npy"
 touch -d "$stamp" "$TMP/cora/edges.npy"
 expect 0 "info cora (edges rewritten)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "changed content rebuilds"
-contains "the edge file changed" "rebuild says why"
+grep -q "^graph index cache: $cache0\$" "$TMP/out" && { echo "FAIL: other edges, the same cache file"; fails=$((fails + 1)); } || pass=$((pass + 1))
 # a corrupted cache (body zeroed: structurally plausible) is rebuilt, never used
-cache="$TMP/cora/preprocessed/csc-0.bin"
+cache=$(sed -n 's/^graph index cache: //p' "$TMP/out")
+[[ $cache == "$TMP/cache/csc/csc-"*.bin && -f $cache ]] && pass=$((pass + 1)) || { echo "FAIL: the cache file '$cache' is not in \$CGNN_CACHE_DIR/csc"; fails=$((fails + 1)); }
+[[ ! -e $TMP/cora/preprocessed ]] && pass=$((pass + 1)) || { echo "FAIL: the dataset folder got a preprocessed/"; fails=$((fails + 1)); }
 size=$(stat -c %s "$cache")
 dd if=/dev/zero of="$cache" bs=1 seek=$((size - 4096)) count=4096 conv=notrunc status=none
 expect 0 "info cora (cache zeroed)" -- "$CGNN" info "$TMP/cora"; contains "graph index: built" "corrupt cache rebuilt"
@@ -77,7 +80,6 @@ expect 0 "info cora (cache is a FIFO)" -- timeout -k 10 20 "$CGNN" info "$TMP/co
 rm -f "$cache"
 # a typed dataset: per-type counts, features or featureless, edge types with their in-degree, task type
 cp -r "$SRC/data/dblp-mini" "$TMP/dblp-mini"
-rm -rf "$TMP/dblp-mini/preprocessed"
 expect 0 "info dblp-mini" -- "$CGNN" info "$TMP/dblp-mini"
 contains "node types: 4" "typed: node type count"; contains "author: 600 nodes" "typed: author count"
 contains "paper: 2881 nodes (offset 600), features: feat (uint8, dim 256)" "typed: paper count and feature"
@@ -115,12 +117,24 @@ contains "graphMetadata declares 3 node types (author, paper, term) and 2 edge t
 contains "has 1 node type (_default" "typed config: the dataset side"
 [[ ! -e $TMP/typed ]] && pass=$((pass + 1)) || { echo "FAIL: a refused typed config wrote outputs"; fails=$((fails + 1)); }
 
-# a read-only dataset directory (no write bits; root could write it anyway) is never modified:
-# the graph index is built in memory and not cached
-cp -r "$SRC/data/cora" "$TMP/ro-cora" && rm -rf "$TMP/ro-cora/preprocessed" && chmod a-w "$TMP/ro-cora"
-expect 0 "info on a read-only dataset" -- "$CGNN" info "$TMP/ro-cora"; contains "read-only" "read-only dataset: the note"
-[[ ! -e $TMP/ro-cora/preprocessed ]] && pass=$((pass + 1)) || { echo "FAIL: a read-only dataset got a preprocessed/ cache"; fails=$((fails + 1)); }
-chmod u+w "$TMP/ro-cora"
+# a read-only dataset directory (no write bits; root could write it anyway) is never modified,
+# and its index is cached all the same (in the cache folder); GraphBolt's own preprocessed/ folder
+# in a dataset is left as it is
+cp -r "$SRC/data/cora" "$TMP/ro-cora" && mkdir -p "$TMP/ro-cora/preprocessed" && echo graphbolt >"$TMP/ro-cora/preprocessed/fused_csc_sampling_graph.pt"
+chmod -R a-w "$TMP/ro-cora"
+before=$(find "$TMP/ro-cora" -printf '%p %s %T@ %C@\n' | sort)
+rm -rf "$TMP/cache2"
+expect 0 "info on a read-only dataset" -- env CGNN_CACHE_DIR="$TMP/cache2" "$CGNN" info "$TMP/ro-cora"; contains "graph index: built" "read-only dataset: built"
+contains "graph index cache: $TMP/cache2/csc/csc-" "read-only dataset: cached in the cache folder"
+expect 0 "info on a read-only dataset (cached)" -- env CGNN_CACHE_DIR="$TMP/cache2" "$CGNN" info "$TMP/ro-cora"; contains "loaded from cache" "read-only dataset: the cache reused"
+[[ $(find "$TMP/ro-cora" -printf '%p %s %T@ %C@\n' | sort) == "$before" ]] && pass=$((pass + 1)) || { echo "FAIL: a read-only dataset (with GraphBolt's preprocessed/) was modified"; fails=$((fails + 1)); }
+chmod -R u+w "$TMP/ro-cora"
+# no cache folder: CGNN_CACHE_DIR="" (or no HOME): built in memory every run, with a note
+expect 0 "info without a cache folder" -- env CGNN_CACHE_DIR= "$CGNN" info "$SRC/data/cora"; contains "not caching the graph index (no cache folder" "no cache folder: the note"
+contains "graph index: built" "no cache folder: built"
+# XDG_CACHE_HOME, then HOME: the cache folder cgnn info names
+expect 0 "info: cache folder from XDG" -- env -u CGNN_CACHE_DIR XDG_CACHE_HOME="$TMP/xdg" "$CGNN" info; contains "cache folder: $TMP/xdg/cgnn (from \$XDG_CACHE_HOME)" "XDG_CACHE_HOME"
+expect 0 "info: cache folder from HOME" -- env -u CGNN_CACHE_DIR -u XDG_CACHE_HOME HOME="$TMP/home" "$CGNN" info; contains "cache folder: $TMP/home/.cache/cgnn (from \$HOME)" "HOME"
 
 # small things a new user meets: names from other tools get a suggestion; --dataset as elsewhere;
 # what cgnn ignores or converts is said; counts read right
@@ -131,7 +145,7 @@ contains "did you mean '--resource_config_uri'?" "--resource_config: the suggest
 expect 0 "info --dataset" -- "$CGNN" info --dataset "$SRC/data/cora"; contains "nodes: 2708" "info --dataset"
 expect 2 "info with a dataset twice" -- "$CGNN" info "$SRC/data/cora" --dataset "$SRC/data/cora"
 contains "a dataset given twice" "info with a dataset twice"
-cp -r "$SRC/data/facebook-lp" "$TMP/fblp-alone" && rm -rf "$TMP/fblp-alone/preprocessed"
+cp -r "$SRC/data/facebook-lp" "$TMP/fblp-alone"
 expect 0 "facebook-lp without its sibling folder" -- "$CGNN" info "$TMP/fblp-alone"
 contains "nodes: 22470" "facebook-lp on its own"
 # (trainer arguments other trainers spell differently; 1 step; no epoch count)
@@ -168,7 +182,6 @@ contains "edges: 4 (" "the CSV header: not an edge"
 contains "reverse edges: 0.0% of the edges" "the reverse-edge share"
 contains "warning: $TMP/oneway: 0.0% of the edges have their reverse edge" "one-way edges: the warning"
 printf 'src,dst\n0,1\n1,0\n1,2\n2,1\n' >"$TMP/oneway/edges.csv"
-rm -rf "$TMP/oneway/preprocessed"
 expect 0 "CSV both ways" -- "$CGNN" info "$TMP/oneway"
 contains "reverse edges: 100.0% of the edges" "both ways: the share"
 if grep -q "have their reverse edge" "$TMP/out"; then echo "FAIL: a warning for edges listed both ways"; fails=$((fails + 1)); else pass=$((pass + 1)); fi

@@ -1,5 +1,5 @@
 /* test_csc.c — the in-neighbour index: parallel build == reference, any thread count; the
- * cache under DATASET/preprocessed/ is reused only when its arrays are valid. */
+ * cache (in cgnn's cache folder, never the dataset's) is reused only when its arrays are valid. */
 #include <ftw.h>
 #include <omp.h>
 #include <sys/stat.h>
@@ -177,7 +177,11 @@ TEST(corrupt_cache_rebuilt) {
     ASSERT_EQ(test_write_file(dir, "metadata.yaml", meta, sizeof meta - 1), 0);
     dataset ds;
     ASSERT_EQ(dataset_open(&ds, dir, &err), 0);
-    snprintf(cache, sizeof cache, "%s/preprocessed/csc-0.bin", dir);
+    char cache_dir[4200];
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+    setenv("CGNN_CACHE_DIR", cache_dir, 1);
+    ASSERT_EQ(csc_cache_file(cache, sizeof cache, &ds, 0, &err), 0);
+    ASSERT(strncmp(cache, cache_dir, strlen(cache_dir)) == 0); /* in the cache folder */
     csc_graph ref, g;
     ASSERT_EQ(csc_build(&ref, 4, &ds.edge_types[0].edges, 1, &err), 0);
     ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0); /* builds and writes the cache */
@@ -187,6 +191,45 @@ TEST(corrupt_cache_rebuilt) {
     ASSERT_EQ(g.from_cache, 1);
     ASSERT(same_graph(&g, &ref));
     csc_free(&g);
+    struct stat st;
+    ASSERT_EQ(stat(cache, &st), 0);
+    snprintf(path, sizeof path, "%s/preprocessed", dir); /* nothing written into the dataset */
+    ASSERT(stat(path, &st) != 0);
+
+    /* the same edges in another dataset folder find the same cache */
+    char *dir2 = test_tmpdir();
+    snprintf(path, sizeof path, "%s/edges.npy", dir2);
+    ASSERT_EQ(npy_write(path, NPY_DTYPE_INT64, 2, shape, edges, &err), 0);
+    ASSERT_EQ(test_write_file(dir2, "metadata.yaml", meta, sizeof meta - 1), 0);
+    dataset ds2;
+    ASSERT_EQ(dataset_open(&ds2, dir2, &err), 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds2, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 1);
+    csc_free(&g);
+    /* other edges: another file */
+    edges[0][4] = 0;
+    ASSERT_EQ(npy_write(path, NPY_DTYPE_INT64, 2, shape, edges, &err), 0);
+    dataset_close(&ds2);
+    ASSERT_EQ(dataset_open(&ds2, dir2, &err), 0);
+    char cache2[4200];
+    ASSERT_EQ(csc_cache_file(cache2, sizeof cache2, &ds2, 0, &err), 0);
+    ASSERT(strcmp(cache, cache2) != 0);
+    ASSERT_EQ(csc_open_cached(&g, &ds2, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    csc_free(&g);
+    dataset_close(&ds2);
+    nftw(dir2, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir2);
+
+    /* no cache folder ($CGNN_CACHE_DIR=""): built every time, nothing written */
+    setenv("CGNN_CACHE_DIR", "", 1);
+    ASSERT(csc_cache_file(path, sizeof path, &ds, 0, &err) != 0);
+    ASSERT(strstr(err.msg, "CGNN_CACHE_DIR") != NULL);
+    ASSERT_EQ(csc_open_cached(&g, &ds, 0, 1, &err), 0);
+    ASSERT_EQ(g.from_cache, 0);
+    ASSERT(same_graph(&g, &ref));
+    csc_free(&g);
+    setenv("CGNN_CACHE_DIR", cache_dir, 1);
 
     /* indptr (after the 4096-byte header) = {0, 1, 4, 5, 5}: make indptr[2] = 0 < indptr[1] */
     int64_t zero = 0;
@@ -217,6 +260,7 @@ TEST(corrupt_cache_rebuilt) {
 
     csc_free(&ref);
     dataset_close(&ds);
+    unsetenv("CGNN_CACHE_DIR");
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(dir);
 }

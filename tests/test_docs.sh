@@ -167,7 +167,6 @@ mkdir -p "$TMP/bin" "$TMP/base/tests"
 ln -s "$CGNN" "$TMP/bin/cgnn"
 cp -r examples data scripts "$TMP/base/"
 cp -r tests/fixtures tests/gigl_configs "$TMP/base/tests/"
-rm -rf "$TMP"/base/data/*/preprocessed
 for f in "$TMP"/base/examples/*.yaml "$TMP"/base/examples/gigl/*.yaml; do shorten "$f"; done
 ROOTFLAG=""
 [[ $(id -u) -eq 0 ]] && ROOTFLAG=--allow-run-as-root

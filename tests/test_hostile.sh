@@ -21,7 +21,7 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # and modification and change times in ns: a write, truncation, rename over or deletion changes one
 # (the change time cannot be set back), so an equal snapshot is unchanged content. (Hashing the
 # contents cost 30 CPU-s of this test: the work dir holds a dozen copies of Cora's 15 MB features.)
-snapshot() { find . -path ./out -prune -o -path '*/preprocessed' -prune -o -type f -printf '%p %s %i %T@ %C@\n' |
+snapshot() { find . -path ./out -prune -o -type f -printf '%p %s %i %T@ %C@\n' |
              LC_ALL=C sort; }
 # expect CODE DESC TEXT... -- command: runs it (30 s limit: a hang fails), checks the exit code,
 # that stderr contains every TEXT, and that no input changed
@@ -47,7 +47,6 @@ expect() {
 }
 
 cp -r "$SRC/data/cora" cora
-rm -rf cora/preprocessed
 # task config on dataset DIR writing to out/NAME, with extra "key: value" trainerArgs lines
 task() { # task FILE DATASET [trainerArgs lines...]
   local f=$1 ds=$2; shift 2
@@ -335,7 +334,7 @@ expect 2 "LP: positives of different anchors in one index group" "lp/test-indexe
 # ---- 14. typed (heterogeneous) datasets ----
 # typed CASE 'PYTHON EDIT': a fresh copy of data/dblp-mini in CASE/ with metadata.yaml edited (t: its text)
 typed() {
-  rm -rf "$1" && cp -r "$SRC/data/dblp-mini" "$1" && rm -rf "$1/preprocessed"
+  rm -rf "$1" && cp -r "$SRC/data/dblp-mini" "$1"
   "$PY" -c "import sys; p = sys.argv[1] + '/metadata.yaml'; t = open(p).read(); $2; open(p, 'w').write(t)" "$1"
 }
 typed ty_undeclared "t = t.replace('author:writes:paper', 'author:writes:book', 1)"

@@ -26,7 +26,7 @@ ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # hashes of every file under the work dir except outputs (out/) and caches
-snapshot() { find . -path ./out -prune -o -path '*/preprocessed' -prune -o -name '*.sum' -prune -o -name '*.log' -prune \
+snapshot() { find . -path ./out -prune -o -name '*.sum' -prune -o -name '*.log' -prune \
   -o -type f -print0 | sort -z | xargs -0 sha256sum 2>/dev/null; }
 # expect CODE DESC TEXT... -- command: exit code, every TEXT in the output, no input changed
 expect() {
@@ -47,7 +47,6 @@ expect() {
 }
 
 cp -r "$SRC/data/cora" cora
-rm -rf cora/preprocessed
 # task FILE DATASET MODEL [extra top-level YAML lines...]: outputs under out/<FILE>/ unless MODEL says
 task() {
   local f=$1 ds=$2 model=$3; shift 3

@@ -62,7 +62,7 @@ check() { # check DESCRIPTION -- python check_partition.py args...
 digest() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum); }
 
 # ---- fixtures --------------------------------------------------------------------------------
-cp -r "$SRC/data/cora" "$TMP/cora" && rm -rf "$TMP/cora/preprocessed"
+cp -r "$SRC/data/cora" "$TMP/cora"
 "$CGNN" generate --out "$TMP/gen" --nodes 3000 --avg_degree 8 --feat_dim 8 --link_prediction --seed 3 \
   >/dev/null 2>&1 || { echo "FAIL: generate"; exit 1; }
 # GraphBolt labelled pairs in the LP validation split: each positive (label 1) and one listed
@@ -181,7 +181,7 @@ ls "$TMP" | grep -q "tmp\." && { echo "FAIL: staging directories left behind"; f
 
 # ---- typed datasets (DistDGL's heterogeneous layout): data/dblp-mini (NC, features on 3 of 4 node
 # types) and data/lastfm-mini (LP on user:listens:artist, featureless), both methods, 2 and 3 parts ----
-cp -r "$SRC/data/dblp-mini" "$TMP/dblp" && cp -r "$SRC/data/lastfm-mini" "$TMP/lastfm" && rm -rf "$TMP"/{dblp,lastfm}/preprocessed
+cp -r "$SRC/data/dblp-mini" "$TMP/dblp" && cp -r "$SRC/data/lastfm-mini" "$TMP/lastfm"
 before_dblp=$(digest "$TMP/dblp")
 for ds in dblp lastfm; do
   for method in metis random; do

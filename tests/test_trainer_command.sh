@@ -157,7 +157,6 @@ print("model.pt loads strictly:", sum(p.numel() for p in model.parameters()), "p
 PY
   # cgnn.gigl's writers: never over an input (the task config, a dataset's files), never half a file
   cp -r data/cora "$TMP/cora"
-  rm -rf "$TMP/cora/preprocessed"
   sed -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $TMP/cora#" examples/cora_graphsage.yaml >"$TMP/guard.yaml"
   sum0=$(cat "$TMP/guard.yaml" "$TMP/cora/edges.npy" | md5sum)
   PYTHONPATH=$B/python /usr/bin/python3 - "$TMP" <<'PY' && ok || bad "cgnn.gigl's guarded writers"

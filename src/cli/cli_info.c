@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "graph/csc.h"
 #include "graph/partbook.h"
+#include "io/cachedir.h"
 #include "io/dataset.h"
 #include "nn/blas.h"
 #include "util/timer.h"
@@ -32,6 +33,15 @@ static const cli_command INFO_CMD = {
     INFO_FLAGS, sizeof INFO_FLAGS / sizeof INFO_FLAGS[0]};
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+/* "INDENTgraph index cache: PATH" (where csc_open_cached keeps edge type et's index), or why
+ * there is none. */
+static void print_cache_file(const dataset *ds, int et, const char *indent) {
+    char path[4200];
+    cgnn_err cerr;
+    if (csc_cache_file(path, sizeof path, ds, et, &cerr) == 0) printf("%sgraph index cache: %s\n", indent, path);
+    else printf("%sgraph index cache: none (%s)\n", indent, cerr.msg);
+}
 
 void cli_print_partbook(const partbook *pb) {
     const partbook_stats *s = &pb->stats;
@@ -119,6 +129,7 @@ static int print_typed(const dataset *ds, int threads, cgnn_err *err) {
                (long long)st.max, (long long)st.num_isolated);
         printf("    graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
                dt, g.index_bytes * 8, mib((double)(g.num_nodes + 1) * 8 + (double)g.num_edges * g.index_bytes));
+        if (!ds->partition.present) print_cache_file(ds, et, "    ");
         csc_free(&g);
         for (int i = 0; i < ds->num_features; i++) {
             const ds_feature *f = &ds->features[i];
@@ -171,6 +182,11 @@ static int print_machine(int threads) {
         printf("\n");
     }
     if (blas_leaves_width_unused()) printf("note: the BLAS kernels are narrower than the CPU's vectors (above)\n");
+    char cache[4096];
+    const char *from = NULL;
+    cgnn_err cerr;
+    if (cachedir_root(cache, sizeof cache, &from, &cerr) == 0) printf("cache folder: %s (from $%s)\n", cache, from);
+    else printf("cache folder: none (%s)\n", cerr.msg);
     return 0;
 }
 
@@ -252,6 +268,7 @@ int cli_cmd_info(int argc, char **argv) {
         printf("graph index: %s in %.2f s (%d-bit ids, %.1f MiB)\n", g.from_cache ? "loaded from cache" : "built",
                dt, g.index_bytes * 8,
                mib((double)(g.num_nodes + 1) * 8 + (double)g.num_edges * g.index_bytes));
+        if (!pt->present) print_cache_file(&ds, 0, "");
         csc_free(&g);
     }
     printf("features:\n");

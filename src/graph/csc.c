@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/cachedir.h"
 #include "io/file.h"
 #include "io/outguard.h"
 #include "util/checked.h"
@@ -232,8 +233,25 @@ static uint32_t body_crc(const csc_graph *g) {
     return crc_parallel(c, g->indices, (size_t)g->num_edges * (size_t)g->index_bytes);
 }
 
-static void cache_path(char *out, size_t cap, const dataset *ds, int etype) {
-    snprintf(out, cap, "%s/preprocessed/csc-%d.bin", ds->dir, etype);
+/* The cache file of an index with fingerprint h: cgnn's cache folder (io/cachedir.h), named by
+ * the content it is built from (counts, id dtype, CRC-32s of the src and dst ids), so it never
+ * sits in a dataset folder, and any dataset with the same edges finds it. 0, or -1 with *err
+ * (no cache folder: the caller notes it and does not cache). */
+static int cache_path(char *out, size_t cap, const csc_cache_header *h, cgnn_err *err) {
+    char dir[4000];
+    if (cachedir_get(dir, sizeof dir, "csc", err) != 0) return -1;
+    const int n = snprintf(out, cap, "%s/csc-v%u-%lld-%lld-%lld-%u-%08x%08x.bin", dir, h->version,
+                           (long long)h->num_nodes, (long long)h->num_src_nodes, (long long)h->num_edges,
+                           h->src_id_dtype, h->edges_src_crc, h->edges_dst_crc);
+    if (n < 0 || (size_t)n >= cap) return err_set(err, CGNN_ERR_RUNTIME, "cache folder %s: path too long", dir);
+    return 0;
+}
+
+int csc_cache_file(char *out, size_t cap, const dataset *ds, int etype, cgnn_err *err) {
+    CGNN_CHECK(etype >= 0 && etype < ds->num_edge_types);
+    csc_cache_header h;
+    fingerprint(&h, ds, etype);
+    return cache_path(out, cap, &h, err);
 }
 
 /* NULL if g is a well-formed index of N rows, E edges and source ids in [0, num_src_nodes),
@@ -325,20 +343,7 @@ static int write_all(int fd, const void *buf, size_t n) {
 /* Writes the cache atomically; failures are reported as a note, never an error. */
 static void write_cache(const char *path, const csc_cache_header *h, const csc_graph *g,
                         const dataset *ds) {
-    const char *dir = ds->dir;
-    char pre[4200], tmp[4300];
-    snprintf(pre, sizeof pre, "%s/preprocessed", dir);
-    /* a dataset directory without any write permission bit is read-only even for root (who
-     * could write it anyway): a shared, read-only dataset is never modified */
-    struct stat dst;
-    if (stat(dir, &dst) == 0 && !(dst.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH))) {
-        log_info("note: not caching the graph index (%s is read-only)", dir);
-        return;
-    }
-    if (mkdir(pre, 0755) != 0 && errno != EEXIST) {
-        log_info("note: not caching the graph index (%s: %s)", pre, strerror(errno));
-        return;
-    }
+    char tmp[4300];
     /* written while the dataset loads, before a command knows its outputs: its own guard, the
      * dataset's files (the cache, its lock and temporary names are never one of them) */
     outguard guard;
@@ -351,6 +356,7 @@ static void write_cache(const char *path, const csc_cache_header *h, const csc_g
         log_info("note: not caching the graph index (%s)", gerr.msg);
         return;
     }
+    cleanup_stale_tmp(path, NULL, NULL); /* a killed run's temporary file (the folder is cgnn's) */
     const int cleanup_h = cleanup_tmp_path(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -386,9 +392,11 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
     csc_cache_header want;
     fingerprint(&want, ds, etype);
     char path[4200];
-    cache_path(path, sizeof path, ds, etype);
+    cgnn_err cerr;
+    const int cacheable = cache_path(path, sizeof path, &want, &cerr) == 0;
+    if (!cacheable) log_info("note: not caching the graph index (%s)", cerr.msg);
     const uint64_t crc = (uint64_t)want.edges_src_crc << 32 | want.edges_dst_crc;
-    if (try_load_cache(g, path, &want)) {
+    if (cacheable && try_load_cache(g, path, &want)) {
         g->edges_crc = crc;
         return 0;
     }
@@ -407,7 +415,7 @@ int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cg
                        phys / 1073741824.0);
     if (build(g, 0, want.num_nodes, want.num_src_nodes, &et->edges, nthreads, err) != 0) return -1;
     g->edges_crc = crc;
-    write_cache(path, &want, g, ds);
+    if (cacheable) write_cache(path, &want, g, ds);
     return 0;
 }
 

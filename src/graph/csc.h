@@ -9,12 +9,14 @@
  * (the result is identical for any thread count). csc_build_range builds the index of a range
  * of destinations only (one part of a partitioned graph, graph/partbook.h): row i holds the
  * in-neighbours of node first_node + i, and the neighbour ids stay global.
- * csc_open_cached reuses the index cached under DATASET/preprocessed/ when it was built from
- * the same edge list (CRC-32s of the loaded src and dst ids, not the file's size or mtime) and
- * passes its checks (structure: offsets from 0 to E, never decreasing, ids in range; a CRC-32
- * of the body), else builds it and writes the cache atomically (skipped with a note when the
- * dataset directory is read-only); a cache that fails a check is rebuilt with a log line,
- * never used. A cached index is memory-mapped, shared by every process on the machine.
+ * csc_open_cached reuses the index cached in cgnn's cache folder (io/cachedir.h: never in the
+ * dataset's folder, so a read-only dataset works and GraphBolt's own preprocessed/ is left
+ * alone) when it was built from the same edge list (the file is named by the counts and the
+ * CRC-32s of the loaded src and dst ids, not the edge file's name, size or mtime) and passes its
+ * checks (header fingerprint; structure: offsets from 0 to E, never decreasing, ids in range; a
+ * CRC-32 of the body), else builds it and writes the cache atomically (skipped with a note when
+ * there is no cache folder); a cache that fails a check is rebuilt with a log line, never used.
+ * A cached index is memory-mapped, shared by every process on the machine.
  */
 #ifndef CGNN_CSC_H
 #define CGNN_CSC_H
@@ -37,7 +39,7 @@ typedef struct csc_graph {
     size_t map_len;
     int64_t *owned_indptr;
     void *owned_indices;
-    int from_cache;         /* 1 if loaded from the preprocessed cache */
+    int from_cache;         /* 1 if loaded from the cache file (csc_cache_file) */
     uint64_t edges_crc;     /* CRC-32s of the src and dst ids it was built from (src << 32 | dst);
                                set by csc_open_cached: an identity of the edge list's content */
 } csc_graph;
@@ -56,14 +58,19 @@ int csc_build(csc_graph *g, int64_t num_nodes, const ds_edges *edges, int nthrea
 int csc_build_range(csc_graph *g, int64_t first_node, int64_t num_dst, int64_t num_src, const ds_edges *edges,
                     int nthreads, cgnn_err *err);
 
-/* Opens the index for edge type `etype` of ds: from DATASET/preprocessed/csc-<etype>.bin when
- * it is current, else built (and cached when the directory is writable). Rows are the nodes of
+/* Opens the index for edge type `etype` of ds: from its cache file (csc_cache_file) when it is
+ * current, else built (and cached when there is a cache folder). Rows are the nodes of
  * the edge type's dst type, source ids are per-type ids of its src type: g->num_nodes =
  * N(dst type), g->num_src_nodes = N(src type), index_bytes from N(src type), first_node 0 (for
  * an untyped graph both are its N nodes, exactly csc_build). A part of a
  * partitioned graph (ds->partition.present) is refused with CGNN_ERR_INPUT: its features and
  * ids are not those of a whole graph; open it with partbook_open (graph/partbook.h). */
 int csc_open_cached(csc_graph *g, const dataset *ds, int etype, int nthreads, cgnn_err *err);
+
+/* Writes the path of edge type etype's cache file into out[cap] (cgnn's cache folder, created:
+ * $CGNN_CACHE_DIR/csc/csc-v<version>-<N>-<N src>-<E>-<id dtype>-<crc src><crc dst>.bin). Reads
+ * the whole edge list (its CRC-32s). 0, or -1 with *err when there is no cache folder. */
+int csc_cache_file(char *out, size_t cap, const dataset *ds, int etype, cgnn_err *err);
 
 /* Releases *g; NULL-safe and safe on a zeroed graph. */
 void csc_free(csc_graph *g);
