@@ -181,7 +181,7 @@ typedef struct graph_source {
     union {
         struct {
             dataset ds;       /* the dataset */
-            csc_graph g;      /* its index (cached under DATASET/preprocessed/), or the caller's */
+            csc_graph g;      /* its index (cached in the cache folder, io/cachedir.h), or the caller's */
         } whole;
         struct {
             dist_rpc *rpc;    /* the service thread answering the peers (created collectively) */
