@@ -473,9 +473,71 @@ TEST(documented) {
     free(doc);
 }
 
+/* GiGL's defaults: what a config leaves out comes from the training script (command) or v1 task
+ * spec (trainerClsPath) it names; given arguments, under either name, are never overridden. */
+#define GD_LP "taskMetadata:\n  nodeAnchorBasedLinkPredictionTaskMetadata: {}\n" \
+              "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+#define GD_NC "taskMetadata:\n  nodeBasedTaskMetadata: {supervisionNodeTypes: [paper]}\n" \
+              "sharedConfig: {preprocessedMetadataUri: d, trainedModelMetadata: {trainedModelUri: m.st}}\n"
+TEST(gigl_script_defaults) {
+    task_config *c = calloc(1, sizeof *c);
+    cgnn_err err;
+    /* the homogeneous LP script with no trainerArgs: all of its defaults */
+    ASSERT_EQ(load(c, "gd1.yaml", GD_LP "trainerConfig:\n  command: python -m examples.link_prediction.homogeneous_training\n", &err), 0);
+    ASSERT_EQ(c->args.hidden_dim, 16);
+    ASSERT_EQ(c->args.out_channels, 16);
+    ASSERT_EQ(c->args.batch_size, 16);
+    ASSERT_EQ(c->args.random_negative_sample_batch_size, 16);
+    ASSERT_EQ(c->args.random_negative_sample_batch_size_for_evaluation, 16);
+    ASSERT_NEAR(c->args.optim.lr, 0.0005, 0);
+    ASSERT_NEAR(c->args.optim.weight_decay, 0.0005, 0);
+    ASSERT_EQ(c->args.num_max_train_batches, 1000);
+    ASSERT_EQ(c->args.num_val_batches, 100);
+    ASSERT_EQ(c->args.val_every_num_batches, 50);
+    ASSERT_EQ(c->args.log_every_n_batch, 25);
+    ASSERT_EQ(c->args.num_fanouts, 2);
+    ASSERT_EQ(c->args.fanouts[0], 10);
+    ASSERT(has_note(c, "GiGL's defaults of examples/link_prediction/homogeneous_training.py for what trainerArgs "
+                       "leaves out: hid_dim=16, out_dim=16, main_batch_size=16"));
+    ASSERT(!has_note(c, "GiGL's names read as cgnn's")); /* defaults are not names the config gave */
+    /* given arguments win, under GiGL's name, cgnn's name or another GiGL name for the same one */
+    ASSERT_EQ(load(c, "gd2.yaml", GD_LP "trainerConfig:\n  trainerArgs:\n    hidden_dim: '64'\n"
+                                  "    main_sample_batch_size: '128'\n    learning_rate: '0.01'\n    num_layers: '3'\n"
+                                  "  command: python -m examples.link_prediction.homogeneous_training --flag\n", &err), 0);
+    ASSERT_EQ(c->args.hidden_dim, 64);
+    ASSERT_EQ(c->args.batch_size, 128);
+    ASSERT_NEAR(c->args.optim.lr, 0.01, 0);
+    ASSERT_EQ(c->args.num_layers, 3);
+    ASSERT_EQ(c->args.num_fanouts, 3); /* num_layers given: the script's two-hop fanout is moot */
+    ASSERT_EQ(c->args.random_negative_sample_batch_size, 16);
+    ASSERT(has_note(c, "leaves out: out_dim=16, random_batch_size=16, weight_decay=0.0005"));
+    /* the graph-store heterogeneous script: batch size 4 and HGT; a path to the file works too */
+    ASSERT_EQ(load(c, "gd3.yaml", GD_LP "trainerConfig:\n  command: python examples/link_prediction/graph_store/heterogeneous_training.py\n", &err), 0);
+    ASSERT_EQ(c->args.batch_size, 4);
+    ASSERT_EQ(c->args.model, MODEL_HGT);
+    /* an LP script named by a node classification config: the LP-only defaults are not taken */
+    ASSERT_EQ(load(c, "gd4.yaml", GD_NC "trainerConfig:\n  command: python -m examples.link_prediction.homogeneous_training\n", &err), 0);
+    ASSERT_EQ(c->args.hidden_dim, 16);
+    ASSERT(!has_note(c, "random_batch_size"));
+    /* the v1 LP task spec (trainerClsPath): its constructor's defaults */
+    ASSERT_EQ(load(c, "gd5.yaml", GD_LP "trainerConfig:\n  trainerClsPath: gigl.src.common.modeling_task_specs."
+                                  "node_anchor_based_link_prediction_modeling_task_spec.NodeAnchorBasedLinkPredictionModelingTaskSpec\n", &err), 0);
+    ASSERT_EQ(c->args.batch_size, 2048);
+    ASSERT_EQ(c->args.early_stop_patience, 3);
+    ASSERT_NEAR(c->args.optim.lr, 0.005, 0);
+    ASSERT_EQ(c->args.val_every_num_batches, 20);
+    /* a command cgnn does not know: cgnn's own defaults, no note */
+    ASSERT_EQ(load(c, "gd6.yaml", GD_LP "trainerConfig:\n  command: python -m my_team.train\n", &err), 0);
+    ASSERT_EQ(c->args.hidden_dim, 256);
+    ASSERT_EQ(c->args.batch_size, 512);
+    ASSERT(!has_note(c, "GiGL's defaults"));
+    free(c);
+}
+
 int main(void) {
     g_dir = test_tmpdir();
     RUN(example_script_names_lp);
+    RUN(gigl_script_defaults);
     RUN(example_script_names_nc);
     RUN(conflicts);
     RUN(kept);

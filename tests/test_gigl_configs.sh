@@ -233,7 +233,17 @@ has "$kdd" "ssl_positive_label_percentage 0.7, num_val 0.3, num_test 0.3\): [0-9
 has "$kdd" "ssl: removed [0-9]+ validation / test label edges of user:to:story" "KDD: held-out edges removed"
 dblp=$(id examples/link_prediction/configs/e2e_het_dblp_sup_task_config.yaml)
 has "$dblp" "ssl_positive_label_percentage 0.05, num_val 0.1, num_test 0.1\): [0-9]+ of the [0-9]+ edges of paper:to:author are labels" "DBLP: the ssl split"
-has "$dblp" "training HGT" "DBLP: HGT by default"
+# GiGL's DBLP config names examples.link_prediction.heterogeneous_training and sets neither model,
+# widths, batch sizes, learning rate nor a batch limit: the script's defaults are taken (one note)
+has "$dblp" "link prediction: HGT on dblp_ssl" "DBLP: HGT (the script's model)"
+has "$dblp" "GiGL's defaults of examples/link_prediction/heterogeneous_training.py for what trainerArgs leaves out: hid_dim=16, out_dim=16, main_batch_size=16, random_batch_size=16, learning_rate=0.0005, weight_decay=0.0005, num_max_train_batches=1000, num_val_batches=100, val_every_n_batch=50, gnn_model_class_path=gigl.src.common.models.pyg.heterogeneous.HGT, num_heads=2" "DBLP: the script's defaults note"
+[[ $(steps "$dblp") == 1000 ]] && ok || bad "DBLP: $(steps "$dblp") steps, not the script's num_max_train_batches 1000"
+gsdblp=$(id examples/link_prediction/graph_store/configs/e2e_het_dblp_sup_gs_task_config.yaml)
+has "$gsdblp" "graph_store/heterogeneous_training.py for what trainerArgs leaves out: hid_dim=16, out_dim=16, main_batch_size=4, random_batch_size=4" "graph-store DBLP: that script's batch size 4"
+# the NC example sets its own widths and limits: only what it leaves out comes from the script
+has "$nc" "GiGL's defaults of examples/node_classification/homogeneous_training.py for what trainerArgs leaves out: hid_dim=16, learning_rate=0.001, weight_decay=0.0005 \\(" "NC example: the script's defaults note"
+# the v1 task specs (trainerClsPath): their constructor's defaults
+has "$v1nc" "node_classification_modeling_task_spec.py for what trainerArgs leaves out: gnn_model_class_path=gigl.src.common.models.pyg.homogeneous.GCN" "v1 NC template: the spec's defaults"
 maghet=$(id examples/MAG240M/task_config_heterogeneous.yaml)
 has "$maghet" "edges of paper:cites:paper are labels" "MAG240M heterogeneous: the ssl split"
 has "$maghet" "CGNN_TEST_MAX_TRAIN_BATCHES \\(a test hook\\): at most 3 training batches \\(the config: 20000" "MAG240M heterogeneous: the cap"

@@ -184,74 +184,117 @@ static int place_arg(const yamldoc *doc, const yamldoc_node **g, const char **gn
     return 0;
 }
 
+/* Pass 1 of parse_trainer_args for one trainerArgs entry key: v (its key on line key_line): the key
+ * must be known (cgnn's name or GiGL's), the value a non-empty scalar (or a list or a mapping where
+ * the argument's row takes one); it is placed in g / gname (cgnn's arguments) or gx (GiGL's). */
+static int take_arg(const yamldoc *doc, task_kind task, const char *key, const yamldoc_node *v, int key_line,
+                    const yamldoc_node **g, const char **gname, const yamldoc_node **gx, cgnn_err *err) {
+    char buf[80];
+    const int k = config_args_find(key);
+    const int ga = k < 0 ? config_gigl_find(key) : -1;
+    if (ga >= 0) { /* one of GiGL's names */
+        const gigl_arg *e = config_gigl_arg(ga);
+        if (v->kind != YAMLDOC_SCALAR)
+            return config_node_err(doc, v, err, "expected a string value, got %s", config_shown(v, buf, sizeof buf));
+        if (!v->scalar[0] || config_is_null(v)) return config_node_err(doc, v, err, "empty value");
+        if (e->kind == GIGL_MISSING) return config_node_err(doc, v, err, "%s", e->why);
+        gx[ga] = v;
+        if (e->kind != GIGL_SAME ||
+            (task == TASK_LINK_PREDICTION && e->target == TARG_OUT_CHANNELS && !strcmp(e->name, "num_classes")))
+            return 0;
+        for (int t = 0; t < 2; t++) {
+            const int tk = t ? e->target2 : e->target;
+            if (tk < 0) continue;
+            if (task != TASK_LINK_PREDICTION && CONFIG_TARGS[tk].lp_only)
+                return config_node_err(doc, v, err,
+                                       "sets %s, which applies to link prediction "
+                                       "(nodeAnchorBasedLinkPredictionTaskMetadata) only; this task is %s",
+                                       CONFIG_TARGS[tk].key, config_task_name(task));
+            if (place_arg(doc, g, gname, tk, v, key, err) != 0) return -1;
+        }
+        return 0;
+    }
+    if (k < 0) {
+        /* the key's own line (a block value may start below it) */
+        const char *best = suggest_arg(key);
+        if (best)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unknown trainer argument; did you mean '%s'?",
+                           doc->file, v->path, key_line, best);
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): unknown trainer argument (docs/CONFIG.md lists the "
+                       "ones cgnn reads)",
+                       doc->file, v->path, key_line);
+    }
+    const targ_row *r = &CONFIG_TARGS[k];
+    const int applies = task == TASK_LINK_PREDICTION || !r->lp_only;
+    if (((v->kind == YAMLDOC_SEQUENCE && r->yaml_list) || (v->kind == YAMLDOC_MAPPING && r->yaml_map)) && applies) {
+        g[k] = v; /* a list of numbers; a mapping of edge types or tasks */
+        return 0;
+    }
+    if (v->kind != YAMLDOC_SCALAR)
+        return config_node_err(doc, v, err, "expected a string value, got %s", config_shown(v, buf, sizeof buf));
+    if (!v->scalar[0] || config_is_null(v)) return config_node_err(doc, v, err, "empty value");
+    if (!applies)
+        return config_node_err(doc, v, err,
+                               "applies to link prediction (nodeAnchorBasedLinkPredictionTaskMetadata) "
+                               "only; this task is %s",
+                               config_task_name(task));
+    return place_arg(doc, g, gname, k, v, key, err);
+}
+
+/* 1 if trainer argument `name` (cgnn's or GiGL's name) was given: under that name, or (GiGL's
+ * names) another name that sets the same cgnn argument(s). */
+static int arg_given(const yamldoc_node *map, const char *name, const yamldoc_node *const *g,
+                     const yamldoc_node *const *gx) {
+    if (map && yamldoc_get(map, name)) return 1;
+    const int k = config_args_find(name);
+    if (k >= 0) return g[k] != NULL;
+    const int ga = config_gigl_find(name);
+    if (ga < 0) return 0;
+    const gigl_arg *e = config_gigl_arg(ga);
+    if (gx[ga]) return 1;
+    return e->kind == GIGL_SAME && ((e->target >= 0 && g[e->target]) || (e->target2 >= 0 && g[e->target2]));
+}
+
 /* Parses trainerArgs (map may be NULL: all defaults) into *a for a task of kind task; GiGL's
- * names too (config_args.c), with notes for cgnn train to log. */
+ * names too (config_args.c), with notes for cgnn train to log. script: the GiGL training script
+ * or task spec the config names (config_gigl_script), whose defaults fill what map leaves out
+ * (one note lists them), or NULL. */
 static int parse_trainer_args(const yamldoc *doc, const yamldoc_node *map, task_kind task,
-                              trainer_args *a, config_notes *notes, cgnn_err *err) {
+                              const gigl_script *script, trainer_args *a, config_notes *notes, cgnn_err *err) {
     config_default_trainer_args(a, task);
     const yamldoc_node *g[TARG_COUNT] = {0}; /* the value given for each argument, or NULL */
     const char *gname[TARG_COUNT] = {0};     /* the name it was given under (cgnn's or GiGL's) */
     const yamldoc_node *gx[CONFIG_GIGL_ARGS_MAX] = {0}; /* the value given for each GiGL name */
-    char buf[80];
 
     /* Pass 1: every key must be known; every value a non-empty scalar (or a list or a mapping
      * where the argument's row takes one). */
-    for (int i = 0; map && i < map->len; i++) {
-        const char *key = map->keys[i];
-        const yamldoc_node *v = map->items[i];
-        const int k = config_args_find(key);
-        const int ga = k < 0 ? config_gigl_find(key) : -1;
-        if (ga >= 0) { /* one of GiGL's names */
-            const gigl_arg *e = config_gigl_arg(ga);
-            if (v->kind != YAMLDOC_SCALAR)
-                return config_node_err(doc, v, err, "expected a string value, got %s",
-                                       config_shown(v, buf, sizeof buf));
-            if (!v->scalar[0] || config_is_null(v)) return config_node_err(doc, v, err, "empty value");
-            if (e->kind == GIGL_MISSING) return config_node_err(doc, v, err, "%s", e->why);
-            gx[ga] = v;
-            if (e->kind != GIGL_SAME || (task == TASK_LINK_PREDICTION && e->target == TARG_OUT_CHANNELS &&
-                                         !strcmp(e->name, "num_classes")))
-                continue;
-            for (int t = 0; t < 2; t++) {
-                const int tk = t ? e->target2 : e->target;
-                if (tk < 0) continue;
-                if (task != TASK_LINK_PREDICTION && CONFIG_TARGS[tk].lp_only)
-                    return config_node_err(doc, v, err,
-                                           "sets %s, which applies to link prediction "
-                                           "(nodeAnchorBasedLinkPredictionTaskMetadata) only; this task is %s",
-                                           CONFIG_TARGS[tk].key, config_task_name(task));
-                if (place_arg(doc, g, gname, tk, v, key, err) != 0) return -1;
-            }
-            continue;
-        }
-        if (k < 0) {
-            /* the key's own line (a block value may start below it) */
-            const char *best = suggest_arg(key);
-            if (best)
-                return err_set(err, CGNN_ERR_INPUT,
-                               "%s: %s (line %d): unknown trainer argument; did you mean '%s'?",
-                               doc->file, v->path, map->key_lines[i], best);
-            return err_set(err, CGNN_ERR_INPUT,
-                           "%s: %s (line %d): unknown trainer argument (docs/CONFIG.md lists the "
-                           "ones cgnn reads)",
-                           doc->file, v->path, map->key_lines[i]);
-        }
-        const targ_row *r = &CONFIG_TARGS[k];
-        const int applies = task == TASK_LINK_PREDICTION || !r->lp_only;
-        if (((v->kind == YAMLDOC_SEQUENCE && r->yaml_list) || (v->kind == YAMLDOC_MAPPING && r->yaml_map)) && applies) {
-            g[k] = v; /* a list of numbers; a mapping of edge types or tasks */
-            continue;
-        }
-        if (v->kind != YAMLDOC_SCALAR)
-            return config_node_err(doc, v, err, "expected a string value, got %s", config_shown(v, buf, sizeof buf));
-        if (!v->scalar[0] || config_is_null(v)) return config_node_err(doc, v, err, "empty value");
-        if (!applies)
-            return config_node_err(doc, v, err,
-                                   "applies to link prediction (nodeAnchorBasedLinkPredictionTaskMetadata) "
-                                   "only; this task is %s",
-                                   config_task_name(task));
-        if (place_arg(doc, g, gname, k, v, key, err) != 0) return -1;
+    for (int i = 0; map && i < map->len; i++)
+        if (take_arg(doc, task, map->keys[i], map->items[i], map->key_lines[i], g, gname, gx, err) != 0) return -1;
+
+    /* The script's defaults for what the config leaves out: as if given (scalar nodes that live
+     * until pass 2 is done), listed on one note. */
+    yamldoc_node dnode[CONFIG_GIGL_DEFAULTS_MAX];
+    char dpath[CONFIG_GIGL_DEFAULTS_MAX][160];
+    char taken[CONFIG_NOTE_MAX - 160] = "";
+    size_t tlen = 0;
+    for (int i = 0; script && i < CONFIG_GIGL_DEFAULTS_MAX && script->defs[i].name; i++) {
+        const gigl_default *d = &script->defs[i];
+        if (arg_given(map, d->name, g, gx) || (d->unless && arg_given(map, d->unless, g, gx))) continue;
+        /* a link prediction script's argument in a node classification config: not this task's */
+        const int k = config_args_find(d->name), ga = k < 0 ? config_gigl_find(d->name) : -1;
+        const gigl_arg *e = ga >= 0 ? config_gigl_arg(ga) : NULL;
+        const int tk = k >= 0 ? k : e && e->kind == GIGL_SAME ? e->target : -1;
+        if (tk >= 0 && task != TASK_LINK_PREDICTION && CONFIG_TARGS[tk].lp_only) continue;
+        snprintf(dpath[i], sizeof dpath[i], "trainerConfig.trainerArgs.%s (%s's default)", d->name, script->name);
+        dnode[i] = (yamldoc_node){.kind = YAMLDOC_SCALAR, .line = 0, .path = dpath[i], .scalar = (char *)d->value};
+        if (take_arg(doc, task, d->name, &dnode[i], 0, g, gname, gx, err) != 0) return -1;
+        const int n = snprintf(taken + tlen, sizeof taken - tlen, "%s%s=%s", tlen ? ", " : "", d->name, d->value);
+        if (n > 0 && (size_t)n < sizeof taken - tlen) tlen += (size_t)n;
     }
+    if (tlen)
+        config_note(notes, "GiGL's defaults of %s for what trainerArgs leaves out: %s (docs/CONFIG.md, \"GiGL's "
+                    "defaults\")", script->source, taken);
 
     /* Pass 2: the values, down the table (config_args.h): each row's before step, its value if
      * given, its after step. */
@@ -676,8 +719,11 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     if (get_section(&doc, tc, "trainerArgs", &targs, err) != 0) goto out;
     if (get_section(&doc, root, "featureFlags", &ff, err) != 0) goto out;
     if (parse_command(&doc, ff, tc, targs, c, err) != 0) goto out;
+    const yamldoc_node *cls = tc ? yamldoc_get(tc, "trainerClsPath") : NULL;
+    const gigl_script *script =
+        config_gigl_script(c->command, cls && cls->kind == YAMLDOC_SCALAR ? cls->scalar : NULL);
     if (c->run_command) config_default_trainer_args(&c->args, c->task); /* trainerArgs are the command's */
-    else if (parse_trainer_args(&doc, targs, c->task, &c->args, &c->notes, err) != 0) goto out;
+    else if (parse_trainer_args(&doc, targs, c->task, script, &c->args, &c->notes, err) != 0) goto out;
     if (parse_profiler_config(&doc, root, c, err) != 0) goto out;
     if (parse_feature_flags(&doc, ff, c, err) != 0) goto out;
     rc = 0;

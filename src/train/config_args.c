@@ -262,6 +262,96 @@ _Static_assert(sizeof GIGL_ARGS / sizeof GIGL_ARGS[0] <= CONFIG_GIGL_ARGS_MAX, "
 const char *const CONFIG_GIGL_ARG_KEYS[] = {CONFIG_GIGL_NAMES(GIGL_NAME_OF) NULL};
 #undef GIGL_NAME_OF
 
+/* ---- GiGL's defaults ----------------------------------------------------------------------
+ * Read from the scripts' trainer_args.get(NAME, DEFAULT) / kwargs.get(NAME, DEFAULT) calls.
+ * Not taken (docs/CONFIG.md says why): num_classes / out_dim 7 of the node classification script
+ * and spec (Cora's; cgnn takes the dataset's class count), sampling_workers_per_process 4 and the
+ * specs' *_num_workers (speed only: cgnn sizes its sampler threads to the cores; the numbers never
+ * depend on them), process_start_gap_seconds and sampling_worker_shared_channel_size (no effect
+ * in cgnn). The scripts' models are fixed in code: GraphSAGE (homogeneous; cgnn's default) and HGT
+ * with 2 heads (heterogeneous: examples/link_prediction/models.py), TwoLayerGCN (hidden 16) for
+ * the node classification spec. */
+#define GIGL_LP_SCRIPT_DEFAULTS(BATCH)                                                                                 \
+    {"hid_dim", "16", NULL}, {"out_dim", "16", NULL}, {"main_batch_size", BATCH, NULL},                                \
+        {"random_batch_size", BATCH, NULL}, {"learning_rate", "0.0005", NULL}, {"weight_decay", "0.0005", NULL},      \
+        {"num_max_train_batches", "1000", NULL}, {"num_val_batches", "100", NULL},                                     \
+        {"val_every_n_batch", "50", NULL}, {"num_neighbors", "[10, 10]", "num_layers"},                                \
+        {"log_every_n_batch", "25", NULL}
+static const gigl_script GIGL_SCRIPTS[] = {
+    {"examples.link_prediction.homogeneous_training", "examples/link_prediction/homogeneous_training.py",
+     {GIGL_LP_SCRIPT_DEFAULTS("16")}},
+    {"examples.link_prediction.heterogeneous_training", "examples/link_prediction/heterogeneous_training.py",
+     {GIGL_LP_SCRIPT_DEFAULTS("16"), {"gnn_model_class_path", "gigl.src.common.models.pyg.heterogeneous.HGT", NULL},
+      {"num_heads", "2", NULL}}},
+    {"examples.link_prediction.graph_store.homogeneous_training",
+     "examples/link_prediction/graph_store/homogeneous_training.py", {GIGL_LP_SCRIPT_DEFAULTS("16")}},
+    {"examples.link_prediction.graph_store.heterogeneous_training",
+     "examples/link_prediction/graph_store/heterogeneous_training.py",
+     {GIGL_LP_SCRIPT_DEFAULTS("4"), {"gnn_model_class_path", "gigl.src.common.models.pyg.heterogeneous.HGT", NULL},
+      {"num_heads", "2", NULL}}},
+    {"examples.node_classification.homogeneous_training", "examples/node_classification/homogeneous_training.py",
+     {{"hid_dim", "16", NULL},
+      {"train_batch_size", "16", NULL},
+      {"learning_rate", "0.001", NULL},
+      {"weight_decay", "0.0005", NULL},
+      {"num_max_train_batches", "200", NULL},
+      {"num_val_batches", "20", NULL},
+      {"val_every_n_batch", "50", NULL},
+      {"num_neighbors", "[10, 10]", "num_layers"},
+      {"log_every_n_batch", "25", NULL}}},
+    {"gigl.src.common.modeling_task_specs.node_anchor_based_link_prediction_modeling_task_spec."
+     "NodeAnchorBasedLinkPredictionModelingTaskSpec",
+     "gigl/src/common/modeling_task_specs/node_anchor_based_link_prediction_modeling_task_spec.py",
+     {{"hidden_dim", "16", NULL},
+      {"num_layers", "2", NULL},
+      {"out_channels", "16", NULL},
+      {"num_heads", "2", NULL},
+      {"val_every_num_batches", "20", NULL},
+      {"num_val_batches", "10", NULL},
+      {"num_test_batches", "100", NULL},
+      {"optim_lr", "0.005", NULL},
+      {"optim_weight_decay", "0.000001", NULL},
+      {"main_sample_batch_size", "2048", NULL},
+      {"random_negative_sample_batch_size", "512", NULL},
+      {"random_negative_sample_batch_size_for_evaluation", "512", NULL},
+      {"early_stop_criterion", "loss", NULL},
+      {"early_stop_patience", "3", NULL}}},
+    {"gigl.src.common.modeling_task_specs.node_classification_modeling_task_spec.NodeClassificationModelingTaskSpec",
+     "gigl/src/common/modeling_task_specs/node_classification_modeling_task_spec.py",
+     {{"gnn_model_class_path", "gigl.src.common.models.pyg.homogeneous.GCN", NULL},
+      {"hidden_dim", "16", NULL},
+      {"num_layers", "2", NULL},
+      {"optim_lr", "0.01", NULL},
+      {"optim_weight_decay", "0.0005", NULL},
+      {"num_epochs", "5", NULL},
+      {"main_sample_batch_size", "16", NULL}}},
+};
+#undef GIGL_LP_SCRIPT_DEFAULTS
+
+const gigl_script *config_gigl_script(const char *command, const char *cls_path) {
+    char module[512] = "";
+    if (command && *command) {
+        /* "python -m a.b.c --x" -> a.b.c; "python a/b/c.py" -> a.b.c */
+        const char *m = strstr(command, "-m ");
+        const char *p = m ? m + 3 : strchr(command, ' ');
+        while (p && *p == ' ') p++;
+        if (p) {
+            size_t n = strcspn(p, " ");
+            if (n >= sizeof module) n = sizeof module - 1;
+            memcpy(module, p, n);
+            module[n] = '\0';
+            if (!m && n > 3 && !strcmp(module + n - 3, ".py")) module[n - 3] = '\0';
+            for (char *q = module; !m && *q; q++)
+                if (*q == '/') *q = '.';
+        }
+    }
+    for (size_t i = 0; i < sizeof GIGL_SCRIPTS / sizeof GIGL_SCRIPTS[0]; i++) {
+        if (module[0] && !strcmp(GIGL_SCRIPTS[i].name, module)) return &GIGL_SCRIPTS[i];
+        if (cls_path && !strcmp(GIGL_SCRIPTS[i].name, cls_path)) return &GIGL_SCRIPTS[i];
+    }
+    return NULL;
+}
+
 int config_gigl_bool(const char *s, int *out) {
     static const char *const yes[] = {"y", "yes", "t", "true", "on", "1"}, *const no[] = {"n", "no", "f", "false", "off", "0"};
     for (int i = 0; i < 6; i++) {
@@ -348,6 +438,7 @@ int config_gigl_finish(const targ_ctx *x, const yamldoc_node *const *gx) {
                             "classification example; this task is link prediction");
                 continue;
             }
+            if (v->line == 0) continue; /* a script's default (parse_trainer_args): its own note */
             char one[160];
             snprintf(one, sizeof one, "%s%s = %s%s%s", len ? ", " : "", e->name, CONFIG_TARGS[e->target].key,
                      e->target2 >= 0 ? " and " : "", e->target2 >= 0 ? CONFIG_TARGS[e->target2].key : "");

@@ -294,6 +294,28 @@ int config_gigl_count(void);
 int config_gigl_value(const yamldoc *doc, const yamldoc_node *v, gigl_type type, int64_t lo, int64_t hi, double *num,
                       cgnn_err *err);
 
+/* ---- GiGL's defaults per training script (config_args.c, "GiGL's defaults") --------------
+ * What a GiGL training script (trainerConfig.command "python -m MODULE") or v1 modeling task
+ * spec (trainerClsPath) uses for a trainer argument the config leaves out. cgnn takes the same
+ * value where it has the argument (docs/CONFIG.md, "GiGL's defaults"): a config trains as the
+ * script it names would, not with cgnn's own defaults. */
+typedef struct gigl_default {
+    const char *name;   /* the trainer argument, under GiGL's or cgnn's name */
+    const char *value;  /* as the script reads it (a string, as in trainerArgs) */
+    const char *unless; /* another argument (cgnn's or GiGL's name) whose presence makes this
+                           default moot (num_neighbors: num_layers), or NULL */
+} gigl_default;
+#define CONFIG_GIGL_DEFAULTS_MAX 24
+typedef struct gigl_script {
+    const char *name;   /* the module or the trainerClsPath */
+    const char *source; /* where in GiGL (fee4ba5) the defaults are read */
+    gigl_default defs[CONFIG_GIGL_DEFAULTS_MAX]; /* {NULL}-terminated */
+} gigl_script;
+
+/* The script a config names: command "python -m MODULE [args]" (or "python MODULE/PATH.py"), else
+ * trainerClsPath; NULL when neither names a script whose defaults cgnn knows. */
+const gigl_script *config_gigl_script(const char *command, const char *cls_path);
+
 /* After the cgnn arguments are read (pass 2): the GiGL names' settings, checks and notes.
  * gx[i]: the value given for GiGL name i, or NULL. */
 int config_gigl_finish(const targ_ctx *x, const yamldoc_node *const *gx);
