@@ -186,5 +186,25 @@ expect 0 "CSV both ways" -- "$CGNN" info "$TMP/oneway"
 contains "reverse edges: 100.0% of the edges" "both ways: the share"
 if grep -q "have their reverse edge" "$TMP/out"; then echo "FAIL: a warning for edges listed both ways"; fails=$((fails + 1)); else pass=$((pass + 1)); fi
 
+# which node feature a run reads: trainerArgs.node_feature, else "feat"; the log says which, and
+# lists the others; a name the dataset lacks is exit 2 naming the ones it has
+cp -r "$SRC/data/cora" "$TMP/twofeat"
+/usr/bin/python3 -c "
+import numpy as np, sys
+np.save(sys.argv[1] + '/feat2.npy', np.random.default_rng(0).standard_normal((2708, 8)).astype(np.float32))" "$TMP/twofeat"
+sed -i 's#^tasks:#  - {domain: node, name: feat2, format: numpy, path: feat2.npy}\ntasks:#' "$TMP/twofeat/metadata.yaml"
+sed -e "s#out/[a-z_]*/#$TMP/twofeat-out/#g" -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $TMP/twofeat#" \
+  "$SRC/examples/cora_graphsage.yaml" >"$TMP/twofeat.yaml"
+expect 0 "two node features: the default" -- env CGNN_TEST_MAX_TRAIN_BATCHES=1 "$CGNN" train --task_config_uri="$TMP/twofeat.yaml"
+contains "node feature: 'feat' (1433, uint8) of feat, feat2 (trainerArgs.node_feature picks one); normalisation: row" "two features: the log names the one used"
+sed -i 's#^  trainerArgs:#  trainerArgs:\n    node_feature: feat2#' "$TMP/twofeat.yaml"
+expect 0 "two node features: node_feature feat2" -- env CGNN_TEST_MAX_TRAIN_BATCHES=1 "$CGNN" train --task_config_uri="$TMP/twofeat.yaml"
+contains "node feature: 'feat2' (8, float32) of feat, feat2;" "node_feature: feat2 used"
+grep -q '"in_channels":"8"' "$TMP/twofeat-out/model.safetensors" && grep -q '"node_feature":"feat2"' "$TMP/twofeat-out/model.safetensors" \
+  && pass=$((pass + 1)) || { echo "FAIL: the checkpoint is not of feat2 (8 channels)"; fails=$((fails + 1)); }
+sed -i 's#node_feature: feat2#node_feature: feet#' "$TMP/twofeat.yaml"
+expect 2 "node_feature: a name the dataset lacks" -- "$CGNN" train --task_config_uri="$TMP/twofeat.yaml"
+contains "trainerConfig.trainerArgs.node_feature: 'feet' is not a node feature of $TMP/twofeat (its node features: feat, feat2)" "bad node_feature: the message"
+
 echo "test_cli: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -78,6 +78,14 @@ PY
 
 # chunking and out-of-core activations: the same bits; no layer files left behind
 embed run --batch 97 --out "$TMP/b97.npy" && cmp -s "$E" "$TMP/b97.npy" && ok || bad "--batch 97 gives other bits"
+# the checkpoint records its input (node feature, normalisation): a config that forgets
+# feature_normalization: row still embeds with it (a warning says so), the same bits
+grep -q '"node_feature":"feat"' "$TMP/run/model.safetensors" && grep -q '"feature_normalization":"row"' "$TMP/run/model.safetensors" \
+  && ok || bad "the checkpoint does not record its node feature and normalisation"
+sed -e '/feature_normalization: row/d' "$TMP/run.yaml" >"$TMP/nonorm.yaml"
+embed nonorm --out "$TMP/nonorm.npy" && cmp -s "$E" "$TMP/nonorm.npy" && ok || bad "a config without feature_normalization: other bits"
+grep -q "was trained with feature_normalization row; trainerArgs says none: the checkpoint's is used" "$TMP/nonorm.embed.err" \
+  && ok || bad "no warning for the normalisation: $(cat "$TMP/nonorm.embed.err")"
 mkdir -p "$TMP/act"
 embed run --batch 500 --activations_dir "$TMP/act" --out "$TMP/act.npy" && cmp -s "$E" "$TMP/act.npy" && ok \
   || bad "--activations_dir gives other bits: $(cat "$TMP/run.embed.err")"

@@ -47,7 +47,7 @@ _C = _import_c()
 
 __all__ = ["OnDiskDataset", "NeighborLoader", "LinkNeighborLoader", "Batch", "HeteroBatch", "LinkBatch",
            "HeteroLinkBatch", "DataError",
-           "load_state_dict", "init_distributed", "run_graph_store", "shutdown"]
+           "load_state_dict", "checkpoint_metadata", "init_distributed", "run_graph_store", "shutdown"]
 
 DataError = _C.DataError
 SPLITS = {"train": 0, "validation": 1, "valid": 1, "test": 2}
@@ -494,12 +494,8 @@ class NeighborLoader(_Loader):
         super().__init__(dataset, opts, Batch)
 
 
-def load_state_dict(path):
-    """A cgnn checkpoint as a dict of torch tensors: safetensors (parsed here: no package needed)
-    or a .pt / .pth file (torch.load)."""
-    path = str(path)
-    if path.endswith((".pt", ".pth")):
-        return torch.load(path, map_location="cpu")
+def _safetensors(path):
+    """(header dict, file bytes, data offset) of a safetensors file."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 8:
@@ -507,7 +503,36 @@ def load_state_dict(path):
     (n,) = struct.unpack("<Q", data[:8])
     if n > len(data) - 8:
         raise DataError(f"{path}: header length {n} is past the end of the file")
-    header = json.loads(data[8:8 + n])
+    try:
+        header = json.loads(data[8:8 + n])
+    except ValueError as e:
+        raise DataError(f"{path}: the header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise DataError(f"{path}: the header is not a JSON object")
+    return header, data, n
+
+
+def checkpoint_metadata(path):
+    """A cgnn checkpoint's metadata as a dict of strings: the model (cgnn_model, num_layers,
+    in_channels, hidden_channels, out_channels, heads) and its input (node_feature,
+    feature_normalization: feed the model the same feature, "row" = each row divided by its L1
+    norm). A .pt file: its state_dict's _metadata["cgnn"] when cgnn wrote it, else {}."""
+    path = str(path)
+    if path.endswith((".pt", ".pth")):
+        sd = torch.load(path, map_location="cpu")
+        meta = getattr(sd, "_metadata", None) or {}
+        return dict(meta.get("cgnn", {})) if isinstance(meta, dict) else {}
+    meta = _safetensors(path)[0].get("__metadata__", {})
+    return dict(meta) if isinstance(meta, dict) else {}
+
+
+def load_state_dict(path):
+    """A cgnn checkpoint as a dict of torch tensors: safetensors (parsed here: no package needed)
+    or a .pt / .pth file (torch.load). checkpoint_metadata(path) says what input it takes."""
+    path = str(path)
+    if path.endswith((".pt", ".pth")):
+        return torch.load(path, map_location="cpu")
+    header, data, n = _safetensors(path)
     dtypes = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64, "I32": torch.int32,
               "F16": torch.float16, "BF16": torch.bfloat16, "U8": torch.uint8}
     body = bytearray(data[8 + n:])

@@ -104,6 +104,28 @@ static void job_free(embed_job *j) {
 static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
                            const char *types_flag, const char *act_dir, const dist_ctx *d, cgnn_err *err);
 
+/* The model's input as its checkpoint records it (outputs_save_model_input): the checkpoint's
+ * node feature and normalisation win over the config's (a warning on rank 0 when they differ);
+ * a checkpoint without them (older, or GiGL's) leaves the config's. */
+static const char *embed_node_feature(const task_config *tc, const st_file *ckpt, const char *ck, int root) {
+    const char *m = safetensors_meta(ckpt, "node_feature");
+    if (!m || !*m) return tc->args.node_feature;
+    if (root && tc->args.node_feature[0] && strcmp(m, tc->args.node_feature) != 0)
+        log_warn("%s was trained on node feature '%s'; trainerArgs.node_feature says '%s': the checkpoint's is used", ck,
+                 m, tc->args.node_feature);
+    return m;
+}
+
+static int embed_normalize_rows(const task_config *tc, const st_file *ckpt, const char *ck, int root) {
+    const char *m = safetensors_meta(ckpt, "feature_normalization");
+    if (!m || (strcmp(m, "row") != 0 && strcmp(m, "none") != 0))
+        return strcmp(tc->args.feature_normalization, "row") == 0;
+    if (root && strcmp(m, tc->args.feature_normalization) != 0)
+        log_warn("%s was trained with feature_normalization %s; trainerArgs says %s: the checkpoint's is used", ck, m,
+                 tc->args.feature_normalization);
+    return strcmp(m, "row") == 0;
+}
+
 static int job_setup(embed_job *j, const task_config *tc, const char *res_file, const char *out_flag,
                      const char *types_flag, const char *act_dir, const dist_ctx *d, cgnn_err *err) {
     const int root = d->rank == 0;
@@ -144,12 +166,14 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
     if (types_flag)
         return err_set(err, CGNN_ERR_INPUT, "--node_types: the dataset %s has no node types (it is not typed)",
                        j->dsp->dir);
-    const ds_feature *feat = dataset_find_feature(j->dsp, DS_DOMAIN_NODE, 0, "feat");
-    for (int i = 0; i < j->dsp->num_features && !feat; i++)
-        if (j->dsp->features[i].domain == DS_DOMAIN_NODE) feat = &j->dsp->features[i];
     if (outputs_read_checkpoint(&j->ckpt, ck, err) != 0) /* .safetensors, or a .pt in GiGL's layout */
         return err_prefix(err, "%s: sharedConfig.trainedModelMetadata.trainedModelUri: ", tc->file);
     j->have_ckpt = 1;
+    const char *feat_name = embed_node_feature(tc, &j->ckpt, ck, root);
+    const ds_feature *feat = dataset_node_feature(j->dsp, 0, feat_name);
+    if (!feat && feat_name && *feat_name && j->dsp->num_features > 0)
+        return err_set(err, CGNN_ERR_INPUT, "%s: node feature '%s' (the model's input) is not in the dataset %s", ck,
+                       feat_name, j->dsp->dir);
     int emb = -1;
     if (infer_model_from_checkpoint(&j->m, &j->ckpt, tc->args.l2_normalize_output, &emb, err) != 0) return -1;
     j->have_m = 1;
@@ -162,7 +186,7 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
                                : "LightGCN propagates over the whole graph: embed it on the whole dataset, not on "
                                  "a partitioned graph");
     j->in.feat = j->m.cfg.num_layers > 0 ? feat : NULL; /* 0 layers: the embeddings alone (MF) */
-    j->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    j->in.normalize_rows = embed_normalize_rows(tc, &j->ckpt, ck, root);
     if (emb >= 0) {
         j->in.emb = j->ckpt.data[emb];
         j->in.emb_rows = j->ckpt.shapes[emb][0];
@@ -245,7 +269,7 @@ static int job_setup_typed(embed_job *j, const task_config *tc, const char *res_
     if (j->m.cfg.kind != tc->args.model && tc->args.model_given && root) /* none named: HGT is the typed default */
         log_warn("%s is a %s; trainerArgs.gnn_model_class_path says %s: the checkpoint defines the model", ck,
                  model_kind_name(j->m.cfg.kind), model_kind_name(tc->args.model));
-    j->tin.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    j->tin.normalize_rows = embed_normalize_rows(tc, &j->ckpt, ck, root);
     if (!types_flag) {
         for (int t = 0; t < T; t++) j->write_type[t] = 1;
     } else { /* a comma-separated list of the dataset's node types */
@@ -484,7 +508,7 @@ static int gs_embed_setup(gs_embed *g, const graph_store_client *gc, const dist_
     int emb = -1;
     if (infer_model_from_checkpoint(&g->m, &g->ckpt, tc->args.l2_normalize_output, &emb, err) != 0) return -1;
     g->have_m = 1;
-    g->in.normalize_rows = strcmp(tc->args.feature_normalization, "row") == 0;
+    g->in.normalize_rows = embed_normalize_rows(tc, &g->ckpt, ck, 1);
     if (emb >= 0) {
         g->in.emb = g->ckpt.data[emb];
         g->in.emb_rows = g->ckpt.shapes[emb][0];

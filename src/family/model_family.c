@@ -143,10 +143,15 @@ int model_family_save(model_family *f, int best, cgnn_err *err) {
         }
         tb[i] = (outputs_table){t->key[0], full[i] ? full[i] : rows, n, t->e.dim};
     }
+    /* the input, recorded with the weights: the node feature (a whole homogeneous graph's by its
+     * name; a typed graph's as the config names it, "" = each type's "feat" or first) and the
+     * normalisation */
+    const ds_feature *feat = dataset_is_typed(f->o.src->ds) ? NULL : graph_source_feature(f->o.src);
+    const outputs_input in = {feat ? feat->name : f->o.a->node_feature, f->o.a->feature_normalization};
     int rc = 0;
     if (model_family_is_root(f))
-        rc = outputs_save_model_tables(f->o.cfg->trained_model_uri, f->o.cfg->task, &f->m,
-                                       best ? f->best_params : f->m.params, tb, f->num_tables, err);
+        rc = outputs_save_model_input(f->o.cfg->trained_model_uri, f->o.cfg->task, &f->m,
+                                      best ? f->best_params : f->m.params, tb, f->num_tables, &in, err);
     for (int i = 0; i < f->num_tables; i++) free(full[i]);
     return rc;
 }

@@ -1334,6 +1334,28 @@ const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int 
     return NULL;
 }
 
+const ds_feature *dataset_node_feature(const dataset *ds, int type, const char *name) {
+    if (name && *name) return dataset_find_feature(ds, DS_DOMAIN_NODE, type, name);
+    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, type, "feat");
+    for (int i = 0; i < ds->num_features && !f; i++)
+        if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == type) f = &ds->features[i];
+    return f;
+}
+
+int dataset_node_feature_names(const dataset *ds, int type, char *out, size_t cap) {
+    int n = 0;
+    size_t len = 0;
+    if (cap) out[0] = '\0';
+    for (int i = 0; i < ds->num_features; i++) {
+        const ds_feature *f = &ds->features[i];
+        if (f->domain != DS_DOMAIN_NODE || f->type != type) continue;
+        const int w = snprintf(out + len, cap > len ? cap - len : 0, "%s%s", n ? ", " : "", f->name);
+        if (w > 0 && len + (size_t)w < cap) len += (size_t)w;
+        n++;
+    }
+    return n;
+}
+
 const ds_task *dataset_find_task(const dataset *ds, const char *name) {
     for (int i = 0; i < ds->num_tasks; i++)
         if (strcmp(ds->tasks[i].name, name) == 0) return &ds->tasks[i];

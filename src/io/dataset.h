@@ -170,6 +170,13 @@ void dataset_close(dataset *ds);
 
 /* Lookups; return NULL / -1 when absent. */
 const ds_feature *dataset_find_feature(const dataset *ds, ds_domain domain, int type, const char *name);
+/* The node feature a model reads for node type `type` (0 for an untyped dataset): the one named
+ * `name` when name is non-empty (NULL if that type has none of that name), else "feat", else the
+ * type's first node feature; NULL when the type has no node feature (featureless). */
+const ds_feature *dataset_node_feature(const dataset *ds, int type, const char *name);
+/* Writes the names of node type `type`'s node features, comma-separated, into out[cap]; returns
+ * how many there are. */
+int dataset_node_feature_names(const dataset *ds, int type, char *out, size_t cap);
 const ds_task *dataset_find_task(const dataset *ds, const char *name);
 int dataset_find_node_type(const dataset *ds, const char *name);
 

@@ -50,13 +50,11 @@ static int meta_int(const st_file *f, const char *key, int64_t lo, int64_t hi, i
     return 0;
 }
 
-/* The node feature type t trains on: "feat", else the first node feature of the type (the
- * trainer's choice: graph_source_type_feature). */
-static const ds_feature *type_feature(const dataset *ds, int t) {
-    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, t, "feat");
-    for (int i = 0; i < ds->num_features && !f; i++)
-        if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == t) f = &ds->features[i];
-    return f;
+/* The node feature type t trains on: the one the checkpoint records (its "node_feature"
+ * metadata: the trainer's trainerArgs.node_feature), else "feat", else the type's first
+ * (dataset_node_feature: the trainer's choice). */
+static const ds_feature *type_feature(const dataset *ds, int t, const st_file *f) {
+    return dataset_node_feature(ds, t, safetensors_meta(f, "node_feature"));
 }
 
 int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_file *f, const dataset *ds,
@@ -109,7 +107,7 @@ int infer_typed_model_from_checkpoint(model *m, infer_typed_input *in, const st_
             goto done;
         }
         ty->in_dim[t] = f->shapes[k][1];
-        in->feat[t] = type_feature(ds, t);
+        in->feat[t] = type_feature(ds, t, f);
         if (in->feat[t]) {
             if (in->feat[t]->dim != ty->in_dim[t]) {
                 err_set(err, CGNN_ERR_INPUT,

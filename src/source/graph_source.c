@@ -48,22 +48,14 @@ int graph_source_assign_seeds(graph_source *s, cgnn_err *err) { return s->ops->a
 
 int graph_source_open_typed(graph_source *s, cgnn_err *err) { return s->ops->open_typed(s, err); }
 
-/* The dataset's features of node type `type` (-1: a homogeneous graph's): "feat", else the first
- * node feature (of that type). */
-static const ds_feature *dataset_node_feature(const dataset *ds, int type) {
-    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, type < 0 ? 0 : type, "feat");
-    for (int i = 0; i < ds->num_features && !f; i++)
-        if (ds->features[i].domain == DS_DOMAIN_NODE && (type < 0 || ds->features[i].type == type))
-            f = &ds->features[i];
-    return f;
-}
-
+/* The node feature the model reads (dataset_node_feature with trainerArgs.node_feature); type -1:
+ * a homogeneous graph's (its one node type). */
 const ds_feature *graph_source_feature(const graph_source *s) {
-    return s->ops->feature ? s->ops->feature(s, -1) : dataset_node_feature(s->ds, -1);
+    return s->ops->feature ? s->ops->feature(s, -1) : dataset_node_feature(s->ds, 0, s->opt.node_feature);
 }
 
 const ds_feature *graph_source_type_feature(const graph_source *s, int k) {
-    return s->ops->feature ? s->ops->feature(s, k) : dataset_node_feature(s->ds, k);
+    return s->ops->feature ? s->ops->feature(s, k) : dataset_node_feature(s->ds, k, s->opt.node_feature);
 }
 
 int64_t graph_source_num_nodes(const graph_source *s) {

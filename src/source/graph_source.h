@@ -110,6 +110,7 @@ typedef struct graph_source_options {
     const char *dataset_path;       /* sharedConfig.preprocessedMetadataUri */
     graph_source_seeds seed_assignment;
     const char *seed_partition;     /* trainerArgs.seed_partition_uri ("": none) */
+    const char *node_feature;       /* trainerArgs.node_feature (NULL or "": "feat", else the first) */
     double rpc_timeout_s;           /* part: a silent peer is an error after this long */
     /* part: the feature cache (trainerArgs.cache_*; FEAT_CACHE_NONE: none) */
     feat_cache_policy cache_policy;

@@ -81,6 +81,8 @@ typedef struct trainer_args {
     int l2_normalize_output;          /* should_l2_normalize_embedding_layer_output (false NC, true LP) */
     int l2_normalize_set;             /* the key was given */
     char feature_normalization[16];   /* "none" | "row" */
+    char node_feature[128];           /* the node feature the model reads ("": "feat", else the type's
+                                         first; dataset_node_feature) */
     /* loop */
     int64_t batch_size;               /* main_sample_batch_size (512) */
     int64_t num_epochs;               /* 1 unless num_max_train_batches is given; then

@@ -123,6 +123,7 @@ typedef struct targ_row {
     ARG(L2_NORMALIZE, "should_l2_normalize_embedding_layer_output", TARG_BOOL(l2_normalize_output),                    \
         TARG_GIVEN(l2_normalize_set))                                                                                  \
     ARG(FEATURE_NORMALIZATION, "feature_normalization", TARG_SPECIAL(config_read_feature_normalization))               \
+    ARG(NODE_FEATURE, "node_feature", TARG_SPECIAL(config_read_node_feature))                                          \
     /* fanouts: one per layer (num_layers above) */                                                                    \
     ARG(NUM_NEIGHBORS, "num_neighbors", TARG_SPECIAL(config_read_num_neighbors), TARG_YAML_LIST,                       \
         TARG_YAML_MAP, .before = config_default_fanouts, .after = config_check_heads)                                  \
@@ -236,6 +237,7 @@ const char *config_task_name(task_kind task);
 /* The special arguments' readers (config_value.c). */
 int config_read_model(const targ_ctx *x, const yamldoc_node *n);
 int config_read_feature_normalization(const targ_ctx *x, const yamldoc_node *n);
+int config_read_node_feature(const targ_ctx *x, const yamldoc_node *n);
 int config_read_num_neighbors(const targ_ctx *x, const yamldoc_node *n);
 int config_read_early_stop_criterion(const targ_ctx *x, const yamldoc_node *n);
 int config_read_optim_class_path(const targ_ctx *x, const yamldoc_node *n);

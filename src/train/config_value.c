@@ -574,6 +574,17 @@ int config_read_feature_normalization(const targ_ctx *x, const yamldoc_node *n) 
     return 0;
 }
 
+/* node_feature: the name of a node feature in the dataset's feature_data (checked against the
+ * dataset when it is opened: graph_source / the trainer). */
+int config_read_node_feature(const targ_ctx *x, const yamldoc_node *n) {
+    char buf[80];
+    if (strlen(n->scalar) >= sizeof x->a->node_feature || strpbrk(n->scalar, ":/"))
+        return config_node_err(x->doc, n, x->err, "expected the name of a node feature of the dataset (feature_data[*].name), got %s",
+                               config_shown(n, buf, sizeof buf));
+    snprintf(x->a->node_feature, sizeof x->a->node_feature, "%s", n->scalar);
+    return 0;
+}
+
 /* num_neighbors, after num_layers: their lengths must agree. */
 int config_read_num_neighbors(const targ_ctx *x, const yamldoc_node *n) {
     if (x->a->num_layers == 0)

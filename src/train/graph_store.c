@@ -83,19 +83,15 @@ typedef struct storage {
     int have_guard;
 } storage;
 
-static const ds_feature *node_feature(const dataset *ds) {
-    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, 0, "feat");
-    for (int i = 0; i < ds->num_features && !f; i++)
-        if (ds->features[i].domain == DS_DOMAIN_NODE) f = &ds->features[i];
-    return f;
+/* The feature rows the storage ranks serve: trainerArgs.node_feature (dataset_node_feature), as
+ * the trainer reads them on a whole graph. */
+static const ds_feature *node_feature(const dataset *ds, const task_config *tc) {
+    return dataset_node_feature(ds, 0, tc->args.node_feature);
 }
 
-/* Node type t's feature rows of a typed part's dataset ("feat", else its first node feature), or NULL. */
-static const ds_feature *type_feature(const dataset *ds, int t) {
-    const ds_feature *f = dataset_find_feature(ds, DS_DOMAIN_NODE, t, "feat");
-    for (int i = 0; i < ds->num_features && !f; i++)
-        if (ds->features[i].domain == DS_DOMAIN_NODE && ds->features[i].type == t) f = &ds->features[i];
-    return f;
+/* Node type t's feature rows of a typed part's dataset, or NULL (featureless). */
+static const ds_feature *type_feature(const dataset *ds, int t, const task_config *tc) {
+    return dataset_node_feature(ds, t, tc->args.node_feature);
 }
 
 /* storage_open on a typed partition: per node type, the k parts' ranges are one contiguous range
@@ -159,9 +155,9 @@ static int storage_open_typed(storage *st, cgnn_err *err) {
         st->tlocal[e] = m;
     }
     for (int t = 0; t < T; t++) {
-        const ds_feature *f0 = type_feature(&pb->ds, t);
+        const ds_feature *f0 = type_feature(&pb->ds, t, st->tc);
         for (int i = 1; i < k; i++) {
-            const ds_feature *f = type_feature(&st->pbs[i].ds, t);
+            const ds_feature *f = type_feature(&st->pbs[i].ds, t, st->tc);
             if (!f != !f0 || (f && (f->dim != f0->dim || f->array.dtype != f0->array.dtype)))
                 return err_set(err, CGNN_ERR_INPUT, "%s: part %d's features of node type %s differ from part %d's",
                                tc->dataset_path, st->first_part + i, pb->ntype_names[t], st->first_part);
@@ -176,7 +172,7 @@ static int storage_open_typed(storage *st, cgnn_err *err) {
         st->tmfeat_rows[t] = cgnn_malloc((size_t)(hi - lo) * rb + 1);
         int64_t r = 0;
         for (int i = 0; i < k; i++) {
-            const ds_feature *f = type_feature(&st->pbs[i].ds, t);
+            const ds_feature *f = type_feature(&st->pbs[i].ds, t, st->tc);
             memcpy((char *)st->tmfeat_rows[t] + (size_t)r * rb, f->array.data, (size_t)f->rows * rb);
             r += f->rows;
         }
@@ -232,7 +228,7 @@ static int storage_open(storage *st, cgnn_err *err) {
     /* the index and the feature rows of the whole range */
     if (st->k == 1) {
         st->local = &st->pbs[0].local;
-        st->feat = node_feature(&st->pbs[0].ds);
+        st->feat = node_feature(&st->pbs[0].ds, st->tc);
     } else {
         int64_t E = 0;
         for (int i = 0; i < st->k; i++) E += st->pbs[i].local.num_edges;
@@ -259,13 +255,13 @@ static int storage_open(storage *st, cgnn_err *err) {
         m->indptr = m->owned_indptr;
         m->indices = m->owned_indices;
         st->local = m;
-        const ds_feature *f0 = node_feature(&st->pbs[0].ds);
+        const ds_feature *f0 = node_feature(&st->pbs[0].ds, st->tc);
         if (f0) {
             const size_t rb = (size_t)f0->dim * npy_dtype_size(f0->array.dtype);
             st->mfeat_rows = cgnn_malloc((size_t)(hi - lo) * rb + 1);
             int64_t r = 0;
             for (int i = 0; i < st->k; i++) {
-                const ds_feature *f = node_feature(&st->pbs[i].ds);
+                const ds_feature *f = node_feature(&st->pbs[i].ds, st->tc);
                 if (!f || f->dim != f0->dim || f->array.dtype != f0->array.dtype)
                     return err_set(err, CGNN_ERR_INPUT, "%s: part %d's node features differ from part %d's",
                                    tc->dataset_path, st->first_part + i, st->first_part);

@@ -133,6 +133,11 @@ int outputs_write_eval_metrics(const char *path, const char *const *names, const
  * buffers (safetensors_write streams them: no copy). */
 int outputs_save_model_tables(const char *path, task_kind task, const model *m, const float *params,
                               const outputs_table *tables, int num_tables, cgnn_err *err) {
+    return outputs_save_model_input(path, task, m, params, tables, num_tables, NULL, err);
+}
+
+int outputs_save_model_input(const char *path, task_kind task, const model *m, const float *params,
+                             const outputs_table *tables, int num_tables, const outputs_input *input, cgnn_err *err) {
     if (outputs_make_parent(path, 0, err) != 0) return -1;
     CGNN_CHECK(num_tables >= 0 && num_tables <= MINIBATCH_MAX_NODE_TYPES);
     st_tensor t[MODEL_MAX_TENSORS + MINIBATCH_MAX_NODE_TYPES + 1];
@@ -162,10 +167,15 @@ int outputs_save_model_tables(const char *path, task_kind task, const model *m, 
     snprintf(out, sizeof out, "%lld", (long long)m->cfg.out_dim);
     snprintf(heads, sizeof heads, "%d", m->cfg.num_heads);
     snprintf(emb, sizeof emb, "%lld", (long long)emb_dim);
-    const char *meta[] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
-                          "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads,
-                          "node_embedding_dim", emb, "lightgcn_alpha", alpha};
-    const int nmeta = (num_tables ? 8 : 7) + lgc; /* LightGCN: its alpha (always with its table) */
+    const char *meta[2 * 12] = {"format", "pt", "cgnn_model", model_kind_name(m->cfg.kind), "num_layers", layers,
+                                "in_channels", in, "hidden_channels", hidden, "out_channels", out, "heads", heads};
+    int nmeta = 7;
+    if (num_tables) meta[2 * nmeta] = "node_embedding_dim", meta[2 * nmeta + 1] = emb, nmeta++;
+    if (lgc) meta[2 * nmeta] = "lightgcn_alpha", meta[2 * nmeta + 1] = alpha, nmeta++; /* (always with its table) */
+    if (input && input->node_feature && m->cfg.num_layers > 0)
+        meta[2 * nmeta] = "node_feature", meta[2 * nmeta + 1] = input->node_feature, nmeta++;
+    if (input && input->feature_normalization && m->cfg.num_layers > 0)
+        meta[2 * nmeta] = "feature_normalization", meta[2 * nmeta + 1] = input->feature_normalization, nmeta++;
     if (lgc) { /* ... and PyG LightGCN's `alpha` buffer, part of its state_dict */
         CGNN_CHECK(num_tables == 1);
         t[n++] = (st_tensor){.name = OUTPUTS_LIGHTGCN_ALPHA_KEY, .ndim = 1, .shape = {m->cfg.prop_layers + 1, 1, 1, 1},

@@ -76,6 +76,17 @@ typedef struct outputs_table {
     const float *data;
     int64_t rows, dim;
 } outputs_table;
+/* What the model's input was, recorded in the checkpoint's metadata ("node_feature",
+ * "feature_normalization") so that whoever runs it (cgnn embed, PyTorch) feeds it the same. */
+typedef struct outputs_input {
+    const char *node_feature;          /* the node feature's name ("feat"; typed: the name asked for, or "") */
+    const char *feature_normalization; /* "none" | "row" */
+} outputs_input;
+
+/* outputs_save_model_tables with the input recorded (in may be NULL: nothing recorded). */
+int outputs_save_model_input(const char *path, task_kind task, const model *m, const float *params,
+                             const outputs_table *tables, int num_tables, const outputs_input *in, cgnn_err *err);
+
 /* outputs_save_model plus num_tables tables (<= MINIBATCH_MAX_NODE_TYPES), written from the
  * callers' buffers. */
 int outputs_save_model_tables(const char *path, task_kind task, const model *m, const float *params,

@@ -308,6 +308,39 @@ static int open_typed_graph(trainer *t, cgnn_err *err) {
  * the task are open): the family's inputs (feat: a homogeneous graph's node features, or NULL)
  * and tables first, this part's services, the loaders (they gather the family's inputs), then the
  * model sized for every loader's batches, the optimiser and the head. */
+/* trainerArgs.node_feature against the dataset (a name a node type with features lacks is an
+ * error naming the ones it has), and the log line of the features the model reads. */
+static int check_node_features(trainer *t, cgnn_err *err) {
+    const trainer_args *a = &t->cfg->args;
+    const dataset *ds = t->src.ds;
+    const int typed = dataset_is_typed(ds), T = typed ? ds->num_node_types : 1;
+    char line[2048] = "", names[256];
+    size_t len = 0;
+    for (int k = 0; k < T; k++) {
+        const ds_feature *f = typed ? graph_source_type_feature(&t->src, k) : graph_source_feature(&t->src);
+        const int avail = dataset_node_feature_names(ds, k, names, sizeof names);
+        if (a->node_feature[0] && !f && (avail > 0 || !typed))
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: trainerConfig.trainerArgs.node_feature: '%s' is not a node feature of %s%s%s (its node "
+                           "features: %s)",
+                           t->cfg->file, a->node_feature, ds->dir, typed ? " type " : "", typed ? ds->node_types[k].name : "",
+                           avail ? names : "none");
+        char one[800];
+        if (f)
+            snprintf(one, sizeof one, "%s%s'%s' (%lld, %s)%s%s%s", typed ? ds->node_types[k].name : "", typed ? " " : "",
+                     f->name, (long long)f->dim, npy_dtype_name(f->array.dtype), avail > 1 ? " of " : "",
+                     avail > 1 ? names : "", avail > 1 && !a->node_feature[0] ? " (trainerArgs.node_feature picks one)" : "");
+        else
+            snprintf(one, sizeof one, "%s: none", ds->node_types[k].name);
+        const int n = snprintf(line + len, sizeof line - len, "%s%s", k ? ", " : "", one);
+        if (n > 0 && (size_t)n < sizeof line - len) len += (size_t)n;
+    }
+    if (trainer_is_root(t) && a->num_layers > 0)
+        log_info("node feature%s: %s; normalisation: %s (feature_normalization)", typed ? "s" : "", line,
+                 a->feature_normalization);
+    return 0;
+}
+
 static int setup_model(trainer *t, const ds_feature *feat, int64_t out_dim, cgnn_err *err) {
     const trainer_args *a = t->a;
     const model_family_options fo = {t->cfg, a, t->task, t->gtask, &t->src, t->d, t->threads};
@@ -466,6 +499,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: trainerConfig.trainerArgs.node_embedding_reg: not available on a typed graph (%s) yet",
                        t->cfg->file, t->src.ds->dir);
+    if (check_node_features(t, err) != 0) return -1;
     const ds_feature *feat = typed ? NULL : graph_source_feature(&t->src); /* (server-client: the storage ranks' rows) */
     if (a->num_layers == 0 && feat) { /* matrix factorisation: the embeddings are the whole input */
         if (trainer_is_root(t))
@@ -679,6 +713,7 @@ static void source_options(const task_config *cfg, int fault_rank, graph_source_
                          : a->seed_assignment == SEED_ASSIGN_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL
                                                                     : GRAPH_SOURCE_SEEDS_AUTO;
     o->seed_partition = a->seed_partition;
+    o->node_feature = a->node_feature;
     o->rpc_timeout_s = a->rpc_timeout_s;
     o->cache_policy = a->cache_policy == CACHE_POLICY_HOTNESS  ? FEAT_CACHE_HOTNESS
                       : a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE

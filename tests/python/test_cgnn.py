@@ -358,6 +358,10 @@ with tempfile.TemporaryDirectory() as tmp:
     sd = cgnn.load_state_dict(f"{tmp}/s0/model.safetensors")
     check(sd["convs.0.lin_l.weight"].shape == (128, 1433) and sd["convs.1.lin_r.weight"].shape == (7, 128),
           f"load_state_dict reads the native checkpoint ({len(sd)} tensors)")
+    meta = cgnn.checkpoint_metadata(f"{tmp}/s0/model.safetensors")
+    check(meta.get("cgnn_model") == "GraphSAGE" and meta.get("node_feature") == "feat" and
+          meta.get("feature_normalization") in ("row", "none") and meta.get("in_channels") == "1433",
+          f"checkpoint_metadata: the model and its input ({meta})")
 mn, mp = sum(native) / 3, sum(py) / 3
 print(f"Cora test accuracy, seeds 0-2: native {native} mean {mn:.4f}; PyTorch on cgnn.NeighborLoader {py} "
       f"mean {mp:.4f}")
