@@ -77,6 +77,7 @@ int cli_launch_command(struct task_config *tc, const char *job, const char *task
 int cli_cmd_train(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_generate(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_rank(int argc, char **argv);
 int cli_cmd_embed(int argc, char **argv);
