@@ -167,7 +167,7 @@ mkdir -p "$TMP/bin" "$TMP/base/tests"
 ln -s "$CGNN" "$TMP/bin/cgnn"
 cp -r examples data scripts "$TMP/base/"
 cp -r tests/fixtures tests/gigl_configs "$TMP/base/tests/"
-for f in "$TMP"/base/examples/*.yaml "$TMP"/base/examples/gigl/*.yaml; do shorten "$f"; done
+for f in "$TMP"/base/examples/*.yaml "$TMP"/base/examples/gigl/*.yaml "$TMP"/base/examples/byod/*.yaml; do shorten "$f"; done
 ROOTFLAG=""
 [[ $(id -u) -eq 0 ]] && ROOTFLAG=--allow-run-as-root
 cat >"$TMP/prelude.sh" <<EOF
