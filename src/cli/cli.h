@@ -59,6 +59,16 @@ int cli_fail(const cgnn_err *err);
 int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists, cgnn_err *err);
 int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err);
 
+/* A dataset directory written whole or not at all (generate, import): `out` (trailing '/' dropped,
+ * the result in dir[4096]) is checked (cli_out_dir_check with --force = force) against the
+ * inputs[n_inputs] (paths, roles: never inside the output tree) and locked for `job`; then
+ * write(staging, ctx) fills "<dir>.tmp.<pid>" (created; removed on failure or a signal) and it
+ * is renamed into place. 0, or -1 with *err (nothing left behind). */
+typedef int (*cli_out_dir_writer)(const char *staging, void *ctx, cgnn_err *err);
+int cli_out_dir_write(const char *out, const char *job, int force, const char *const *inputs,
+                      const char *const *roles, int n_inputs, cli_out_dir_writer write, void *ctx, char dir[4096],
+                      cgnn_err *err);
+
 /* Prints a partition book's summary (graph, parts, edge cut, balance, run time and memory) to
  * stdout: `cgnn info OUT` and the end of `cgnn partition`. */
 struct partbook;

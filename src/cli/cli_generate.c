@@ -7,19 +7,13 @@
  * overwritten unless --force is given; with --force it is replaced only once the new one is
  * complete.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "graph/generate.h"
-#include "io/outguard.h"
-#include "util/cleanup.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -104,6 +98,16 @@ static int params_from_flags(generate_params *p, cgnn_err *err) {
     return 0;
 }
 
+typedef struct generate_job {
+    const generate_params *p;
+    generate_stats st;
+} generate_job;
+
+static int generate_write(const char *staging, void *ctx, cgnn_err *err) {
+    generate_job *j = ctx;
+    return generate_dataset_stats(staging, j->p, &j->st, err);
+}
+
 int cli_cmd_generate(int argc, char **argv) {
     cgnn_err err;
     err_clear(&err);
@@ -124,39 +128,12 @@ int cli_cmd_generate(int argc, char **argv) {
 
     int force = 0;
     if (cli_flag_bool(&GENERATE_CMD, "force", &force, &err) != 0) return cli_fail(&err);
-    char outdir[4096];
-    size_t olen = strlen(out);
-    while (olen > 1 && out[olen - 1] == '/') olen--;
-    if (olen >= sizeof outdir - 32) {
-        err_set(&err, CGNN_ERR_INPUT, "--out: path too long");
-        return cli_fail(&err);
-    }
-    snprintf(outdir, sizeof outdir, "%.*s", (int)olen, out);
-    int exists = 0;
-    if (cli_out_dir_check("--out", outdir, force, &exists, &err) != 0) return cli_fail(&err);
-    outguard guard; /* no inputs: the tree is its only output, locked against a second generate */
-    outguard_init(&guard);
-    if (outguard_check_tree(&guard, outdir, "--out", &err) != 0 ||
-        outguard_lock(&guard, outdir, "--out", "cgnn generate", &err) != 0) {
-        outguard_free(&guard);
-        return cli_fail(&err);
-    }
-    outguard_activate(&guard);
-    outguard_remove_stale_tmp(&guard, outdir); /* a staging directory of a run that was killed */
-
     double t0 = timer_now();
-    char staging[4200];
-    snprintf(staging, sizeof staging, "%s.tmp.%ld", outdir, (long)getpid());
-    const int staging_h = cleanup_add(staging, 1);
-    generate_stats gs;
-    if (generate_dataset_stats(staging, &p, &gs, &err) != 0 || cli_out_dir_replace(outdir, staging, exists, &err) != 0) {
-        cleanup_remove_tree(staging);
-        cleanup_forget(staging_h);
-        outguard_free(&guard);
+    generate_job job = {&p, {0}};
+    char outdir[4096];
+    if (cli_out_dir_write(out, "cgnn generate", force, NULL, NULL, 0, generate_write, &job, outdir, &err) != 0)
         return cli_fail(&err);
-    }
-    cleanup_forget(staging_h);
-    outguard_free(&guard); /* done: the lock goes */
+    const generate_stats gs = job.st;
     out = outdir;
     double secs = timer_now() - t0;
     if (p.typed)

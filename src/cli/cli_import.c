@@ -6,16 +6,11 @@
  * into place at the end, as `cgnn generate` does: a failed or interrupted import leaves nothing,
  * an existing non-empty DIR is replaced only with --force, and the inputs are never written.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "graph/import_csv.h"
-#include "io/outguard.h"
-#include "util/cleanup.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -74,6 +69,16 @@ static int import_csv_params_from_flags(import_csv_params *p, cgnn_err *err) {
     return 0;
 }
 
+typedef struct import_csv_job {
+    const import_csv_params *p;
+    import_csv_stats st;
+} import_csv_job;
+
+static int import_csv_write(const char *staging, void *ctx, cgnn_err *err) {
+    import_csv_job *j = ctx;
+    return import_csv(staging, j->p, &j->st, err);
+}
+
 static int import_csv_cmd(int argc, char **argv) {
     cgnn_err err;
     err_clear(&err);
@@ -91,48 +96,18 @@ static int import_csv_cmd(int argc, char **argv) {
         err_set(&err, CGNN_ERR_INPUT, "import csv: --out DIR is required (see cgnn import csv --help)");
         return cli_fail(&err);
     }
-    int force = 0, exists = 0;
+    int force = 0;
     if (cli_flag_bool(&IMPORT_CSV_CMD, "force", &force, &err) != 0) return cli_fail(&err);
-    char outdir[4096];
-    size_t olen = strlen(out);
-    while (olen > 1 && out[olen - 1] == '/') olen--;
-    if (olen >= sizeof outdir - 32) {
-        err_set(&err, CGNN_ERR_INPUT, "--out: path too long");
-        return cli_fail(&err);
-    }
-    snprintf(outdir, sizeof outdir, "%.*s", (int)olen, out);
-    if (cli_out_dir_check("--out", outdir, force, &exists, &err) != 0) return cli_fail(&err);
-    outguard guard; /* the inputs against the output tree (--out inside an input's folder is fine) */
-    outguard_init(&guard);
-    outguard_add_input(&guard, p.edges, "--edges");
-    if (p.node_features) outguard_add_input(&guard, p.node_features, "--node_features");
-    if (p.labels) outguard_add_input(&guard, p.labels, "--labels");
-    if (outguard_check_tree(&guard, outdir, "--out", &err) != 0 ||
-        outguard_lock(&guard, outdir, "--out", "cgnn import csv", &err) != 0) {
-        outguard_free(&guard);
-        return cli_fail(&err);
-    }
-    outguard_activate(&guard);
-    outguard_remove_stale_tmp(&guard, outdir);
     const double t0 = timer_now();
-    char staging[4200];
-    snprintf(staging, sizeof staging, "%s.tmp.%ld", outdir, (long)getpid());
-    const int staging_h = cleanup_add(staging, 1);
-    import_csv_stats st;
-    int rc = -1;
-    if (mkdir(staging, 0755) != 0 && errno != EEXIST)
-        err_set(&err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", staging, strerror(errno));
-    else if (import_csv(staging, &p, &st, &err) == 0 &&
-        cli_out_dir_replace(outdir, staging, exists, &err) == 0)
-        rc = 0;
-    if (rc != 0) {
-        cleanup_remove_tree(staging);
-        cleanup_forget(staging_h);
-        outguard_free(&guard);
+    const char *inputs[3] = {p.edges}, *roles[3] = {"--edges"};
+    int n = 1;
+    if (p.node_features) inputs[n] = p.node_features, roles[n++] = "--node_features";
+    if (p.labels) inputs[n] = p.labels, roles[n++] = "--labels";
+    import_csv_job job = {&p, {0}};
+    char outdir[4096];
+    if (cli_out_dir_write(out, "cgnn import csv", force, inputs, roles, n, import_csv_write, &job, outdir, &err) != 0)
         return cli_fail(&err);
-    }
-    cleanup_forget(staging_h);
-    outguard_free(&guard);
+    const import_csv_stats st = job.st;
     log_info("import csv: wrote %s in %.2f s: %lld nodes, %lld edges (%lld in %s%s), %s", outdir, timer_now() - t0,
              (long long)st.num_nodes, (long long)st.num_edges, (long long)st.input_edges, p.edges,
              p.undirected ? ", with their reverses" : "",

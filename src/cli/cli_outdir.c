@@ -39,6 +39,38 @@ int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists,
     return 0;
 }
 
+int cli_out_dir_write(const char *out, const char *job, int force, const char *const *inputs,
+                      const char *const *roles, int n_inputs, cli_out_dir_writer write, void *ctx, char dir[4096],
+                      cgnn_err *err) {
+    size_t olen = strlen(out);
+    while (olen > 1 && out[olen - 1] == '/') olen--;
+    if (olen >= 4096 - 32) return err_set(err, CGNN_ERR_INPUT, "--out: path too long");
+    snprintf(dir, 4096, "%.*s", (int)olen, out);
+    int exists = 0;
+    if (cli_out_dir_check("--out", dir, force, &exists, err) != 0) return -1;
+    outguard guard; /* the inputs against the output tree, which is locked against a second job */
+    outguard_init(&guard);
+    for (int i = 0; i < n_inputs; i++) outguard_add_input(&guard, inputs[i], roles[i]);
+    if (outguard_check_tree(&guard, dir, "--out", err) != 0 || outguard_lock(&guard, dir, "--out", job, err) != 0) {
+        outguard_free(&guard);
+        return -1;
+    }
+    outguard_activate(&guard);
+    outguard_remove_stale_tmp(&guard, dir); /* a staging directory of a run that was killed */
+    char staging[4200];
+    snprintf(staging, sizeof staging, "%s.tmp.%ld", dir, (long)getpid());
+    const int staging_h = cleanup_add(staging, 1);
+    int rc = -1;
+    if (mkdir(staging, 0755) != 0 && errno != EEXIST)
+        err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", staging, strerror(errno));
+    else if (write(staging, ctx, err) == 0 && cli_out_dir_replace(dir, staging, exists, err) == 0)
+        rc = 0;
+    if (rc != 0) cleanup_remove_tree(staging);
+    cleanup_forget(staging_h);
+    outguard_free(&guard); /* done: the lock goes */
+    return rc;
+}
+
 int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err) {
     char old[4200];
     snprintf(old, sizeof old, "%s.old.tmp.%ld", dir, (long)getpid());
