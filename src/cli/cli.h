@@ -81,5 +81,6 @@ int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_rank(int argc, char **argv);
 int cli_cmd_embed(int argc, char **argv);
 int cli_cmd_partition(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
 
 #endif

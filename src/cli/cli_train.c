@@ -10,6 +10,7 @@
 #include "nn/blas.h"
 #include "dist/dist_rpc.h"
 #include "train/config.h"
+#include "train/gigl_import.h"
 #include "train/graph_store.h"
 #include "train/trainer.h"
 #include "util/log.h"
@@ -75,6 +76,8 @@ int cli_cmd_train(int argc, char **argv) {
         free(tc);
         return cli_fail(&err);
     }
+    /* GiGL's preprocessed output: converted once into cgnn's cache, trained from there */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     /* under mpirun: the world; otherwise a world of one. A partitioned graph's ranks answer each
      * other's requests from a service thread: MPI_THREAD_MULTIPLE */
     dist_ctx d;
