@@ -137,7 +137,16 @@ done
 [[ $(ls "$CGNN_CACHE_DIR/gigl" | wc -l) -eq 2 ]] && ok || bad "cache entries: $(ls "$CGNN_CACHE_DIR/gigl")"
 snapshot "$F/good" >"$TMP/good.after"
 cmp -s "$TMP/good.before" "$TMP/good.after" && ok || bad "the input folder changed: $(diff "$TMP/good.before" "$TMP/good.after" | head -3)"
-# a changed TFRecord (same size: one feature value) converts again
+# cgnn embed on the same config: the same cache entry, (60, out) embeddings
+"$CGNN" embed --task_config_uri "$F/lp.yaml" --out "$TMP/emb.npy" >"$TMP/embed.log" 2>&1 &&
+  grep -q "converted before" "$TMP/embed.log" &&
+  $PY -c "import numpy as np, sys; a = np.load(sys.argv[1]); sys.exit(0 if a.shape[0] == 60 and np.isfinite(a).all() else 1)" "$TMP/emb.npy" &&
+  ok || bad "embed on a GiGL config: $(tail -2 "$TMP/embed.log")"
+# cgnn info names what the YAML is and what to run
+"$CGNN" info "$F/good/preprocessed_metadata.yaml" >"$TMP/info2.log" 2>&1
+[[ $? -eq 2 ]] && grep -q "GiGL's preprocessed output.*cgnn import gigl" "$TMP/info2.log" && ok ||
+  bad "cgnn info on preprocessed_metadata.yaml: $(tail -1 "$TMP/info2.log")"
+# a changed TFRecord converts again
 $PY - "$F/good/edges/part-00001-of-00002.tfrecord" <<'EOF'
 import sys, struct
 sys.path.insert(0, "scripts/fixtures")

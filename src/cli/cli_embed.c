@@ -33,6 +33,7 @@
 #include "sample/part_rpc.h"
 #include "train/graph_store.h"
 #include "train/config.h"
+#include "train/gigl_import.h"
 #include "train/outputs.h"
 #include "train/progress.h"
 #include "util/cleanup.h"
@@ -649,6 +650,8 @@ int cli_cmd_embed(int argc, char **argv) {
     int status = 0;
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&EMBED_CMD, "resource_config_uri"), &err) != 0;
+    /* GiGL's preprocessed output: the dataset cgnn train converted it into (the same cache entry) */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     /* a partitioned graph's ranks serve each other from a service thread: MPI_THREAD_MULTIPLE */
     j->parted = !bad && (partbook_is_partition(tc->dataset_path) || rc.graph_store);
     dist_ctx d;

@@ -1384,7 +1384,6 @@ int gigl_import_resolve(task_config *tc, cgnn_err *err) {
                  yaml, fp, entry);
     } else {
         gigl_stats st;
-        if (is_dir(entry)) cleanup_remove_tree(entry); /* a folder without metadata.yaml is not an entry */
         if (convert_into(s, entry, 1, &st, err) != 0) {
             gigl_src_free(s);
             return -1;
