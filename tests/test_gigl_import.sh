@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_gigl_import.sh CGNN — GiGL's preprocessed output (preprocessed_metadata.yaml + TFRecords)
 # as cgnn's input (train/gigl_import.h, docs/DATASETS.md "GiGL's preprocessed output"):
-#   - our own generated output (scripts/fixtures/make_gigl_tfrecord_fixtures.py: gzip and plain
+#   - our own generated output (scripts/fixtures/make_gigl_tfrecord_fixtures.py, homogeneous and
+#     typed with condensed ids in another order than the config's types: gzip and plain
 #     shards, shuffled node records, packed and unpacked lists, int64 features, a stray file
 #     GiGL's pattern leaves out): `cgnn import gigl` gives exactly the expected features by node
 #     id, labels, edges, edge features, and splits that are disjoint, cover every node (NC) /
@@ -98,6 +99,20 @@ if fail:
     print("failed:", fail)
     sys.exit(1)
 EOF
+# the typed graph on the same files: types by condensed id (the config lists them in another order)
+"$CGNN" import gigl --task_config_uri "$F/nc_typed.yaml" --out "$TMP/typed" >"$TMP/typed.log" 2>&1 &&
+  $PY - "$TMP/typed" "$F/expected" <<'EOF' && ok || bad "typed conversion: $(tail -2 "$TMP/typed.log")"
+import sys, numpy as np
+d, e = sys.argv[1], sys.argv[2]
+meta = open(d + "/metadata.yaml").read()
+assert meta.index('type: "author"') < meta.index('type: "paper"'), "node types in config order"
+assert "num: 30" in meta and "num: 60" in meta
+assert np.array_equal(np.load(d + "/node-feat-1.npy"), np.load(e + "/node_feat.npy")), "paper features"
+assert np.array_equal(np.load(d + "/edges-0.npy"), np.load(e + "/writes.npy")), "author:writes:paper"
+assert np.array_equal(np.load(d + "/edges-1.npy"), np.load(e + "/writes.npy")[::-1]), "paper:written_by:author"
+assert np.array_equal(np.load(d + "/edges-2.npy"), np.load(e + "/edges.npy")), "paper:cites:paper"
+assert sorted(np.concatenate([np.load(d + "/nc-%s-seeds.npy" % k) for k in ("train", "valid", "test")]).tolist()) == list(range(60))
+EOF
 "$CGNN" info "$TMP/lp" >"$TMP/info.log" 2>&1 && grep -q "link_prediction" "$TMP/info.log" && ok ||
   bad "cgnn info on the converted dataset: $(tail -3 "$TMP/info.log")"
 
@@ -124,7 +139,7 @@ rc=$?
 [[ -z $(ls -A "$CGNN_CACHE_DIR/gigl" 2>/dev/null) ]] && ok || bad "a failed conversion left $(ls "$CGNN_CACHE_DIR/gigl")"
 
 # ---- cgnn train: converted once, reused, converted again after a change -----------------------------
-for task in nc lp; do
+for task in nc lp nc_typed; do
   "$CGNN" train --task_config_uri "$F/$task.yaml" >"$TMP/t-$task.log" 2>&1
   rc=$?
   if [[ $rc -eq 0 ]] && grep -q "GiGL's preprocessed output converted into $CGNN_CACHE_DIR/gigl/" "$TMP/t-$task.log" &&
@@ -134,7 +149,7 @@ done
 "$CGNN" train --task_config_uri "$F/nc.yaml" >"$TMP/t-nc2.log" 2>&1 &&
   grep -q "converted before" "$TMP/t-nc2.log" && ! grep -q "converted into" "$TMP/t-nc2.log" && ok ||
   bad "second train did not reuse the conversion: $(grep -i gigl "$TMP/t-nc2.log" | head -2)"
-[[ $(ls "$CGNN_CACHE_DIR/gigl" | wc -l) -eq 2 ]] && ok || bad "cache entries: $(ls "$CGNN_CACHE_DIR/gigl")"
+[[ $(ls "$CGNN_CACHE_DIR/gigl" | wc -l) -eq 3 ]] && ok || bad "cache entries: $(ls "$CGNN_CACHE_DIR/gigl")"
 snapshot "$F/good" >"$TMP/good.after"
 cmp -s "$TMP/good.before" "$TMP/good.after" && ok || bad "the input folder changed: $(diff "$TMP/good.before" "$TMP/good.after" | head -3)"
 # cgnn embed on the same config: the same cache entry, (60, out) embeddings
@@ -160,7 +175,7 @@ EOF
 touch -d '2001-01-01' "$F/good/edges/part-00001-of-00002.tfrecord" # a new time too, as any rewrite gives
 "$CGNN" train --task_config_uri "$F/nc.yaml" >"$TMP/t-nc3.log" 2>&1 && grep -q "converted into" "$TMP/t-nc3.log" && ok ||
   bad "a changed TFRecord did not convert again: $(grep -i gigl "$TMP/t-nc3.log" | head -2)"
-[[ $(ls "$CGNN_CACHE_DIR/gigl" | wc -l) -eq 3 ]] && ok || bad "cache entries after the change: $(ls "$CGNN_CACHE_DIR/gigl")"
+[[ $(ls "$CGNN_CACHE_DIR/gigl" | wc -l) -eq 4 ]] && ok || bad "cache entries after the change: $(ls "$CGNN_CACHE_DIR/gigl")"
 # no cache folder: a temporary one, removed at exit
 mkdir -p "$TMP/tmpdir"
 CGNN_CACHE_DIR= TMPDIR=$TMP/tmpdir "$CGNN" train --task_config_uri "$F/lp.yaml" >"$TMP/t-nocache.log" 2>&1 &&
