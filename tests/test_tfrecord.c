@@ -243,6 +243,61 @@ TEST(example_map_rules) {
     tfex_free(&e);
 }
 
+TEST(many_keys) {
+    /* 3000 keys (GiGL's preprocessor writes one key per scalar feature), each given twice: every
+     * lookup finds its last value (the index is hashed; the map rules hold at any size) */
+    /* ~110 KB: too big for enc's fixed buffer, so built in pieces */
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *features = malloc(cap);
+    enc f, entry;
+    char key[32];
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < 3000; k++) {
+            const int64_t v = round * 100000 + k;
+            feat_ints(&f, &v, 1, 1);
+            snprintf(key, sizeof key, "f%d", k);
+            entry.n = 0;
+            put_entry(&entry, key, &f);
+            memcpy(features + n, entry.b, entry.n);
+            n += entry.n;
+        }
+    /* Example { features (field 1, length n) } */
+    uint8_t *buf = malloc(n + 16);
+    size_t m = 0;
+    buf[m++] = 0x0a;
+    for (size_t x = n; ; x >>= 7) {
+        buf[m++] = (uint8_t)((x & 0x7f) | (x >> 7 ? 0x80 : 0));
+        if (!(x >> 7)) break;
+    }
+    memcpy(buf + m, features, n);
+    m += n;
+    tfex e = {0};
+    char why[300];
+    ASSERT_EQ(tfex_parse(&e, buf, m, why, sizeof why), 0);
+    ASSERT_EQ(e.n, 3000);
+    for (int k = 0; k < 3000; k += 1) {
+        snprintf(key, sizeof key, "f%d", k);
+        const tfex_feature *ff = tfex_find(&e, key);
+        int64_t v;
+        ASSERT(ff != NULL);
+        ASSERT_EQ(tfex_get_int64s(ff, &v), 0);
+        ASSERT_EQ(v, 100000 + k);
+    }
+    ASSERT(tfex_find(&e, "f3000") == NULL && tfex_find(&e, "") == NULL);
+    /* the same tfex reused for a small Example: the old index is cleared */
+    enc small = {.n = 0}, sx;
+    const int64_t one = 1;
+    feat_ints(&f, &one, 1, 1);
+    put_entry(&small, "f7", &f);
+    example_of(&sx, &small);
+    ASSERT_EQ(tfex_parse(&e, sx.b, sx.n, why, sizeof why), 0);
+    ASSERT_EQ(e.n, 1);
+    ASSERT(tfex_find(&e, "f8") == NULL && tfex_find(&e, "f7") != NULL);
+    tfex_free(&e);
+    free(features);
+    free(buf);
+}
+
 TEST(gigl_asset_reads) {
     const char *src = getenv("CGNN_SOURCE_DIR");
     char p[4096];
@@ -441,6 +496,7 @@ int main(void) {
     RUN(crc32c_table_matches_reference);
     RUN(frame_roundtrip_plain_and_gzip);
     RUN(example_map_rules);
+    RUN(many_keys);
     RUN(gigl_asset_reads);
     RUN(truncated_at_every_byte);
     RUN(crc_mismatch_and_lying_lengths);

@@ -320,6 +320,7 @@ static int list_walk(tfex_kind kind, const uint8_t *body, size_t body_len, int64
         } else {
             if (wt == 0) {
                 if (out_i) out_i[c] = (int64_t)v;
+                if (out_f) out_f[c] = (float)(int64_t)v;
                 c++;
             } else if (wt == 2) {
                 pb q = {d, d + n};
@@ -327,6 +328,7 @@ static int list_walk(tfex_kind kind, const uint8_t *body, size_t body_len, int64
                     uint64_t x;
                     if (pb_varint(&q, &x) != 0) return snprintf(why, cap, "int64_list: malformed packed varint"), -1;
                     if (out_i) out_i[c] = (int64_t)x;
+                    if (out_f) out_f[c] = (float)(int64_t)x;
                     c++;
                 }
             } else {
@@ -368,16 +370,48 @@ static int parse_feature(const uint8_t *buf, size_t len, tfex_feature *f, char *
 void tfex_free(tfex *ex) {
     if (!ex) return;
     free(ex->f);
+    free(ex->slot);
     ex->f = NULL;
-    ex->n = ex->cap = 0;
+    ex->slot = NULL;
+    ex->n = ex->cap = ex->nslot = 0;
 }
 
 static int name_eq(const tfex_feature *f, const uint8_t *name, size_t len) {
     return f->name_len == len && (len == 0 || memcmp(f->name, name, len) == 0);
 }
 
+static uint32_t name_hash(const uint8_t *p, size_t n) { /* FNV-1a */
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/* The slot of name: the one holding it, or the empty one where it goes. nslot > n always. */
+static int slot_of(const tfex *ex, const uint8_t *name, size_t len) {
+    uint32_t i = name_hash(name, len) & (uint32_t)(ex->nslot - 1);
+    while (ex->slot[i] >= 0 && !name_eq(&ex->f[ex->slot[i]], name, len)) i = (i + 1) & (uint32_t)(ex->nslot - 1);
+    return (int)i;
+}
+
+/* Sizes the index for at least `want` names (load <= 1/2) and re-inserts f[0..n). 0 or -1 (memory). */
+static int index_reserve(tfex *ex, int want) {
+    if (ex->nslot >= 2 * want && ex->nslot > 0) return 0;
+    int ns = 16;
+    while (ns < 2 * want) ns *= 2;
+    int *sl = malloc((size_t)ns * sizeof *sl);
+    if (!sl) return -1;
+    free(ex->slot);
+    ex->slot = sl;
+    ex->nslot = ns;
+    for (int i = 0; i < ns; i++) sl[i] = -1;
+    for (int k = 0; k < ex->n; k++) sl[slot_of(ex, ex->f[k].name, ex->f[k].name_len)] = k;
+    return 0;
+}
+
 int tfex_parse(tfex *ex, const uint8_t *buf, size_t len, char *why, size_t cap) {
     ex->n = 0;
+    if (index_reserve(ex, 8) != 0) return snprintf(why, cap, "out of memory"), -1;
+    for (int i = 0; i < ex->nslot; i++) ex->slot[i] = -1;
     pb b = {buf, buf + len};
     uint32_t num;
     int wt, rc;
@@ -419,9 +453,8 @@ int tfex_parse(tfex *ex, const uint8_t *buf, size_t len, char *why, size_t cap) 
                 snprintf(why, cap, "feature '%.*s': %s", (int)(key_len > 100 ? 100 : key_len), (const char *)key, inner);
                 return -1;
             }
-            int at = -1;
-            for (int i = 0; i < ex->n && at < 0; i++)
-                if (name_eq(&ex->f[i], key, key_len)) at = i; /* a map key twice: the last value wins */
+            int sl = slot_of(ex, key, key_len);
+            int at = ex->slot[sl]; /* a map key twice: the last value wins */
             if (at < 0) {
                 if (ex->n == ex->cap) {
                     int nc = ex->cap ? 2 * ex->cap : 16;
@@ -430,6 +463,9 @@ int tfex_parse(tfex *ex, const uint8_t *buf, size_t len, char *why, size_t cap) 
                     ex->f = nf, ex->cap = nc;
                 }
                 at = ex->n++;
+                ex->f[at] = f;
+                if (index_reserve(ex, ex->n + 1) != 0) return snprintf(why, cap, "out of memory"), -1;
+                ex->slot[slot_of(ex, key, key_len)] = at;
             }
             ex->f[at] = f;
         }
@@ -439,24 +475,16 @@ int tfex_parse(tfex *ex, const uint8_t *buf, size_t len, char *why, size_t cap) 
 }
 
 const tfex_feature *tfex_find(const tfex *ex, const char *name) {
-    const size_t len = strlen(name);
-    for (int i = 0; i < ex->n; i++)
-        if (name_eq(&ex->f[i], (const uint8_t *)name, len)) return &ex->f[i];
-    return NULL;
+    if (ex->n == 0 || ex->nslot == 0) return NULL;
+    const int at = ex->slot[slot_of(ex, (const uint8_t *)name, strlen(name))];
+    return at >= 0 ? &ex->f[at] : NULL;
 }
 
 int tfex_get_floats(const tfex_feature *f, float *out) {
     char why[200];
     int64_t c;
-    if (f->kind == TFEX_FLOAT) return list_walk(TFEX_FLOAT, f->body, f->body_len, &c, out, NULL, why, sizeof why);
-    if (f->kind == TFEX_INT64) {
-        int64_t *tmp = malloc((size_t)(f->count ? f->count : 1) * sizeof *tmp);
-        if (!tmp) return -1;
-        int rc = list_walk(TFEX_INT64, f->body, f->body_len, &c, NULL, tmp, why, sizeof why);
-        for (int64_t i = 0; rc == 0 && i < c; i++) out[i] = (float)tmp[i];
-        free(tmp);
-        return rc;
-    }
+    if (f->kind == TFEX_FLOAT || f->kind == TFEX_INT64) /* integers converted as they are decoded */
+        return list_walk(f->kind, f->body, f->body_len, &c, out, NULL, why, sizeof why);
     return f->kind == TFEX_NONE && f->count == 0 ? 0 : -1;
 }
 

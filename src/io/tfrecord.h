@@ -90,6 +90,11 @@ typedef struct tfex_feature {
 typedef struct tfex {
     int n, cap;
     tfex_feature *f;      /* owned; in first-seen order, one entry per distinct name */
+    int *slot;            /* owned: open-addressing index of f by name (nslot a power of two,
+                             -1 = empty), so that a record with thousands of keys (GiGL's
+                             preprocessor writes one key per scalar feature) parses and is looked
+                             up in O(keys), not O(keys^2) */
+    int nslot;
 } tfex;
 
 /* Parses one serialized Example into *ex (previous contents dropped; ex zeroed or from an earlier

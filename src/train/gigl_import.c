@@ -739,7 +739,7 @@ typedef struct ent_out {
     vec label;  /* int64: rows (nodes with a label key) */
     vec where;  /* prov: rows */
     int64_t dim;
-    int64_t width[256];
+    int64_t *width; /* (nkeys) values per feature key, from the first record; owned */
 } ent_out;
 
 static int rec_err(cgnn_err *err, const char *file, int64_t rec, const char *fmt, ...)
@@ -771,8 +771,7 @@ static int read_entity(const gi_entity *e, const char *id_key, const char *src_k
     vec_init(&o->feat, sizeof(float));
     vec_init(&o->label, sizeof(int64_t));
     vec_init(&o->where, sizeof(prov));
-    if (e->nkeys > 256)
-        return err_set(err, CGNN_ERR_INPUT, "%s: %d featureKeys; cgnn reads at most 256", e->field, e->nkeys);
+    o->width = cgnn_calloc((size_t)e->nkeys + 1, sizeof *o->width);
     o->dim = -1;
     tfex ex = {0};
     int rc = 0;
@@ -871,7 +870,11 @@ static int read_entity(const gi_entity *e, const char *id_key, const char *src_k
     return rc;
 }
 
-static void ent_out_free(ent_out *o) { vec_free(&o->ids), vec_free(&o->feat), vec_free(&o->label), vec_free(&o->where); }
+static void ent_out_free(ent_out *o) {
+    vec_free(&o->ids), vec_free(&o->feat), vec_free(&o->label), vec_free(&o->where);
+    free(o->width);
+    o->width = NULL;
+}
 
 static int decode_nodes(gigl_src *s, int t, gigl_stats *st, cgnn_err *err) {
     gi_ntype *n = &s->nt[t];
