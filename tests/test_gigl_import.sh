@@ -15,6 +15,8 @@
 #   - `cgnn train` on a config whose preprocessedMetadataUri names the YAML: converted once into
 #     the cache (a log line names it), reused on the second run, converted again after a TFRecord
 #     changes; the input folders unchanged;
+#   - under mpirun -np 2 (skipped in a serial build or without mpirun): one conversion, one log
+#     line, and a bad TFRecord exits 2 from the job naming the file and record;
 #   - GiGL's own assets (tests/fixtures/gigl/, GiGL's task configs with the outputs added): the
 #     homogeneous link prediction and the typed (heterogeneous) link prediction train from the
 #     frozen configs as they are, from GiGL's scala/ folder; node classification is refused as
@@ -181,6 +183,30 @@ mkdir -p "$TMP/tmpdir"
 CGNN_CACHE_DIR= TMPDIR=$TMP/tmpdir "$CGNN" train --task_config_uri "$F/lp.yaml" >"$TMP/t-nocache.log" 2>&1 &&
   grep -q "removed at exit" "$TMP/t-nocache.log" && [[ -z $(ls -A "$TMP/tmpdir") ]] && ok ||
   bad "train without a cache folder: $(tail -2 "$TMP/t-nocache.log"); left: $(ls "$TMP/tmpdir")"
+
+# under mpirun: two ranks convert at once into a fresh cache; one entry, one log line, and a bad
+# TFRecord is exit 2 from every rank with the file and record named
+if ! "$CGNN" --version | grep -q "distributed: MPI"; then
+  echo "SKIP (mpirun part): serial build (CGNN_WITH_MPI=OFF)"
+elif ! command -v mpirun >/dev/null; then
+  echo "SKIP (mpirun part): mpirun not installed (openmpi-bin)"
+else
+  MPIRUN=(mpirun --oversubscribe --bind-to none -np 2)
+  [[ $(id -u) -eq 0 ]] && MPIRUN+=(--allow-run-as-root)
+  (
+    export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none CGNN_CACHE_DIR=$TMP/mpi-cache
+    [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+    timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri "$F/nc.yaml" >"$TMP/mpi.log" 2>&1
+    echo $? >"$TMP/mpi.rc"
+    timeout -k 10 300 "${MPIRUN[@]}" "$CGNN" train --task_config_uri "$TMP/h-train.yaml" >"$TMP/mpi-bad.log" 2>&1
+    echo $? >"$TMP/mpi-bad.rc"
+  )
+  [[ $(cat "$TMP/mpi.rc") -eq 0 && $(grep -c "GiGL's preprocessed output converted into" "$TMP/mpi.log") -eq 1 &&
+     $(ls "$TMP/mpi-cache/gigl" | wc -l) -eq 1 ]] && grep -q "^trained 2 steps" "$TMP/mpi.log" && ok ||
+    bad "mpirun -np 2 train: exit $(cat "$TMP/mpi.rc"): $(tail -3 "$TMP/mpi.log"); entries: $(ls "$TMP/mpi-cache/gigl")"
+  [[ $(cat "$TMP/mpi-bad.rc") -eq 2 ]] && grep -q "crc_flipped/nodes/data-00001-of-00002.tfrecord: record 3" "$TMP/mpi-bad.log" &&
+    ok || bad "mpirun -np 2 on a bad TFRecord: exit $(cat "$TMP/mpi-bad.rc"): $(tail -2 "$TMP/mpi-bad.log")"
+fi
 
 # ---- GiGL's own assets with GiGL's task configs ---------------------------------------------------------
 # with_outputs SRC DST OUT — GiGL's frozen config with sharedConfig.trainedModelMetadata added (the

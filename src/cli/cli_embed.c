@@ -650,8 +650,6 @@ int cli_cmd_embed(int argc, char **argv) {
     int status = 0;
     int bad = config_load_task(tc, task_uri, &err) != 0 ||
               config_load_resource(&rc, cli_flag_str(&EMBED_CMD, "resource_config_uri"), &err) != 0;
-    /* GiGL's preprocessed output: the dataset cgnn train converted it into (the same cache entry) */
-    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     /* a partitioned graph's ranks serve each other from a service thread: MPI_THREAD_MULTIPLE */
     j->parted = !bad && (partbook_is_partition(tc->dataset_path) || rc.graph_store);
     dist_ctx d;
@@ -663,6 +661,8 @@ int cli_cmd_embed(int argc, char **argv) {
     }
     const int root = d.rank == 0;
     if (quiet || !root) log_level = 0;
+    /* GiGL's preprocessed output: the dataset cgnn train converted it into (the same cache entry) */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     if (!bad && !rc.graph_store && rc.num_replicas > 0 && rc.num_replicas != d.size)
         bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
                       "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;

@@ -76,8 +76,6 @@ int cli_cmd_train(int argc, char **argv) {
         free(tc);
         return cli_fail(&err);
     }
-    /* GiGL's preprocessed output: converted once into cgnn's cache, trained from there */
-    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     /* under mpirun: the world; otherwise a world of one. A partitioned graph's ranks answer each
      * other's requests from a service thread: MPI_THREAD_MULTIPLE */
     dist_ctx d;
@@ -92,6 +90,10 @@ int cli_cmd_train(int argc, char **argv) {
         err_prefix(&err, "%s: training on a partitioned graph: ", tc->dataset_path);
     }
     if (quiet || d.rank != 0) log_level = 0; /* rank 0 speaks for the job */
+    /* GiGL's preprocessed output: converted once into cgnn's cache, trained from there (under
+     * mpirun every rank resolves it: the first rename wins, the others use that entry; a failure
+     * is combined below like any other) */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     char report[sizeof err.msg];
     int code = 0;
     if (dist_check_errors(&d, bad, err.code, err.msg, report, sizeof report, &code) > 0) {
