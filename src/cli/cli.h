@@ -60,14 +60,14 @@ int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists,
 int cli_out_dir_replace(const char *dir, const char *staging, int exists, cgnn_err *err);
 
 /* A dataset directory written whole or not at all (generate, import): `out` (trailing '/' dropped,
- * the result in dir[4096]) is checked (cli_out_dir_check with --force = force) against the
- * inputs[n_inputs] (paths, roles: never inside the output tree) and locked for `job`; then
+ * the result in dir[4096]) is checked (cli_out_dir_check with --force = force) against the inputs
+ * add_inputs(guard, ctx) registers (NULL: none; never inside the output tree) and locked for `job`; then
  * write(staging, ctx) fills "<dir>.tmp.<pid>" (created; removed on failure or a signal) and it
  * is renamed into place. 0, or -1 with *err (nothing left behind). */
 typedef int (*cli_out_dir_writer)(const char *staging, void *ctx, cgnn_err *err);
-int cli_out_dir_write(const char *out, const char *job, int force, const char *const *inputs,
-                      const char *const *roles, int n_inputs, cli_out_dir_writer write, void *ctx, char dir[4096],
-                      cgnn_err *err);
+typedef struct outguard outguard;
+int cli_out_dir_write(const char *out, const char *job, int force, void (*add_inputs)(outguard *g, void *ctx),
+                      cli_out_dir_writer write, void *ctx, char dir[4096], cgnn_err *err);
 
 /* Prints a partition book's summary (graph, parts, edge cut, balance, run time and memory) to
  * stdout: `cgnn info OUT` and the end of `cgnn partition`. */
@@ -92,5 +92,6 @@ int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_rank(int argc, char **argv);
 int cli_cmd_embed(int argc, char **argv);
 int cli_cmd_partition(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
 
 #endif

@@ -33,6 +33,7 @@
 #include "sample/part_rpc.h"
 #include "train/graph_store.h"
 #include "train/config.h"
+#include "train/gigl_import.h"
 #include "train/outputs.h"
 #include "train/progress.h"
 #include "util/cleanup.h"
@@ -684,6 +685,8 @@ int cli_cmd_embed(int argc, char **argv) {
     }
     const int root = d.rank == 0;
     if (quiet || !root) log_level = 0;
+    /* GiGL's preprocessed output: the dataset cgnn train converted it into (the same cache entry) */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     if (!bad && !rc.graph_store && rc.num_replicas > 0 && rc.num_replicas != d.size)
         bad = err_set(&err, CGNN_ERR_INPUT, "resource config: mpi_trainer_config.num_replicas is %d but the job runs %d "
                       "process%s", rc.num_replicas, d.size, d.size == 1 ? "" : "es") != 0;

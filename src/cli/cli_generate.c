@@ -131,7 +131,7 @@ int cli_cmd_generate(int argc, char **argv) {
     double t0 = timer_now();
     generate_job job = {&p, {0}};
     char outdir[4096];
-    if (cli_out_dir_write(out, "cgnn generate", force, NULL, NULL, 0, generate_write, &job, outdir, &err) != 0)
+    if (cli_out_dir_write(out, "cgnn generate", force, NULL, generate_write, &job, outdir, &err) != 0)
         return cli_fail(&err);
     const generate_stats gs = job.st;
     out = outdir;

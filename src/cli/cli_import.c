@@ -1,16 +1,25 @@
 /* cli_import.c — `cgnn import FORMAT`: a user's data as it is into a GraphBolt on-disk dataset.
  *
  *   cgnn import csv --edges E.csv [--node_features F.csv|.npy] [--labels L.csv|.npy] --out DIR
+ *       (graph/import_csv.h)
+ *   cgnn import gigl --task_config_uri CONFIG --out DIR
+ *       GiGL's preprocessed output (the preprocessed_metadata.yaml that the config's
+ *       sharedConfig.preprocessedMetadataUri names, and its TFRecords; train/gigl_import.h).
+ *       `cgnn train` does the same by itself into cgnn's cache folder; this writes it where the
+ *       user says, to keep, inspect or partition.
  *
- * (graph/import_csv.h). The dataset is written into a staging directory beside DIR and renamed
- * into place at the end, as `cgnn generate` does: a failed or interrupted import leaves nothing,
- * an existing non-empty DIR is replaced only with --force, and the inputs are never written.
+ * The dataset is written into a staging directory beside DIR and renamed into place at the end
+ * (cli_out_dir_write), as `cgnn generate` does: a failed or interrupted import leaves nothing, an
+ * existing non-empty DIR is replaced only with --force, and the inputs are never written.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "graph/import_csv.h"
+#include "io/outguard.h"
+#include "train/config.h"
+#include "train/gigl_import.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -79,6 +88,13 @@ static int import_csv_write(const char *staging, void *ctx, cgnn_err *err) {
     return import_csv(staging, j->p, &j->st, err);
 }
 
+static void import_csv_inputs(outguard *g, void *ctx) {
+    const import_csv_params *p = ((import_csv_job *)ctx)->p;
+    outguard_add_input(g, p->edges, "--edges");
+    if (p->node_features) outguard_add_input(g, p->node_features, "--node_features");
+    if (p->labels) outguard_add_input(g, p->labels, "--labels");
+}
+
 static int import_csv_cmd(int argc, char **argv) {
     cgnn_err err;
     err_clear(&err);
@@ -99,13 +115,9 @@ static int import_csv_cmd(int argc, char **argv) {
     int force = 0;
     if (cli_flag_bool(&IMPORT_CSV_CMD, "force", &force, &err) != 0) return cli_fail(&err);
     const double t0 = timer_now();
-    const char *inputs[3] = {p.edges}, *roles[3] = {"--edges"};
-    int n = 1;
-    if (p.node_features) inputs[n] = p.node_features, roles[n++] = "--node_features";
-    if (p.labels) inputs[n] = p.labels, roles[n++] = "--labels";
     import_csv_job job = {&p, {0}};
     char outdir[4096];
-    if (cli_out_dir_write(out, "cgnn import csv", force, inputs, roles, n, import_csv_write, &job, outdir, &err) != 0)
+    if (cli_out_dir_write(out, "cgnn import csv", force, import_csv_inputs, import_csv_write, &job, outdir, &err) != 0)
         return cli_fail(&err);
     const import_csv_stats st = job.st;
     log_info("import csv: wrote %s in %.2f s: %lld nodes, %lld edges (%lld in %s%s), %s", outdir, timer_now() - t0,
@@ -129,16 +141,101 @@ static int import_csv_cmd(int argc, char **argv) {
     return 0;
 }
 
+/* ---- cgnn import gigl ------------------------------------------------------------------ */
+
+static cli_flag IMPORT_GIGL_FLAGS[] = {
+    {"task_config_uri", "URI", "GiGL task config YAML (path or file://): its sharedConfig.preprocessedMetadataUri "
+                               "names the preprocessed_metadata.yaml; its graphMetadata the types, its taskMetadata "
+                               "the task, its trainerArgs num_val / num_test the split — required", NULL},
+    {"out", "DIR", "output directory (created; required)", NULL},
+    {"force", NULL, "replace DIR if it exists and is not empty (by default that is an error)", NULL},
+};
+
+static const cli_command IMPORT_GIGL_CMD = {
+    .name = "import gigl",
+    .usage = "cgnn import gigl --task_config_uri CONFIG --out DIR [--force]",
+    .summary = "Converts GiGL's preprocessed output (preprocessed_metadata.yaml + TFRecords of tf.Examples) into\n"
+               "a GraphBolt on-disk dataset (docs/DATASETS.md, \"GiGL's preprocessed output\").",
+    .flags = IMPORT_GIGL_FLAGS,
+    .num_flags = (int)(sizeof IMPORT_GIGL_FLAGS / sizeof IMPORT_GIGL_FLAGS[0]),
+};
+
+typedef struct import_gigl_job {
+    gigl_src *s;
+    gigl_stats st;
+} import_gigl_job;
+
+static int import_gigl_write(const char *staging, void *ctx, cgnn_err *err) {
+    import_gigl_job *j = ctx;
+    return gigl_src_convert(j->s, staging, &j->st, err);
+}
+
+/* the YAML, the config and every TFRecord */
+static void import_gigl_inputs(outguard *g, void *ctx) { gigl_src_add_inputs(((import_gigl_job *)ctx)->s, g); }
+
+static int import_gigl_cmd(int argc, char **argv) {
+    cgnn_err err = {0};
+    const char *pos[1];
+    int npos = 0, help = 0;
+    if (cli_parse(&IMPORT_GIGL_CMD, argc, argv, pos, 0, &npos, &help, &err) != 0) return cli_fail(&err);
+    if (help) {
+        cli_print_help(&IMPORT_GIGL_CMD);
+        return 0;
+    }
+    const char *task_uri = cli_flag_str(&IMPORT_GIGL_CMD, "task_config_uri"), *out = cli_flag_str(&IMPORT_GIGL_CMD, "out");
+    if (!task_uri || !out || !out[0]) {
+        err_set(&err, CGNN_ERR_INPUT, "import gigl: --%s is required (see cgnn import gigl --help)",
+                !task_uri ? "task_config_uri" : "out");
+        return cli_fail(&err);
+    }
+    int force = 0;
+    if (cli_flag_bool(&IMPORT_GIGL_CMD, "force", &force, &err) != 0) return cli_fail(&err);
+    task_config *tc = cgnn_calloc(1, sizeof *tc);
+    if (config_load_task(tc, task_uri, &err) != 0) {
+        free(tc);
+        return cli_fail(&err);
+    }
+    char yaml[4096];
+    if (!gigl_is_preprocessed_metadata(tc->dataset_path, yaml, sizeof yaml)) {
+        err_set(&err, CGNN_ERR_INPUT,
+                "%s: sharedConfig.preprocessedMetadataUri '%s' is not GiGL's preprocessed metadata (a YAML with "
+                "condensedNodeTypeToPreprocessedMetadata)",
+                tc->file, tc->dataset_path);
+        free(tc);
+        return cli_fail(&err);
+    }
+    import_gigl_job job = {NULL, {0}};
+    const double t0 = timer_now();
+    char outdir[4096];
+    const int rc = gigl_src_open(&job.s, tc, yaml, &err) != 0 ||
+                   cli_out_dir_write(out, "cgnn import gigl", force, import_gigl_inputs, import_gigl_write, &job,
+                                     outdir, &err) != 0;
+    gigl_src_free(job.s);
+    free(tc);
+    if (rc) return cli_fail(&err);
+    const gigl_stats *st = &job.st;
+    log_info("import gigl: wrote %s (%s): %lld nodes in %d node type%s, %lld edges in %d edge type%s, %lld records "
+             "from %d TFRecord files, split %lld / %lld / %lld, in %.2f s",
+             outdir, st->typed ? "typed" : "untyped", (long long)st->num_nodes, st->num_node_types,
+             st->num_node_types == 1 ? "" : "s", (long long)st->num_edges, st->num_edge_types,
+             st->num_edge_types == 1 ? "" : "s", (long long)st->num_records, st->num_files, (long long)st->split_items[0],
+             (long long)st->split_items[1], (long long)st->split_items[2], timer_now() - t0);
+    return 0;
+}
+
 /* argv: what follows `cgnn import` (the format first). */
 int cli_cmd_import(int argc, char **argv) {
     if (argc >= 1 && strcmp(argv[0], "csv") == 0) return import_csv_cmd(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "gigl") == 0) return import_gigl_cmd(argc - 1, argv + 1);
     cgnn_err err;
     err_clear(&err);
     if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        printf("usage: cgnn import csv [flags]   (cgnn import csv --help)\n\n%s\n", IMPORT_CSV_CMD.summary);
+        printf("usage: %s\n       %s\n\n%s\n\n%s\n", IMPORT_CSV_CMD.usage, IMPORT_GIGL_CMD.usage, IMPORT_CSV_CMD.summary,
+               IMPORT_GIGL_CMD.summary);
         return 0;
     }
-    err_set(&err, CGNN_ERR_INPUT, "import: expected a format: csv (cgnn import csv --help), got %s",
+    err_set(&err, CGNN_ERR_INPUT, "import: expected a format: csv or gigl (cgnn import csv --help, cgnn import gigl "
+                                  "--help), got %s",
             argc >= 1 ? argv[0] : "nothing");
     return cli_fail(&err);
 }

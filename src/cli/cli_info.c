@@ -16,6 +16,7 @@
 #include "io/cachedir.h"
 #include "io/dataset.h"
 #include "nn/blas.h"
+#include "train/gigl_import.h"
 #include "util/timer.h"
 
 static cli_flag INFO_FLAGS[] = {
@@ -218,6 +219,15 @@ int cli_cmd_info(int argc, char **argv) {
                    pb.num_parts == 1 ? "" : "s");
         partbook_close(&pb);
         return rc ? cli_fail(&err) : 0;
+    }
+    char gigl_yaml[4096];
+    if (gigl_is_preprocessed_metadata(pos[0], gigl_yaml, sizeof gigl_yaml)) {
+        err_set(&err, CGNN_ERR_INPUT,
+                "%s: GiGL's preprocessed output (preprocessed_metadata.yaml), not a GraphBolt dataset: cgnn train "
+                "converts it by itself from a task config naming it; `cgnn import gigl --task_config_uri CONFIG --out "
+                "DIR` writes the dataset to look at",
+                gigl_yaml);
+        return cli_fail(&err);
     }
     dataset ds;
     if (dataset_open(&ds, pos[0], &err) != 0) return cli_fail(&err);

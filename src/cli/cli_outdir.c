@@ -39,9 +39,8 @@ int cli_out_dir_check(const char *flag, const char *dir, int force, int *exists,
     return 0;
 }
 
-int cli_out_dir_write(const char *out, const char *job, int force, const char *const *inputs,
-                      const char *const *roles, int n_inputs, cli_out_dir_writer write, void *ctx, char dir[4096],
-                      cgnn_err *err) {
+int cli_out_dir_write(const char *out, const char *job, int force, void (*add_inputs)(outguard *g, void *ctx),
+                      cli_out_dir_writer write, void *ctx, char dir[4096], cgnn_err *err) {
     size_t olen = strlen(out);
     while (olen > 1 && out[olen - 1] == '/') olen--;
     if (olen >= 4096 - 32) return err_set(err, CGNN_ERR_INPUT, "--out: path too long");
@@ -50,7 +49,7 @@ int cli_out_dir_write(const char *out, const char *job, int force, const char *c
     if (cli_out_dir_check("--out", dir, force, &exists, err) != 0) return -1;
     outguard guard; /* the inputs against the output tree, which is locked against a second job */
     outguard_init(&guard);
-    for (int i = 0; i < n_inputs; i++) outguard_add_input(&guard, inputs[i], roles[i]);
+    if (add_inputs) add_inputs(&guard, ctx);
     if (outguard_check_tree(&guard, dir, "--out", err) != 0 || outguard_lock(&guard, dir, "--out", job, err) != 0) {
         outguard_free(&guard);
         return -1;

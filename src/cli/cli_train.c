@@ -10,6 +10,7 @@
 #include "nn/blas.h"
 #include "dist/dist_rpc.h"
 #include "train/config.h"
+#include "train/gigl_import.h"
 #include "train/graph_store.h"
 #include "train/trainer.h"
 #include "util/log.h"
@@ -89,6 +90,10 @@ int cli_cmd_train(int argc, char **argv) {
         err_prefix(&err, "%s: training on a partitioned graph: ", tc->dataset_path);
     }
     if (quiet || d.rank != 0) log_level = 0; /* rank 0 speaks for the job */
+    /* GiGL's preprocessed output: converted once into cgnn's cache, trained from there (under
+     * mpirun every rank resolves it: the first rename wins, the others use that entry; a failure
+     * is combined below like any other) */
+    if (!bad && gigl_import_resolve(tc, &err) != 0) bad = 1;
     char report[sizeof err.msg];
     int code = 0;
     if (dist_check_errors(&d, bad, err.code, err.msg, report, sizeof report, &code) > 0) {

@@ -20,7 +20,7 @@ static const struct {
     {"train", cli_cmd_train, "train a GNN from a GiGL task config (node classification, link prediction)", 1},
     {"info", cli_cmd_info, "describe a dataset: nodes, edges, degrees, features, tasks, splits", 0},
     {"generate", cli_cmd_generate, "write a synthetic graph dataset (GraphBolt on-disk format)", 1},
-    {"import", cli_cmd_import, "a user's data into a GraphBolt dataset with splits: `cgnn import csv` (edges, features, labels)", 1},
+    {"import", cli_cmd_import, "a user's data into a dataset: `cgnn import csv` (edges, features, labels), `cgnn import gigl` (GiGL's TFRecords)", 1},
     {"partition", cli_cmd_partition, "cut a dataset into parts (METIS or random) in DGL's partition layout", 1},
     {"rank", cli_cmd_rank, "full-ranking link-prediction metrics (Recall@K, NDCG@K) of node embeddings", 1},
     {"embed", cli_cmd_embed, "embed every node with a trained model (layer-wise full-neighbourhood inference)", 1},
