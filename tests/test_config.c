@@ -371,11 +371,22 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 62);
+    ASSERT_EQ(n, 63);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
-    int has_drop = 0;
-    for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) has_drop |= !strcmp(*k, "drop_uneven_inputs");
+    int has_drop = 0, has_feature = 0;
+    for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) {
+        has_drop |= !strcmp(*k, "drop_uneven_inputs");
+        has_feature |= !strcmp(*k, "node_feature");
+    }
     ASSERT(has_drop);
+    ASSERT(has_feature);
+    /* node_feature: a name; ':' or '/' in it is refused naming the key */
+    task_config c;
+    cgnn_err err = {0};
+    ASSERT_EQ(config_load_task(&c, write_yaml("nf.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    node_feature: x2\n"), &err), 0);
+    ASSERT(!strcmp(c.args.node_feature, "x2"));
+    ASSERT(config_load_task(&c, write_yaml("nf2.yaml", NC_HEAD "trainerConfig:\n  trainerArgs:\n    node_feature: a/b\n"), &err) != 0);
+    ASSERT(strstr(err.msg, "trainerArgs.node_feature") != NULL);
 }
 
 TEST(seed_assignment_args) {

@@ -252,6 +252,10 @@ rc=$(train_asset sg "$TMP/a-sg.yaml" "$G")
   "$A/node_anchor_based_link_prediction/frozen_gbml_config.yaml" "$TMP/a-lp2.yaml" "$TMP/out-a-lp2")
 rc=$(train_asset lp2 "$TMP/a-lp2.yaml" "$TMP")
 [[ $rc -eq 0 ]] && grep -q "converted before" "$TMP/a-lp2.log" && ok || bad "asset from another folder: exit $rc: $(tail -2 "$TMP/a-lp2.log")"
+# cgnn import gigl takes GiGL's frozen config as it is (no trainedModelMetadata: import writes no model)
+(cd "$G/scala" && "$CGNN" import gigl --task_config_uri "$A/node_anchor_based_link_prediction/frozen_gbml_config.yaml" \
+  --out "$TMP/asis-lp" >"$TMP/asis-lp.log" 2>&1) && grep -q "27 nodes in 1 node type, 21 edges" "$TMP/asis-lp.log" &&
+  [[ -s $TMP/asis-lp/metadata.yaml ]] && ok || bad "import gigl on GiGL's frozen config as it is: $(tail -2 "$TMP/asis-lp.log")"
 snapshot "$G" >"$TMP/assets.after"
 cmp -s "$TMP/assets.before" "$TMP/assets.after" && ok || bad "GiGL's asset folder changed"
 

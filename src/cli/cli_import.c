@@ -191,7 +191,7 @@ static int import_gigl_cmd(int argc, char **argv) {
     int force = 0;
     if (cli_flag_bool(&IMPORT_GIGL_CMD, "force", &force, &err) != 0) return cli_fail(&err);
     task_config *tc = cgnn_calloc(1, sizeof *tc);
-    if (config_load_task(tc, task_uri, &err) != 0) {
+    if (config_load_task_data(tc, task_uri, &err) != 0) {
         free(tc);
         return cli_fail(&err);
     }

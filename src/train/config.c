@@ -527,7 +527,9 @@ static int parse_task_metadata(const yamldoc *doc, const yamldoc_node *root, tas
     return 0;
 }
 
-static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, task_config *c, cgnn_err *err) {
+/* outputs: 1 when sharedConfig.trainedModelMetadata (and its trainedModelUri) is required. */
+static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, task_config *c, int outputs,
+                               cgnn_err *err) {
     const yamldoc_node *sc, *tmm;
     if (get_section(doc, root, "sharedConfig", &sc, err) != 0) return -1;
     if (!sc)
@@ -542,13 +544,14 @@ static int parse_shared_config(const yamldoc *doc, const yamldoc_node *root, tas
     if (yamldoc_get_bool(doc, sc, "shouldSkipModelEvaluation", 0, &c->should_skip_model_evaluation, err) != 0)
         return -1;
     if (get_section(doc, sc, "trainedModelMetadata", &tmm, err) != 0) return -1;
+    if (!tmm && !outputs) return 0;
     if (!tmm)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: sharedConfig: missing key 'trainedModelMetadata' (with trainedModelUri, "
                        "where the model is written)",
                        doc->file);
     if (yamldoc_check_keys(doc, tmm, TRAINED_MODEL_KEYS, err) != 0) return -1;
-    if (get_uri(doc, tmm, "trainedModelUri", 1, c->trained_model_uri, err) != 0) return -1;
+    if (get_uri(doc, tmm, "trainedModelUri", outputs, c->trained_model_uri, err) != 0) return -1;
     if (get_uri(doc, tmm, "evalMetricsUri", 0, c->eval_metrics_uri, err) != 0) return -1;
     if (get_uri(doc, tmm, "tensorboardLogsUri", 0, c->tensorboard_logs_uri, err) != 0) return -1;
     const yamldoc_node *scripted = yamldoc_get(tmm, "scriptedModelUri");
@@ -689,7 +692,7 @@ static int parse_command(const yamldoc *doc, const yamldoc_node *ff, const yamld
     return 0;
 }
 
-int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
+static int load_task(task_config *c, const char *uri, int outputs, cgnn_err *err) {
     memset(c, 0, sizeof *c);
     c->profiler_wait = 5; /* GiGL's TorchProfiler defaults (profiler_wrapper.py) */
     c->profiler_warmup = 2;
@@ -707,7 +710,7 @@ int config_load_task(task_config *c, const char *uri, cgnn_err *err) {
     if (yamldoc_check_keys(&doc, root, TOP_KEYS, err) != 0) goto out;
     if (parse_graph_metadata(&doc, root, c, err) != 0) goto out;
     if (parse_task_metadata(&doc, root, c, err) != 0) goto out;
-    if (parse_shared_config(&doc, root, c, err) != 0) goto out;
+    if (parse_shared_config(&doc, root, c, outputs, err) != 0) goto out;
     if (get_section(&doc, root, "trainerConfig", &tc, err) != 0) goto out;
     if (tc && yamldoc_check_keys(&doc, tc, TRAINER_CONFIG_KEYS, err) != 0) goto out;
     if (tc) {
@@ -731,6 +734,10 @@ out:
     yamldoc_free(&doc);
     return rc;
 }
+
+int config_load_task(task_config *c, const char *uri, cgnn_err *err) { return load_task(c, uri, 1, err); }
+
+int config_load_task_data(task_config *c, const char *uri, cgnn_err *err) { return load_task(c, uri, 0, err); }
 
 /* ---- resource config -------------------------------------------------------------- */
 

@@ -254,6 +254,9 @@ void config_default_trainer_args(trainer_args *a, task_kind task);
 
 /* Parses the task config at uri (file:// or a path). Returns 0 or -1 with *err. */
 int config_load_task(task_config *c, const char *uri, cgnn_err *err);
+/* The same for a command that reads only the data the config names (cgnn import gigl):
+ * sharedConfig.trainedModelMetadata may be absent, as in GiGL's frozen configs. */
+int config_load_task_data(task_config *c, const char *uri, cgnn_err *err);
 /* Parses the resource config; uri NULL or "" gives defaults. */
 int config_load_resource(resource_config *c, const char *uri, cgnn_err *err);
 
