@@ -145,11 +145,25 @@ static const yamldoc_node *get_present(const yamldoc_node *map, const char *key)
     return v && !node_is_null(v) ? v : NULL;
 }
 
+/* 1 when key (at edit distance d from the allowed key `best`) looks like a misspelling of it
+ * rather than another word: d <= max(1, len(best) / 3) and d < len(key), or best with two
+ * adjacent letters swapped ("nmae"). So "in_memroy", "pth", "typ", "num_clases" are typos;
+ * "note" (2 from "name") and "num_categories" are other keys. */
+static int looks_like_typo(const char *key, const char *best, int d) {
+    const size_t n = strlen(key);
+    int limit = (int)strlen(best) / 3;
+    if (limit < 1) limit = 1;
+    if (d <= limit && d < (int)n) return 1;
+    if (n != strlen(best) || n < 2) return 0;
+    size_t i = 0;
+    while (i < n && key[i] == best[i]) i++;
+    return i + 1 < n && key[i] == best[i + 1] && key[i + 1] == best[i] && strcmp(key + i + 2, best + i + 2) == 0;
+}
+
 /* GraphBolt's rule for keys (ondisk_metadata.py: extra keys of features and tasks are kept as
  * metadata, other models ignore them): a key of map outside `allowed` is accepted and ignored
- * with a log line, unless it looks like a typo of an allowed key (yamldoc_check_keys' rule: edit
- * distance <= max(2, len(allowed key) / 3) and < len(key)), which is an error with "did you
- * mean" (a misspelt in_memory or path would otherwise vanish silently). */
+ * with a log line, unless it looks like a typo of an allowed key (looks_like_typo), which is an
+ * error with "did you mean" (a misspelt in_memory or path would otherwise vanish silently). */
 static int check_keys(const yamldoc *doc, const yamldoc_node *map, const char *const *allowed, cgnn_err *err) {
     if (yamldoc_expect_kind(doc, map, YAMLDOC_MAPPING, err) != 0) return -1;
     for (int i = 0; i < map->len; i++) {
@@ -162,9 +176,7 @@ static int check_keys(const yamldoc *doc, const yamldoc_node *map, const char *c
             if (d < best_d) best_d = d, best = *a;
         }
         if (known) continue;
-        int limit = (int)strlen(best ? best : "") / 3;
-        if (limit < 2) limit = 2;
-        if (best && best_d <= limit && best_d < (int)strlen(key))
+        if (best && looks_like_typo(key, best, best_d))
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unknown key '%s'; did you mean '%s'?", doc->file,
                            map->items[i]->path, map->key_lines[i], key, best);
         log_info("%s:%d: %s: key '%.100s' is not one cgnn reads; ignored (GraphBolt keeps extra keys as metadata)",
@@ -1065,7 +1077,7 @@ static int to_int64(const npy_array *a, const char *what, const char *field, int
 }
 
 /* Opens one data entry of a split, checks its shape is (m,) — or (m, 1); with wide, (m, K) for
- * any K >= 1 (*cols = K, else 1) — and returns its values as an owned int64 array (m, K) (the
+ * any K >= 1 (*cols = K, else 1; cols may be NULL) — and returns its values as an owned int64 array (m, K) (the
  * file is closed). Any dtype: integers, or floats holding integers (to_int64). */
 static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, const char *what,
                            int64_t m, const char *seeds_path, int wide, int64_t **out, int64_t *cols,
@@ -1077,9 +1089,9 @@ static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_
     snprintf(path_out, 4096, "%s", a.path);
     char sh[96];
     int rc = 0;
-    if (!(a.ndim == 1 || (a.ndim == 2 && (a.shape[1] == 1 || (wide && a.shape[1] >= 1)))))
+    if (wide ? !(a.ndim == 2 && a.shape[1] >= 1) : !(a.ndim == 1 || (a.ndim == 2 && a.shape[1] == 1)))
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected shape (%lld%s), got %s", a.path, what, entry->path,
-                     (long long)m, wide ? ", K)" : ",)", shape_str(&a, sh, sizeof sh));
+                     (long long)m, wide ? ", K" : ",", shape_str(&a, sh, sizeof sh));
     else if (a.shape[0] != m)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): has %lld rows, but the seeds have %lld (%s)",
                      a.path, what, entry->path, (long long)a.shape[0], (long long)m, seeds_path);
@@ -1392,11 +1404,9 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                                lpath, (long long)i, (long long)l, (long long)t->num_classes, where,
                                (long long)t->num_classes);
         }
-    } else if (kind == DS_TASK_NODE_CLASSIFICATION) {
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s (line %d): node seeds (N,) need a 'labels' entry (node classification)",
-                       doc->file, data->path, data->line);
     }
+    /* node seeds without labels: GraphBolt loads them (an item set of seeds alone); load_task
+     * makes the task DS_TASK_OTHER, which no training task picks */
     if (parts[SPLIT_INDEXES] && load_split_ints(ds, doc, parts[SPLIT_INDEXES], "indexes", sp->num_items,
                                                 sp->seeds_path, 0, &sp->indexes, NULL, sp->indexes_path, err) != 0)
         return -1;
@@ -1412,31 +1422,15 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     return 0;
 }
 
-/* Task keys we read; other keys are task attributes GraphBolt passes through, unless they look
- * like a typo of one of these (a misspelt train_set would otherwise silently vanish). */
+/* Task keys we read; other keys are task attributes GraphBolt passes through (check_keys). */
 static const char *const TASK_KEYS[] = {"name", "num_classes", "train_set", "validation_set",
                                         "test_set", NULL};
-
-static int check_task_typos(const yamldoc *doc, const yamldoc_node *task, cgnn_err *err) {
-    for (int i = 0; i < task->len; i++) {
-        const char *key = task->keys[i];
-        for (const char *const *k = TASK_KEYS; *k; k++) {
-            if (strcmp(key, *k) == 0) break;
-            int d = yamldoc_edit_distance(key, *k);
-            if (d <= 2 && d < (int)strlen(key))
-                return err_set(err, CGNN_ERR_INPUT,
-                               "%s: %s (line %d): unknown key '%s'; did you mean '%s'?", doc->file,
-                               task->items[i]->path, task->key_lines[i], key, *k);
-        }
-    }
-    return 0;
-}
 
 static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, int index,
                      cgnn_err *err) {
     ds_task *t = &ds->tasks[index];
     if (yamldoc_expect_kind(doc, node, YAMLDOC_MAPPING, err) != 0) return -1;
-    if (check_task_typos(doc, node, err) != 0) return -1;
+    if (check_keys(doc, node, TASK_KEYS, err) != 0) return -1;
     if (get_name(doc, node, "name", 0, t->name, err) != 0) return -1;
     if (!t->name[0]) { /* GraphBolt: a task's name is optional (metadata["name"] is then None) */
         snprintf(t->name, sizeof t->name, "%s", node->path); /* "tasks[1]" */
@@ -1466,6 +1460,13 @@ static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, 
     if (!any)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no train_set, validation_set or test_set",
                        doc->file, node->path, node->line);
+    for (int s = 0; s < DS_SPLIT_COUNT && t->kind == DS_TASK_NODE_CLASSIFICATION; s++)
+        if (t->splits[s].present && !t->splits[s].labels) {
+            log_info("%s: task '%s': %s has node seeds without labels: read and validated, but node classification "
+                     "needs labels, so no training task uses this task",
+                     doc->file, t->name, SPLIT_NAMES[s]);
+            t->kind = DS_TASK_OTHER;
+        }
     return 0;
 }
 
