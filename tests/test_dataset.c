@@ -1644,7 +1644,8 @@ TEST(graphbolt_older_names) {
     /* the negatives are checked like seeds; negative_srcs is refused with the reason */
     neg[2][1] = 12;
     write_npy(dir, "validation_neg_dst.npy", NPY_DTYPE_INT64, 2, 4, 3, neg);
-    EXPECT_FAIL(dir, "@validation_node_pairs.npy: row 11: seed 12 out of range [0, 12) (tasks[0].validation_set)");
+    EXPECT_FAIL(dir, "@validation_neg_dst.npy: row 2, column 1: negative destination 12 out of range [0, 12) "
+                     "(tasks[0].validation_set)");
     neg[2][1] = 3;
     write_npy(dir, "validation_neg_dst.npy", NPY_DTYPE_INT64, 1, 4, 1, neg);
     EXPECT_FAIL(dir, "@validation_neg_dst.npy: negative_dsts (tasks[0].validation_set[0].data[1]): expected shape (4, K), got (4,)");

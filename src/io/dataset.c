@@ -919,6 +919,7 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
     f->in_memory = 1;
     if (yamldoc_get_bool(doc, entry, "in_memory", 0, &f->in_memory, err) != 0) return -1;
     if (open_array(ds, doc, entry, f->in_memory, &f->array, err) != 0) return -1;
+    if (f->array.owned) f->in_memory = 1; /* format: torch: read whole, whatever in_memory says */
 
     /* every dtype the readers hold is accepted (GraphBolt keeps any tensor): float32/16/64,
      * uint8, int8, int32 and int64 (gather converts the one training uses to float32) */
@@ -1034,22 +1035,22 @@ static const struct {
                         {"negative_srcs", SPLIT_NEG_SRCS}};
 #define N_SPLIT_DATA_NAMES ((int)(sizeof SPLIT_DATA_NAMES / sizeof SPLIT_DATA_NAMES[0]))
 
-/* Element src of a as a double (float dtypes) or int64 (integer dtypes); *is_float says which. */
+/* Element src of a: an integer dtype's value is returned; a float dtype's goes to *fv (the
+ * return value is then 0) and *is_float is set. */
 static int64_t element_int(const npy_array *a, int64_t src, double *fv, int *is_float) {
-    *is_float = 0;
-    switch (a->dtype) {
-    case NPY_DTYPE_FLOAT32: *is_float = 1; *fv = ((const float *)a->data)[src]; return 0;
-    case NPY_DTYPE_FLOAT64: *is_float = 1; *fv = ((const double *)a->data)[src]; return 0;
-    case NPY_DTYPE_FLOAT16: { /* IEEE half: sign, 5-bit exponent, 10-bit mantissa */
+    *is_float = !npy_dtype_is_int(a->dtype);
+    if (!*is_float) return npy_get_int(a, src);
+    if (a->dtype == NPY_DTYPE_FLOAT32) {
+        *fv = ((const float *)a->data)[src];
+    } else if (a->dtype == NPY_DTYPE_FLOAT64) {
+        *fv = ((const double *)a->data)[src];
+    } else { /* float16: sign, 5-bit exponent, 10-bit mantissa */
         const uint16_t h = ((const uint16_t *)a->data)[src];
         const int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-        double v = e == 0 ? ldexp(mant, -24) : e == 31 ? (mant ? NAN : INFINITY) : ldexp(mant | 0x400, e - 25);
-        *is_float = 1;
+        const double v = e == 0 ? ldexp(mant, -24) : e == 31 ? (mant ? NAN : INFINITY) : ldexp(mant | 0x400, e - 25);
         *fv = (h & 0x8000u) ? -v : v;
-        return 0;
     }
-    default: return npy_get_int(a, src);
-    }
+    return 0;
 }
 
 /* Copies a 1-D or 2-D array (either memory order) of any dtype into a new C-order int64 buffer
@@ -1139,14 +1140,21 @@ static int check_index_groups(const ds_split *sp, const char *ipath, const char 
 
 /* GraphBolt's older link-prediction form (item_sampler.py, _construct_seeds): sp holds the M
  * positive node_pairs (M, 2); negative_dsts (M, K) in `entry` gives K negative destinations per
- * pair. Rebuilds sp as seeds (M + M K, 2): the pairs, then (src_i, negative_dsts[i][j]) for i, j
+ * pair, each checked against [0, n_dst) (n_dst <= 0: not here; `where` names the split). Rebuilds sp as seeds (M + M K, 2): the pairs, then (src_i, negative_dsts[i][j]) for i, j
  * in row order; labels 1 (the pairs) then 0; indexes i, then i repeated K times. */
-static int expand_negative_dsts(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, ds_split *sp,
-                                cgnn_err *err) {
+static int expand_negative_dsts(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int64_t n_dst,
+                                const char *where, ds_split *sp, cgnn_err *err) {
     const int64_t m = sp->num_items;
     int64_t *neg = NULL, k = 1;
     if (load_split_ints(ds, doc, entry, "negative_dsts", m, sp->seeds_path, 1, &neg, &k, sp->labels_path, err) != 0)
         return -1;
+    for (int64_t q = 0; n_dst > 0 && q < m * k; q++) /* named here: the seeds check would name rows of the built seeds */
+        if (neg[q] < 0 || neg[q] >= n_dst) {
+            err_set(err, CGNN_ERR_INPUT, "%s: row %lld, column %lld: negative destination %lld out of range [0, %lld) (%s)",
+                    sp->labels_path, (long long)(q / k), (long long)(q % k), (long long)neg[q], (long long)n_dst, where);
+            free(neg);
+            return -1;
+        }
     sp->labels_path[0] = '\0'; /* (the labels are built, not read) */
     if (k > (INT64_MAX / 2 / (int64_t)sizeof(int64_t) - 1) / (m ? m : 1)) {
         free(neg);
@@ -1249,7 +1257,7 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                            nv->line, name, strcmp(name, part_names[slot]) ? " (the same data as '" : "",
                            strcmp(name, part_names[slot]) ? part_names[slot] : "",
                            strcmp(name, part_names[slot]) ? "')" : "");
-        if (k >= 3)
+        if (k >= 3 && k <= 5) /* (negative_srcs: refused below) */
             log_info("%s:%d: %s: '%s' is GraphBolt's older name; read as %s", doc->file, nv->line, nv->path, name,
                      k == 3 || k == 4 ? "seeds" : "negative destinations: seeds, labels and indexes built as GraphBolt's "
                                                   "item sampler builds them");
@@ -1314,7 +1322,12 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     rc = to_int64(&a, "seed", sd->path, &sp->seeds, err);
     npy_close(&a);
     if (rc) return -1;
-    if (neg_dsts && expand_negative_dsts(ds, doc, parts[SPLIT_NEG_DSTS], sp, err) != 0) return -1;
+    if (neg_dsts) { /* the pairs' dst node type: the edge type's (typed), else the one node type */
+        const int64_t n_dst = !ds->typed ? ds->node_types[0].num_nodes
+                              : type_is_edge ? ds->node_types[ds->edge_types[type].dst_type].num_nodes
+                                             : 0; /* (refused below: pairs need an edge type) */
+        if (expand_negative_dsts(ds, doc, parts[SPLIT_NEG_DSTS], n_dst, set->path, sp, err) != 0) return -1;
+    }
     if (ds->typed && type_is_edge != (sp->seed_width == 2))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: seeds (%s): %s, but the set's type '%s' (%s, line %d) is %s",
