@@ -1264,22 +1264,11 @@ static int open_logged(dataset *ds, const char *dir, cgnn_err *err, char *log, s
     return rc;
 }
 
-/* The text of tests/fixtures/graphbolt/<name> with every `from` replaced by `to` (from NULL:
- * as is); caller frees. */
-static char *gb_text(const char *name, const char *from, const char *to) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/%s", test_source_dir(), name);
-    size_t n = 0;
-    char *t = (char *)test_slurp(path, &n);
-    if (!t) {
-        fprintf(stderr, "fixture: cannot read %s\n", path);
-        exit(1);
-    }
-    t[n] = '\0';
-    if (!from) return t;
+/* t with every `from` replaced by `to` (new string; t is freed). */
+static char *replace_all(char *t, const char *from, const char *to) {
     size_t count = 0;
     for (const char *q = strstr(t, from); q; q = strstr(q + strlen(from), from)) count++;
-    char *out = malloc(n + count * strlen(to) + 1), *o = out;
+    char *out = malloc(strlen(t) + count * strlen(to) + 1), *o = out;
     const char *q = t;
     for (const char *hit; (hit = strstr(q, from)); q = hit + strlen(from)) {
         memcpy(o, q, (size_t)(hit - q));
@@ -1292,29 +1281,47 @@ static char *gb_text(const char *name, const char *from, const char *to) {
     return out;
 }
 
-/* A temporary dataset whose metadata.yaml is GraphBolt's homograph tutorial with `from` -> `to`
- * (NULL: as is), its relative paths made absolute (the files in tests/fixtures/graphbolt/homograph). */
-static char *gb_tutorial(const char *from, const char *to) {
-    char *t = gb_text("homograph/metadata.yaml", from, to);
-    if (from && !strstr(t, to)) {
-        fprintf(stderr, "fixture: '%s' not in the tutorial's metadata\n", from);
+/* The text of tests/fixtures/graphbolt/<name> with every `from` replaced by `to` (from NULL:
+ * as is); caller frees. */
+static char *gb_text(const char *name, const char *from, const char *to) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/%s", test_source_dir(), name);
+    size_t n = 0;
+    char *t = (char *)test_slurp(path, &n);
+    if (!t) {
+        fprintf(stderr, "fixture: cannot read %s\n", path);
         exit(1);
     }
-    char abs[4200];
-    snprintf(abs, sizeof abs, "%s/tests/fixtures/graphbolt/homograph/", test_source_dir());
-    char *u = malloc(strlen(t) * 2 + 64 * strlen(abs)), *o = u;
-    const char *q = t;
-    for (const char *hit; (hit = strstr(q, "path: ")); q = hit + 6) {
-        memcpy(o, q, (size_t)(hit + 6 - q));
-        o += hit + 6 - q;
-        if (hit[6] != '/') o += sprintf(o, "%s", abs);
+    t[n] = '\0';
+    return from ? replace_all(t, from, to) : t;
+}
+
+/* A temporary dataset whose metadata.yaml is GraphBolt's homograph tutorial with from[k] ->
+ * to[k] for the n edits (each must apply), its relative paths then made absolute (the files in
+ * tests/fixtures/graphbolt/homograph). */
+static char *gb_tutorial_edits(int n, const char *const *from, const char *const *to) {
+    char *t = gb_text("homograph/metadata.yaml", NULL, NULL);
+    for (int k = 0; k < n; k++) {
+        if (!strstr(t, from[k])) {
+            fprintf(stderr, "fixture: '%s' not in the tutorial's metadata\n", from[k]);
+            exit(1);
+        }
+        t = replace_all(t, from[k], to[k]);
     }
-    strcpy(o, q);
-    free(t);
+    char abs[4200];
+    snprintf(abs, sizeof abs, "path: %s/tests/fixtures/graphbolt/homograph/", test_source_dir());
+    t = replace_all(t, "path: /", "path:\x01/"); /* absolute paths (the edits') stay as they are */
+    t = replace_all(t, "path: ", abs);
+    t = replace_all(t, "path:\x01/", "path: /");
     char *dir = test_tmpdir();
-    write_text(dir, "metadata.yaml", u);
-    free(u);
+    write_text(dir, "metadata.yaml", t);
+    free(t);
     return dir;
+}
+
+/* The same with one edit (from NULL: none). */
+static char *gb_tutorial(const char *from, const char *to) {
+    return from ? gb_tutorial_edits(1, &from, &to) : gb_tutorial_edits(0, NULL, NULL);
 }
 
 /* GraphBolt's homograph tutorial as it is: format: torch node and edge features and NC labels,
@@ -1353,6 +1360,21 @@ TEST(graphbolt_tutorial_homograph) {
     }
     ASSERT_EQ(lp->splits[DS_SPLIT_TRAIN].num_items, 240);
     ASSERT(lp->splits[DS_SPLIT_TRAIN].labels == NULL);
+    dataset_close(&ds);
+    rm_tree(dir);
+
+    /* format: torch seeds (int64 arange(5)), and the same tensor as their labels */
+    char vec[2][4300];
+    snprintf(vec[0], sizeof vec[0], "format: torch\n                path: %s/tests/fixtures/graphbolt/tensors/vector.pt\n",
+             test_source_dir());
+    snprintf(vec[1], sizeof vec[1], "path: %s/tests/fixtures/graphbolt/tensors/vector.pt\n", test_source_dir());
+    const char *const from[2] = {"format: numpy\n                path: nc-train-ids.npy\n", "path: nc-train-labels.pt\n"};
+    const char *const to[2] = {vec[0], vec[1]};
+    dir = gb_tutorial_edits(2, from, to);
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    nc = dataset_find_task(&ds, "node_classification");
+    ASSERT(nc && nc->splits[DS_SPLIT_TRAIN].num_items == 5 && nc->splits[DS_SPLIT_TRAIN].seeds[4] == 4);
+    ASSERT(nc->splits[DS_SPLIT_TRAIN].labels[3] == 3 && strstr(nc->splits[DS_SPLIT_TRAIN].seeds_path, "vector.pt"));
     dataset_close(&ds);
     rm_tree(dir);
 
