@@ -1483,7 +1483,8 @@ TEST(graphbolt_extra_keys_and_feature_dtypes) {
     char meta[8192];
     snprintf(meta, sizeof meta,
              "include_original_edge_id: false\n%s"
-             "tasks:\n  - name: nc\n    num_classes: 10\n    note: extra\n    train_set:\n      - extra_set_key: 1\n"
+             "tasks:\n  - name: nc\n    num_classes: 10\n    note: extra\n    validation_set: []\n"
+             "    train_set:\n      - extra_set_key: 1\n"
              "        data:\n          - {name: seeds, format: numpy, path: seeds.npy, comment: c}\n"
              "          - {name: labels, format: numpy, path: seeds.npy}\n",
              t);
@@ -1494,6 +1495,7 @@ TEST(graphbolt_extra_keys_and_feature_dtypes) {
     if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
     ASSERT_EQ(ds.num_tasks, 1);
     ASSERT_EQ(ds.tasks[0].splits[DS_SPLIT_TRAIN].num_items, 3);
+    ASSERT(!ds.tasks[0].splits[DS_SPLIT_VALID].present); /* validation_set: [] is no set, as in GraphBolt */
     const char *keys[] = {"'include_original_edge_id'", "'description'", "'note'", "'extra_set_key'", "'comment'"};
     for (int k = 0; k < 5; k++) ASSERT_STR_CONTAINS(log, keys[k]);
     dataset_close(&ds);

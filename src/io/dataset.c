@@ -1466,7 +1466,7 @@ static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, 
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const yamldoc_node *set;
         if (get_child(doc, node, SPLIT_NAMES[s], YAMLDOC_SEQUENCE, 0, &set, err) != 0) return -1;
-        if (!set) continue;
+        if (!set || set->len == 0) continue; /* GraphBolt: an empty list is no set (its default) */
         if (load_split(ds, doc, set, t, &t->splits[s], err) != 0) return -1;
         any = 1;
     }
