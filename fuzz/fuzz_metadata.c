@@ -4,12 +4,15 @@
  * Input: the bytes of metadata.yaml. It is written into the private directory, which also
  * holds small valid files the metadata can reference (written once, see write_fixture): 10
  * nodes, edges as int64 / int32 / Fortran-order .npy and as CSV, node and edge features,
- * node-classification seeds and labels, link-prediction pairs, labels and indexes. The
- * dataset must open or fail with an input error naming a file of the directory; an opened
+ * node-classification seeds and labels, link-prediction pairs, labels and indexes, the same
+ * as `format: torch` files (one tensor in torch.save's zip format: feat.pt, seeds.pt,
+ * labels.pt, lp-seeds.pt, negs.pt (3, 2) for GraphBolt's older negative_dsts). The dataset must
+ * open or fail with an input error naming a file of the directory; an opened
  * dataset must satisfy what dataset.h promises (ids in range, shapes consistent).
  */
 #include "fuzz_util.h"
 #include "io/dataset.h"
+#include "io/torch_save.h"
 #include "util/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +38,54 @@ static void write_fortran_npy(const char *name, const char *descr, int64_t rows,
     char path[4096];
     fuzz_write(name, buf, total + bytes, path);
     free(buf);
+}
+
+/* name = torch.save(tensor) of a C-order tensor: storage "LongStorage" / "FloatStorage" (esize
+ * bytes an element), ndim <= 2 dims each < 256: the pickle torch writes, without its memo. */
+static void write_torch(const char *name, const char *storage, int esize, int ndim, const int64_t *shape,
+                        const void *data) {
+    unsigned char pkl[256];
+    size_t n = 0;
+#define PUT(s, len) (memcpy(pkl + n, s, len), n += (len))
+#define STR(s) (pkl[n++] = 'X', pkl[n++] = (unsigned char)strlen(s), pkl[n++] = 0, pkl[n++] = 0, pkl[n++] = 0, \
+                PUT(s, strlen(s)))
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) numel *= shape[d];
+    PUT("\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n((", 37);
+    STR("storage");
+    n += (size_t)snprintf((char *)pkl + n, sizeof pkl - n, "ctorch\n%s\n", storage);
+    STR("0");
+    STR("cpu");
+    pkl[n++] = 'K', pkl[n++] = (unsigned char)numel, pkl[n++] = 't', pkl[n++] = 'Q', pkl[n++] = 'K', pkl[n++] = 0;
+    for (int d = 0; d < ndim; d++) pkl[n++] = 'K', pkl[n++] = (unsigned char)shape[d];
+    pkl[n++] = (unsigned char)(0x84 + ndim);
+    for (int d = 0; d < ndim; d++) pkl[n++] = 'K', pkl[n++] = (unsigned char)(d + 1 < ndim ? shape[d + 1] : 1);
+    pkl[n++] = (unsigned char)(0x84 + ndim);
+    PUT("\x89" "ccollections\nOrderedDict\n)RtR.", 31);
+#undef STR
+#undef PUT
+    char recs[4][64];
+    snprintf(recs[0], sizeof recs[0], "t/data.pkl");
+    snprintf(recs[1], sizeof recs[1], "t/data/0");
+    snprintf(recs[2], sizeof recs[2], "t/version");
+    snprintf(recs[3], sizeof recs[3], "t/byteorder");
+    const ts_record r[4] = {{recs[0], pkl, (int64_t)n}, {recs[1], data, numel * esize}, {recs[2], "3\n", 2},
+                            {recs[3], "little", 6}};
+    char path[4096];
+    fuzz_path(path, name);
+    durable_file f;
+    cgnn_err err = {0};
+    if (durable_open(&f, path, &err) != 0 || torch_save_write_zip(&f, r, 4, 0, &err) != 0 ||
+        durable_commit(&f, &err) != 0) {
+        fprintf(stderr, "fuzz_metadata: cannot write %s: %s\n", path, err.msg);
+        abort();
+    }
+    npy_array check; /* the fixture is one the reader accepts */
+    if (torch_save_read_npy(&check, path, &err) != 0) {
+        fprintf(stderr, "fuzz_metadata: %s\n", err.msg);
+        abort();
+    }
+    npy_close(&check);
 }
 
 static void write_fixture(void) {
@@ -67,6 +118,13 @@ static void write_fixture(void) {
     fuzz_write_npy("lp-seeds.npy", NPY_DTYPE_INT64, 2, 3, 2, lp_s);
     fuzz_write_npy("lp-labels.npy", NPY_DTYPE_INT64, 1, 3, 1, lp_l);
     fuzz_write_npy("lp-indexes.npy", NPY_DTYPE_INT64, 1, 3, 1, lp_i);
+    const int64_t s_feat[2] = {N, 4}, s_seeds[1] = {4}, s_lp[2] = {3, 2};
+    int64_t negs[3][2] = {{5, 6}, {7, 8}, {9, 0}};
+    write_torch("feat.pt", "FloatStorage", 4, 2, s_feat, feat);
+    write_torch("seeds.pt", "LongStorage", 8, 1, s_seeds, tr_s);
+    write_torch("labels.pt", "LongStorage", 8, 1, s_seeds, tr_l);
+    write_torch("lp-seeds.pt", "LongStorage", 8, 2, s_lp, lp_s);
+    write_torch("negs.pt", "LongStorage", 8, 2, s_lp, negs);
 }
 
 static int64_t id_at(const ds_edges *e, const void *ids, int64_t i) {

@@ -1,5 +1,6 @@
 /* fuzz_torch_save.c — libFuzzer target: the PyTorch zip checkpoint reader
- * (torch_save_read_header, torch_save_read_tensor) and GiGL's layout on top of it
+ * (torch_save_read_header, torch_save_read_tensor), its bare-tensor reader (torch_save_read_npy,
+ * GraphBolt's format: torch) and GiGL's layout on top of it
  * (gigl_ckpt_read: keys mapped back, the head taken into the last layer, the architecture read
  * off the keys).
  *
@@ -37,6 +38,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         for (int m = 0; m < f.n_meta; m++) FUZZ_ASSERT(torch_save_meta(&f, f.meta[2 * m]) != NULL);
         torch_save_free(&f);
+    }
+    npy_array a;
+    err = (cgnn_err){0};
+    rc = torch_save_read_npy(&a, path, &err);
+    fuzz_check(rc, &err, path);
+    if (rc == 0) {
+        int64_t k = 1;
+        for (int d = 0; d < NPY_MAX_DIMS; d++) {
+            FUZZ_ASSERT(a.shape[d] >= 0 && (d < a.ndim || a.shape[d] == 1));
+            k *= a.shape[d];
+        }
+        FUZZ_ASSERT(a.ndim >= 0 && a.ndim <= NPY_MAX_DIMS && a.count == k && !a.fortran_order);
+        const size_t bytes = (size_t)k * npy_dtype_size(a.dtype);
+        FUZZ_ASSERT(bytes <= 2 * size && (k == 0 || (a.data && a.data == a.owned))); /* (int16, bfloat16 widen) */
+        volatile unsigned char sink = bytes ? ((const unsigned char *)a.data)[bytes - 1] : 0; /* ASan */
+        (void)sink;
+        npy_close(&a);
+        FUZZ_ASSERT(a.owned == NULL);
     }
     st_file s;
     err = (cgnn_err){0};

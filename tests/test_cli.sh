@@ -172,6 +172,18 @@ expect 0 "no epoch count" -- "$CGNN" train --task_config_uri="$TMP/nolimit.yaml"
 contains "cgnn: epoch 1  train loss" "an epoch line without a count"
 if grep -q "epoch 1/0" "$TMP/out"; then echo "FAIL: 'epoch 1/0' printed"; fails=$((fails + 1)); else pass=$((pass + 1)); fi
 
+# GraphBolt's own tutorial dataset (tests/fixtures/graphbolt/homograph: format: torch features and
+# labels, CSV edges, edge features, float64 LP labels) opens and trains as GraphBolt opens it
+cp -r "$SRC/tests/fixtures/graphbolt/homograph" "$TMP/gb-homograph"
+expect 0 "info on GraphBolt's homograph tutorial" -- "$CGNN" info --dataset "$TMP/gb-homograph"
+contains "node/feat_1: (40, 5) float32" "GraphBolt tutorial: a format: torch feature"
+contains "train_set: 24 validation_set: 8 test_set: 8" "GraphBolt tutorial: NC splits (torch labels)"
+contains "validation_set: 880 pairs" "GraphBolt tutorial: LP splits (float64 labels)"
+small gbtrain -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $TMP/gb-homograph#" \
+  -e 's/main_sample_batch_size: "140"/main_sample_batch_size: "24"/'
+expect 0 "train on GraphBolt's homograph tutorial" -- "$CGNN" train --task_config_uri="$TMP/gbtrain.yaml"
+contains "trained 1 step in " "GraphBolt tutorial: trained"
+
 # a user's CSV: a header line is skipped (said); edges listed one way are warned about
 mkdir -p "$TMP/oneway"
 printf 'src,dst\n0,1\n1,2\n2,3\n3,4\n' >"$TMP/oneway/edges.csv"

@@ -1,6 +1,7 @@
 /* test_dataset.c — GraphBolt OnDiskDataset loading: the bundled Cora, then small datasets built
  * in a temporary directory, one bad input at a time; every error must name the file and the
  * field or row, with code CGNN_ERR_INPUT, and leave the dataset closed. */
+#include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -489,17 +490,14 @@ TEST(feature_errors) {
     float f9[9 * 4] = {0};
     write_npy(dir, "feat.npy", NPY_DTYPE_FLOAT32, 2, 9, 4, f9);
     EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: has 9 rows, expected 10 (graph.nodes[0].num)");
-    int64_t fi[10 * 4] = {0};
-    write_npy(dir, "feat.npy", NPY_DTYPE_INT64, 2, 10, 4, fi);
-    EXPECT_FAIL(dir, "@feat.npy: feature_data[0]: unsupported feature dtype int64");
     rm_tree(dir);
 
     dir = make_tiny("    path: feat.npy\n", "    path: missing-feat.npy\n");
     EXPECT_FAIL(dir, "@missing-feat.npy: cannot open", "feature_data[0].path");
     rm_tree(dir);
 
-    dir = make_tiny("  - domain: node\n", "  - domain: graph\n");
-    EXPECT_FAIL(dir, "feature_data[0].domain (line 9): expected node or edge, got 'graph'");
+    dir = make_tiny("  - domain: node\n", "  - domain: graphs\n");
+    EXPECT_FAIL(dir, "feature_data[0].domain (line 9): expected node, edge or graph, got 'graphs'");
     rm_tree(dir);
 
     /* edge features must have one row per edge; uint8 (1-D) is a valid feature dtype */
@@ -544,15 +542,23 @@ TEST(seed_and_label_errors) {
     write_npy(dir, "valid-labels.npy", NPY_DTYPE_INT32, 1, 2, 1, l_short);
     EXPECT_FAIL(dir, "@valid-labels.npy: labels (tasks[0].validation_set[0].data[1]): has 2 rows",
                 "the seeds have 3", "@valid-seeds.npy");
-    float l_f[3] = {0};
+    float l_f[3] = {0, 0.5f, 1}; /* float labels are read when they hold integers (GraphBolt's tutorials) */
     write_npy(dir, "valid-labels.npy", NPY_DTYPE_FLOAT32, 1, 3, 1, l_f);
-    EXPECT_FAIL(dir, "@valid-labels.npy", "expected int32 or int64, got float32");
+    EXPECT_FAIL(dir, "@valid-labels.npy: row 1: labels value 0.5 is not an integer (tasks[0].validation_set[0].data[1])");
     rm_tree(dir);
 
-    /* node seeds without labels */
+    /* node seeds without labels: read (GraphBolt loads them), but not a node classification task */
     dir = make_tiny("          - name: labels\n            format: numpy\n            path: train-labels.npy\n",
                     "");
-    EXPECT_FAIL(dir, "tasks[0].train_set[0].data", "need a 'labels' entry");
+    {
+        dataset ds;
+        cgnn_err err = {0};
+        if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT_EQ(ds.num_tasks, 1);
+        ASSERT_EQ(ds.tasks[0].kind, DS_TASK_OTHER);
+        ASSERT(ds.tasks[0].splits[DS_SPLIT_TRAIN].labels == NULL && ds.tasks[0].splits[DS_SPLIT_TRAIN].num_items == 4);
+        dataset_close(&ds);
+    }
     rm_tree(dir);
 
     /* seeds with a bad shape */
@@ -1236,6 +1242,459 @@ TEST(typed_partition_key) {
     rm_tree(dir);
 }
 
+/* ---- GraphBolt's schema, on GraphBolt's own metadata.yaml files ---------------------------------
+ * The texts are in tests/fixtures/graphbolt/ (each names its source: the GraphBolt test or
+ * tutorial and the dmlc/dgl commit); the tutorial's data files are committed there too
+ * (scripts/fixtures/make_graphbolt_fixtures.py), the tests' arrays are written here. */
+
+/* dataset_open with stderr (where log_info writes) captured into log[cap]. */
+static int open_logged(dataset *ds, const char *dir, cgnn_err *err, char *log, size_t cap) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    const int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (saved < 0 || fd < 0) exit(1);
+    dup2(fd, 2);
+    close(fd);
+    const int rc = dataset_open(ds, dir, err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    size_t n = 0;
+    unsigned char *b = test_slurp(path, &n);
+    snprintf(log, cap, "%.*s", (int)n, b ? (const char *)b : "");
+    free(b);
+    fputs(log, stderr); /* (still shown) */
+    return rc;
+}
+
+/* t with every `from` replaced by `to` (new string; t is freed). */
+static char *replace_all(char *t, const char *from, const char *to) {
+    size_t count = 0;
+    for (const char *q = strstr(t, from); q; q = strstr(q + strlen(from), from)) count++;
+    char *out = malloc(strlen(t) + count * strlen(to) + 1), *o = out;
+    const char *q = t;
+    for (const char *hit; (hit = strstr(q, from)); q = hit + strlen(from)) {
+        memcpy(o, q, (size_t)(hit - q));
+        o += hit - q;
+        memcpy(o, to, strlen(to));
+        o += strlen(to);
+    }
+    strcpy(o, q);
+    free(t);
+    return out;
+}
+
+/* The text of tests/fixtures/graphbolt/<name> with every `from` replaced by `to` (from NULL:
+ * as is); caller frees. */
+static char *gb_text(const char *name, const char *from, const char *to) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/%s", test_source_dir(), name);
+    size_t n = 0;
+    char *t = (char *)test_slurp(path, &n);
+    if (!t) {
+        fprintf(stderr, "fixture: cannot read %s\n", path);
+        exit(1);
+    }
+    t[n] = '\0';
+    return from ? replace_all(t, from, to) : t;
+}
+
+/* A temporary dataset whose metadata.yaml is GraphBolt's homograph tutorial with from[k] ->
+ * to[k] for the n edits (each must apply), its relative paths then made absolute (the files in
+ * tests/fixtures/graphbolt/homograph). */
+static char *gb_tutorial_edits(int n, const char *const *from, const char *const *to) {
+    char *t = gb_text("homograph/metadata.yaml", NULL, NULL);
+    for (int k = 0; k < n; k++) {
+        if (!strstr(t, from[k])) {
+            fprintf(stderr, "fixture: '%s' not in the tutorial's metadata\n", from[k]);
+            exit(1);
+        }
+        t = replace_all(t, from[k], to[k]);
+    }
+    char abs[4200];
+    snprintf(abs, sizeof abs, "path: %s/tests/fixtures/graphbolt/homograph/", test_source_dir());
+    t = replace_all(t, "path: /", "path:\x01/"); /* absolute paths (the edits') stay as they are */
+    t = replace_all(t, "path: ", abs);
+    t = replace_all(t, "path:\x01/", "path: /");
+    char *dir = test_tmpdir();
+    write_text(dir, "metadata.yaml", t);
+    free(t);
+    return dir;
+}
+
+/* The same with one edit (from NULL: none). */
+static char *gb_tutorial(const char *from, const char *to) {
+    return from ? gb_tutorial_edits(1, &from, &to) : gb_tutorial_edits(0, NULL, NULL);
+}
+
+/* GraphBolt's homograph tutorial as it is: format: torch node and edge features and NC labels,
+ * float64 LP labels, CSV edges, edge features, two tasks. */
+TEST(graphbolt_tutorial_homograph) {
+    char *dir = gb_tutorial(NULL, NULL);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(strcmp(ds.name, "homogeneous_graph_nc_lp") == 0);
+    ASSERT_EQ(ds.node_types[0].num_nodes, 40);
+    ASSERT_EQ(ds.edge_types[0].edges.num_edges, 400);
+    ASSERT_EQ(ds.num_features, 4);
+    const ds_feature *f1 = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat_1"); /* torch.rand(40, 5) */
+    ASSERT(f1 && f1->array.dtype == NPY_DTYPE_FLOAT32 && f1->rows == 40 && f1->dim == 5 && f1->array.owned);
+    for (int64_t i = 0; i < 40 * 5; i++) {
+        const float v = ((const float *)f1->array.data)[i];
+        ASSERT(v >= 0.0f && v < 1.0f);
+    }
+    const ds_feature *e1 = dataset_find_feature(&ds, DS_DOMAIN_EDGE, 0, "feat_1");
+    ASSERT(e1 && e1->rows == 400 && e1->dim == 5 && e1->array.dtype == NPY_DTYPE_FLOAT32);
+    ASSERT_EQ(ds.num_tasks, 2);
+    const ds_task *nc = dataset_find_task(&ds, "node_classification");
+    ASSERT(nc && nc->kind == DS_TASK_NODE_CLASSIFICATION && nc->num_classes == 10);
+    const ds_split *tr = &nc->splits[DS_SPLIT_TRAIN]; /* labels: torch.randint(0, 10, (24,)), int64 */
+    ASSERT_EQ(tr->num_items, 24);
+    for (int64_t i = 0; i < 24; i++) ASSERT(tr->labels[i] >= 0 && tr->labels[i] < 10);
+    ASSERT(strstr(tr->labels_path, "nc-train-labels.pt"));
+    const ds_task *lp = dataset_find_task(&ds, "link_prediction");
+    ASSERT(lp && lp->kind == DS_TASK_LINK_PREDICTION);
+    const ds_split *va = &lp->splits[DS_SPLIT_VALID]; /* 80 positives, 10 negatives each; float64 labels */
+    ASSERT_EQ(va->num_items, 880);
+    for (int64_t i = 0; i < 880; i++) {
+        ASSERT_EQ(va->labels[i], i < 80 ? 1 : 0);
+        ASSERT_EQ(va->indexes[i], i < 80 ? i : (i - 80) / 10);
+    }
+    ASSERT_EQ(lp->splits[DS_SPLIT_TRAIN].num_items, 240);
+    ASSERT(lp->splits[DS_SPLIT_TRAIN].labels == NULL);
+    dataset_close(&ds);
+    rm_tree(dir);
+
+    /* format: torch seeds (int64 arange(5)), and the same tensor as their labels */
+    char vec[2][4300];
+    snprintf(vec[0], sizeof vec[0], "format: torch\n                path: %s/tests/fixtures/graphbolt/tensors/vector.pt\n",
+             test_source_dir());
+    snprintf(vec[1], sizeof vec[1], "path: %s/tests/fixtures/graphbolt/tensors/vector.pt\n", test_source_dir());
+    const char *const from[2] = {"format: numpy\n                path: nc-train-ids.npy\n", "path: nc-train-labels.pt\n"};
+    const char *const to[2] = {vec[0], vec[1]};
+    dir = gb_tutorial_edits(2, from, to);
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    nc = dataset_find_task(&ds, "node_classification");
+    ASSERT(nc && nc->splits[DS_SPLIT_TRAIN].num_items == 5 && nc->splits[DS_SPLIT_TRAIN].seeds[4] == 4);
+    ASSERT(nc->splits[DS_SPLIT_TRAIN].labels[3] == 3 && strstr(nc->splits[DS_SPLIT_TRAIN].seeds_path, "vector.pt"));
+    dataset_close(&ds);
+    rm_tree(dir);
+
+    /* a torch file that is not one tensor, or a view, is refused naming the file and the field */
+    char bad[4300];
+    snprintf(bad, sizeof bad, "path: %s/tests/fixtures/graphbolt/tensors/transposed.pt\n", test_source_dir());
+    dir = gb_tutorial("path: node-feat-1.pt\n", bad);
+    EXPECT_FAIL(dir, "transposed.pt: data.pkl: byte", "strides are not C order", "feature_data[1].path in");
+    rm_tree(dir);
+    snprintf(bad, sizeof bad, "path: %s/tests/fixtures/graphbolt/tensors/dict.pt\n", test_source_dir());
+    dir = gb_tutorial("path: nc-train-labels.pt\n", bad);
+    EXPECT_FAIL(dir, "dict.pt: data.pkl holds a dict", "tasks[0].train_set[0].data[1].path in");
+    rm_tree(dir);
+    /* a .npy named as format: torch is not a torch archive */
+    dir = gb_tutorial("format: numpy\n        path: node-feat-0.npy", "format: torch\n        path: node-feat-0.npy");
+    EXPECT_FAIL(dir, "node-feat-0.npy", "zip", "feature_data[0].path in");
+    rm_tree(dir);
+    /* edges are numpy or csv, as in GraphBolt (read_edges) */
+    dir = gb_tutorial("- format: csv\n", "- format: torch\n");
+    EXPECT_FAIL(dir, "graph.edges[0].format", "unsupported format 'torch' (expected numpy or csv)");
+    rm_tree(dir);
+}
+
+/* Tasks without a name (GraphBolt: optional, metadata["name"] is None): the tutorial without its
+ * task names. */
+TEST(graphbolt_unnamed_tasks) {
+    char *dir = gb_tutorial("      - name: node_classification\n        num_classes: 10\n", "      - num_classes: 10\n");
+    dataset ds;
+    cgnn_err err = {0};
+    char log[8192];
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_tasks, 2);
+    ASSERT(strcmp(ds.tasks[0].name, "tasks[0]") == 0 && ds.tasks[0].kind == DS_TASK_NODE_CLASSIFICATION);
+    ASSERT(dataset_find_task(&ds, "tasks[0]") == &ds.tasks[0]);
+    ASSERT_STR_CONTAINS(log, "tasks[0] has no name; called 'tasks[0]'");
+    dataset_close(&ds);
+    rm_tree(dir);
+}
+
+/* domain: graph (GraphBolt's OnDiskFeatureDataDomain.GRAPH): read, validated and ignored. */
+TEST(graphbolt_domain_graph) {
+    char entry[4600];
+    snprintf(entry, sizeof entry,
+             "feature_data:\n      - domain: graph\n        name: graph_feat\n        format: torch\n"
+             "        path: %s/tests/fixtures/graphbolt/tensors/float16.pt\n",
+             test_source_dir());
+    char *dir = gb_tutorial("feature_data:\n", entry);
+    dataset ds;
+    cgnn_err err = {0};
+    char log[8192];
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_features, 4); /* the tutorial's four; the graph feature is not kept */
+    ASSERT(dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "graph_feat") == NULL);
+    ASSERT_STR_CONTAINS(log, "graph feature 'graph_feat' float16 (3, 2) read and validated");
+    dataset_close(&ds);
+    rm_tree(dir);
+    /* validated: a missing file, a type key */
+    snprintf(entry, sizeof entry, "feature_data:\n      - domain: graph\n        name: g\n        format: numpy\n"
+                                  "        path: missing.npy\n");
+    dir = gb_tutorial("feature_data:\n", entry);
+    EXPECT_FAIL(dir, "missing.npy: cannot open", "feature_data[0].path in");
+    rm_tree(dir);
+    snprintf(entry, sizeof entry, "feature_data:\n      - domain: graph\n        type: paper\n        name: g\n"
+                                  "        format: numpy\n        path: missing.npy\n");
+    dir = gb_tutorial("feature_data:\n", entry);
+    EXPECT_FAIL(dir, "feature_data[0].type", "a domain: graph feature has no type");
+    rm_tree(dir);
+}
+
+/* Extra keys: GraphBolt keeps them (features and tasks) or ignores them; cgnn ignores them with
+ * a log line; a typo of a key cgnn reads is still an error with "did you mean". The feature file
+ * of GraphBolt's test_OnDiskDataset_Feature_homograph (num_categories; int64 label features). */
+TEST(graphbolt_extra_keys_and_feature_dtypes) {
+    char *dir = test_tmpdir();
+    int64_t edges[2][12];
+    for (int i = 0; i < 12; i++) edges[0][i] = i, edges[1][i] = (i + 1) % 12;
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 12, edges);
+    double feat[12 * 10];
+    for (int i = 0; i < 120; i++) feat[i] = i * 0.01;
+    int64_t label[12];
+    for (int i = 0; i < 12; i++) label[i] = i % 10;
+    write_npy(dir, "node_data_feat.npy", NPY_DTYPE_FLOAT64, 2, 12, 10, feat);
+    write_npy(dir, "edge_data_feat.npy", NPY_DTYPE_FLOAT64, 2, 12, 10, feat);
+    write_npy(dir, "node_data_label.npy", NPY_DTYPE_INT64, 2, 12, 1, label);
+    write_npy(dir, "edge_data_label.npy", NPY_DTYPE_INT64, 2, 12, 1, label);
+    char *t = gb_text("feature_homograph.yaml", NULL, NULL);
+    write_text(dir, "metadata.yaml", t);
+    free(t);
+    dataset ds;
+    cgnn_err err = {0};
+    char log[8192];
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_features, 4);
+    const ds_feature *nl = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "labels");
+    ASSERT(nl && nl->array.dtype == NPY_DTYPE_INT64 && nl->rows == 12 && nl->dim == 1);
+    ASSERT_EQ(((const int64_t *)nl->array.data)[11], 1);
+    const ds_feature *el = dataset_find_feature(&ds, DS_DOMAIN_EDGE, 0, "labels");
+    ASSERT(el && el->array.dtype == NPY_DTYPE_INT64 && el->rows == 12);
+    ASSERT_STR_CONTAINS(log, "metadata.yaml:18: feature_data[0]: key 'num_categories' is not one cgnn reads; ignored");
+    ASSERT_STR_CONTAINS(log, "metadata.yaml:29: feature_data[2]: key 'num_categories'");
+    dataset_close(&ds);
+
+    /* extra keys everywhere GraphBolt allows them: top level, graph, node / edge entries, a task,
+     * a set, a data entry */
+    t = gb_text("feature_homograph.yaml", "    num_categories: 10\n", "    num_categories: 10\n    description: x\n");
+    char meta[8192];
+    snprintf(meta, sizeof meta,
+             "include_original_edge_id: false\n%s"
+             "tasks:\n  - name: nc\n    num_classes: 10\n    note: extra\n    validation_set: []\n"
+             "    train_set:\n      - extra_set_key: 1\n"
+             "        data:\n          - {name: seeds, format: numpy, path: seeds.npy, comment: c}\n"
+             "          - {name: labels, format: numpy, path: seeds.npy}\n",
+             t);
+    free(t);
+    int64_t seeds[3] = {0, 1, 2};
+    write_npy(dir, "seeds.npy", NPY_DTYPE_INT64, 1, 3, 1, seeds);
+    write_text(dir, "metadata.yaml", meta);
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_tasks, 1);
+    ASSERT_EQ(ds.tasks[0].splits[DS_SPLIT_TRAIN].num_items, 3);
+    ASSERT(!ds.tasks[0].splits[DS_SPLIT_VALID].present); /* validation_set: [] is no set, as in GraphBolt */
+    const char *keys[] = {"'include_original_edge_id'", "'description'", "'note'", "'extra_set_key'", "'comment'"};
+    for (int k = 0; k < 5; k++) ASSERT_STR_CONTAINS(log, keys[k]);
+    dataset_close(&ds);
+
+    /* ... but typos of keys cgnn reads are errors with a suggestion */
+    struct {
+        const char *from, *to, *want;
+    } typos[] = {
+        {"    in_memory: false\n    path: node_data_feat.npy", "    in_memroy: false\n    path: node_data_feat.npy",
+         "did you mean 'in_memory'?"},
+        {"path: seeds.npy, comment: c}", "pth: seeds.npy, path: seeds.npy}", "did you mean 'path'?"},
+        {"    num_classes: 10\n    note", "    num_clases: 10\n    note", "did you mean 'num_classes'?"},
+        {"      - extra_set_key: 1\n", "      - typ: null\n", "did you mean 'type'?"},
+    };
+    for (size_t k = 0; k < sizeof typos / sizeof typos[0]; k++) {
+        char *at = strstr(meta, typos[k].from);
+        ASSERT(at != NULL);
+        char bad[8192];
+        snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - meta), meta, typos[k].to, at + strlen(typos[k].from));
+        write_text(dir, "metadata.yaml", bad);
+        EXPECT_FAIL(dir, "@metadata.yaml", typos[k].want);
+    }
+    rm_tree(dir);
+}
+
+/* Features of any dtype are read (training converts the one it uses to float32): a bool, int16,
+ * bfloat16 and int8 tensor as node features next to the tutorial's. */
+TEST(graphbolt_feature_dtypes_torch) {
+    static const char *const names[] = {"bool", "int16", "bfloat16", "int8", "int32", "int64", "float64"};
+    static const npy_dtype want[] = {NPY_DTYPE_UINT8, NPY_DTYPE_INT32, NPY_DTYPE_FLOAT32, NPY_DTYPE_INT8,
+                                     NPY_DTYPE_INT32, NPY_DTYPE_INT64, NPY_DTYPE_FLOAT64};
+    char entries[8192] = "feature_data:\n";
+    for (int k = 0; k < 7; k++) /* (3, 2) tensors: an edge type of 3 edges would do, so a 3-node graph */
+        snprintf(entries + strlen(entries), sizeof entries - strlen(entries),
+                 "  - {domain: node, name: %s, format: torch, in_memory: false, path: %s/tests/fixtures/graphbolt/"
+                 "tensors/%s.pt}\n",
+                 names[k], test_source_dir(), names[k]);
+    char *dir = test_tmpdir();
+    int64_t edges[2][2] = {{0, 1}, {1, 2}};
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 2, edges);
+    char meta[9000];
+    snprintf(meta, sizeof meta, "graph:\n  nodes: [{num: 3}]\n  edges: [{format: numpy, path: edges.npy}]\n%s", entries);
+    write_text(dir, "metadata.yaml", meta);
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_features, 7);
+    for (int k = 0; k < 7; k++) {
+        const ds_feature *f = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, names[k]);
+        ASSERT(f && f->array.dtype == want[k] && f->rows == 3 && f->dim == 2);
+    }
+    const ds_feature *b = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "bool"); /* [[0,1],[1,0],[0,1]] */
+    ASSERT(((const uint8_t *)b->array.data)[1] == 1 && ((const uint8_t *)b->array.data)[3] == 0);
+    const ds_feature *h = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "bfloat16"); /* 0..5 */
+    ASSERT(((const float *)h->array.data)[5] == 5.0f);
+    const ds_feature *s = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "int16");
+    ASSERT(((const int32_t *)s->array.data)[4] == 4);
+    dataset_close(&ds);
+    rm_tree(dir);
+}
+
+/* graph.feature_data and `type: null`: GraphBolt's test_OnDiskDataset_preprocess_homogeneous_hardcode
+ * (its arrays); its node seeds have no labels, so the task is read but no training task uses it. */
+TEST(graphbolt_graph_feature_data_type_null) {
+    char *dir = test_tmpdir();
+    char sub[4200];
+    for (int k = 0; k < 3; k++) {
+        snprintf(sub, sizeof sub, "%s/%s", dir, k == 0 ? "edges" : k == 1 ? "data" : "set");
+        mkdir(sub, 0700);
+    }
+    int64_t edges[2][10] = {{0, 0, 1, 1, 2, 2, 3, 3, 4, 4}, {1, 2, 2, 3, 3, 4, 4, 0, 0, 1}};
+    write_npy(dir, "edges/edge.npy", NPY_DTYPE_INT64, 2, 2, 10, edges);
+    double ef[10] = {0.0, 1.1, 2.2, 3.3, 4.4, 5.5, 6.6, 7.7, 8.8, 9.9}, nf[5] = {0.0, 1.9, 2.8, 3.7, 4.6};
+    write_npy(dir, "data/edge-feat.npy", NPY_DTYPE_FLOAT64, 1, 10, 1, ef);
+    write_npy(dir, "data/node-feat.npy", NPY_DTYPE_FLOAT64, 1, 5, 1, nf);
+    int64_t ids[5] = {0, 1, 2, 3, 4};
+    write_npy(dir, "set/train.npy", NPY_DTYPE_INT64, 1, 5, 1, ids);
+    write_npy(dir, "set/valid.npy", NPY_DTYPE_INT64, 1, 5, 1, ids);
+    write_npy(dir, "set/test.npy", NPY_DTYPE_INT64, 1, 5, 1, ids);
+    char *t = gb_text("preprocess_homogeneous_hardcode.yaml", NULL, NULL);
+    write_text(dir, "metadata.yaml", t);
+    dataset ds;
+    cgnn_err err = {0};
+    char log[8192];
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(strcmp(ds.name, "graphbolt_test") == 0 && !ds.typed);
+    ASSERT_EQ(ds.num_features, 2); /* feature_data; graph.feature_data is read and released */
+    const ds_feature *nfeat = dataset_find_feature(&ds, DS_DOMAIN_NODE, 0, "feat");
+    ASSERT(nfeat && nfeat->rows == 5 && nfeat->dim == 1 && ((const double *)nfeat->array.data)[1] == 1.9);
+    ASSERT_EQ(ds.num_tasks, 1);
+    ASSERT_EQ(ds.tasks[0].kind, DS_TASK_OTHER); /* node seeds without labels */
+    ASSERT_EQ(ds.tasks[0].splits[DS_SPLIT_TEST].num_items, 5);
+    ASSERT_STR_CONTAINS(log, "2 graph.feature_data entries (GraphBolt's sampling-graph attributes) read and validated");
+    ASSERT_STR_CONTAINS(log, "node seeds without labels");
+    dataset_close(&ds);
+    free(t);
+    /* graph.feature_data is validated like feature_data: rows of its domain */
+    double ef9[9] = {0};
+    write_npy(dir, "data/edge-feat-9.npy", NPY_DTYPE_FLOAT64, 1, 9, 1, ef9);
+    t = gb_text("preprocess_homogeneous_hardcode.yaml", NULL, NULL);
+    char *at = strstr(t, "path: data/edge-feat.npy");
+    char bad[8192];
+    snprintf(bad, sizeof bad, "%.*spath: data/edge-feat-9.npy%s", (int)(at - t), t, at + strlen("path: data/edge-feat.npy"));
+    free(t);
+    write_text(dir, "metadata.yaml", bad);
+    EXPECT_FAIL(dir, "@data/edge-feat-9.npy: graph.feature_data[1]: has 9 rows, expected 10");
+    rm_tree(dir);
+}
+
+/* GraphBolt's older data names, converted as its item sampler converts them: seed_nodes (with
+ * unnamed data entries; test_OnDiskDataset_multiple_tasks) and node_pairs + negative_dsts
+ * (test_OnDiskDataset_TVTSet_ItemSet_node_pairs_negs). */
+TEST(graphbolt_older_names) {
+    char *dir = test_tmpdir();
+    int64_t edges[2][12];
+    for (int i = 0; i < 12; i++) edges[0][i] = i, edges[1][i] = (i + 1) % 12;
+    write_npy(dir, "edges.npy", NPY_DTYPE_INT64, 2, 2, 12, edges);
+    int64_t ids[6] = {0, 1, 2, 3, 4, 5}, labels[6] = {9, 8, 7, 0, 1, 2};
+    write_npy(dir, "train_ids.npy", NPY_DTYPE_INT64, 1, 6, 1, ids);
+    write_npy(dir, "train_labels.npy", NPY_DTYPE_INT64, 1, 6, 1, labels);
+    char *t = gb_text("multiple_tasks_seed_nodes.yaml", NULL, NULL);
+    write_text(dir, "metadata.yaml", t);
+    free(t);
+    dataset ds;
+    cgnn_err err = {0};
+    char log[8192];
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_tasks, 2);
+    for (int k = 0; k < 2; k++) {
+        const ds_split *sp = &ds.tasks[k].splits[DS_SPLIT_TRAIN];
+        ASSERT(ds.tasks[k].kind == DS_TASK_NODE_CLASSIFICATION && sp->num_items == 6 && sp->seed_width == 1);
+        ASSERT(sp->seeds[5] == 5 && sp->labels[0] == 9);
+    }
+    ASSERT_STR_CONTAINS(log, "'seed_nodes' is GraphBolt's older name; read as seeds");
+    ASSERT_STR_CONTAINS(log, "tasks[0].train_set[0].data[2]: data entry without a name; not read");
+    dataset_close(&ds);
+
+    /* node_pairs (M, 2) + negative_dsts (M, K) -> seeds (M (K + 1), 2), labels, indexes */
+    int64_t pairs[4][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}}, neg[4][3] = {{8, 9, 10}, {11, 0, 1}, {2, 3, 4}, {5, 6, 7}};
+    const char *const split[] = {"train", "validation", "test"};
+    for (int k = 0; k < 3; k++) {
+        char n1[64], n2[64];
+        snprintf(n1, sizeof n1, "%s_node_pairs.npy", split[k]);
+        snprintf(n2, sizeof n2, "%s_neg_dst.npy", split[k]);
+        write_npy(dir, n1, NPY_DTYPE_INT64, 2, 4, 2, pairs);
+        write_npy(dir, n2, NPY_DTYPE_INT64, 2, 4, 3, neg);
+    }
+    t = gb_text("node_pairs_negs.yaml", NULL, NULL);
+    write_text(dir, "metadata.yaml", t);
+    if (open_logged(&ds, dir, &err, log, sizeof log) != 0) TEST_FAIL_("%s", err.msg);
+    const ds_task *lp = &ds.tasks[0];
+    ASSERT(lp->kind == DS_TASK_LINK_PREDICTION);
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const ds_split *sp = &lp->splits[s];
+        ASSERT(sp->num_items == 16 && sp->seed_width == 2 && sp->labels && sp->indexes);
+        for (int64_t i = 0; i < 4; i++) {
+            ASSERT(sp->seeds[2 * i] == pairs[i][0] && sp->seeds[2 * i + 1] == pairs[i][1]);
+            ASSERT(sp->labels[i] == 1 && sp->indexes[i] == i);
+            for (int j = 0; j < 3; j++) {
+                const int64_t r = 4 + i * 3 + j; /* _construct_seeds' order */
+                ASSERT(sp->seeds[2 * r] == pairs[i][0] && sp->seeds[2 * r + 1] == neg[i][j]);
+                ASSERT(sp->labels[r] == 0 && sp->indexes[r] == i);
+            }
+        }
+    }
+    ASSERT_STR_CONTAINS(log, "'node_pairs' is GraphBolt's older name; read as seeds");
+    ASSERT_STR_CONTAINS(log, "4 node pairs with 3 negative destinations each: 16 seeds");
+    dataset_close(&ds);
+
+    /* the negatives are checked like seeds; negative_srcs is refused with the reason */
+    neg[2][1] = 12;
+    write_npy(dir, "validation_neg_dst.npy", NPY_DTYPE_INT64, 2, 4, 3, neg);
+    EXPECT_FAIL(dir, "@validation_neg_dst.npy: row 2, column 1: negative destination 12 out of range [0, 12) "
+                     "(tasks[0].validation_set)");
+    neg[2][1] = 3;
+    write_npy(dir, "validation_neg_dst.npy", NPY_DTYPE_INT64, 1, 4, 1, neg);
+    EXPECT_FAIL(dir, "@validation_neg_dst.npy: negative_dsts (tasks[0].validation_set[0].data[1]): expected shape (4, K), got (4,)");
+    char *u = gb_text("node_pairs_negs.yaml", "name: negative_dsts\n            format: numpy\n            in_memory: "
+                                              "true\n            path: test_neg_dst.npy",
+                      "name: negative_srcs\n            format: numpy\n            in_memory: true\n"
+                      "            path: test_neg_dst.npy");
+    write_text(dir, "metadata.yaml", u);
+    free(u);
+    write_npy(dir, "validation_neg_dst.npy", NPY_DTYPE_INT64, 2, 4, 3, neg);
+    EXPECT_FAIL(dir, "tasks[0].test_set[0].data[1].name", "negative_srcs", "not supported");
+    /* seeds and seed_nodes are the same data */
+    u = gb_text("multiple_tasks_seed_nodes.yaml", "          - format: numpy\n",
+                "          - name: seeds\n            format: numpy\n");
+    write_text(dir, "metadata.yaml", u);
+    free(u);
+    EXPECT_FAIL(dir, "tasks[0].train_set[0].data[2].name", "duplicate 'seeds' entry (the same data as 'seed_nodes')");
+    free(t);
+    rm_tree(dir);
+}
+
 int main(void) {
     RUN(cora);
     RUN(zeroed_close);
@@ -1261,5 +1720,12 @@ int main(void) {
     RUN(csc_per_edge_type);
     RUN(typed_tiny);
     RUN(typed_errors);
+    RUN(graphbolt_tutorial_homograph);
+    RUN(graphbolt_unnamed_tasks);
+    RUN(graphbolt_domain_graph);
+    RUN(graphbolt_extra_keys_and_feature_dtypes);
+    RUN(graphbolt_feature_dtypes_torch);
+    RUN(graphbolt_graph_feature_data_type_null);
+    RUN(graphbolt_older_names);
     return test_summary();
 }

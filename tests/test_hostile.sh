@@ -382,5 +382,28 @@ typed ty_big "t = t.replace('    - type: venue\n      num: 20', '    - type: ven
 expect 2 "typed: a node type whose index is past the machine's memory" "ty_big/metadata.yaml: graph.nodes[3].num" \
   "more than this machine's" -- "$CGNN" info ty_big
 
+# GraphBolt's format: torch files (torch_save_read_npy): hostile or wrong tensors are exit 2 naming
+# the file and the field, never a crash or a hang (GraphBolt's homograph tutorial, one file replaced)
+gbcase() { # gbcase CASE FILE: a fresh copy of the tutorial in CASE/ whose FILE the caller replaces
+  rm -rf "$1" && cp -r "$SRC/tests/fixtures/graphbolt/homograph" "$1" && rm -f "$1/$2"
+}
+gbcase gb_trunc node-feat-1.pt && head -c 600 "$SRC/tests/fixtures/graphbolt/homograph/node-feat-1.pt" > gb_trunc/node-feat-1.pt
+expect 2 "format: torch: a truncated tensor file" "gb_trunc/node-feat-1.pt" "feature_data[1].path in" -- \
+  "$CGNN" info gb_trunc
+gbcase gb_evil nc-train-labels.pt && cp "$SRC/tests/fixtures/torch_save/evil.pt" gb_evil/nc-train-labels.pt
+expect 2 "format: torch: a pickle that calls os.system" "gb_evil/nc-train-labels.pt" "is not allowed" \
+  "tasks[0].train_set[0].data[1].path in" -- "$CGNN" info gb_evil
+gbcase gb_view node-feat-1.pt && cp "$SRC/tests/fixtures/graphbolt/tensors/transposed.pt" gb_view/node-feat-1.pt
+expect 2 "format: torch: a transposed view" "gb_view/node-feat-1.pt" "strides are not C order" -- "$CGNN" info gb_view
+gbcase gb_dict node-feat-1.pt && cp "$SRC/tests/fixtures/torch_save/linear.pt" gb_dict/node-feat-1.pt
+expect 2 "format: torch: a state_dict, not a tensor" "gb_dict/node-feat-1.pt" "holds a dict" -- "$CGNN" info gb_dict
+gbcase gb_zero node-feat-1.pt && ln -s /dev/zero gb_zero/node-feat-1.pt
+expect 2 "format: torch: /dev/zero" "gb_zero/node-feat-1.pt" -- "$CGNN" info gb_zero
+gbcase gb_fifo nc-val-labels.pt && mkfifo gb_fifo/nc-val-labels.pt
+expect 2 "format: torch: a FIFO (no hang)" "gb_fifo/nc-val-labels.pt" -- "$CGNN" info gb_fifo
+gbcase gb_shape nc-train-labels.pt && cp "$SRC/tests/fixtures/graphbolt/tensors/int64.pt" gb_shape/nc-train-labels.pt
+expect 2 "format: torch: labels of the wrong shape" "gb_shape/nc-train-labels.pt" "expected shape (24,), got (3, 2)" -- \
+  "$CGNN" info gb_shape
+
 echo "test_hostile: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -691,6 +691,82 @@ TEST(gigl_check) {
     ASSERT(strcmp(key, "_encoder.lin_dict.paper.weight") == 0);
 }
 
+/* torch_save_read_npy on bare tensors torch.save wrote (tests/fixtures/graphbolt/tensors, by
+ * scripts/fixtures/make_graphbolt_fixtures.py): every dtype GraphBolt's format: torch may hold,
+ * with its values; a state_dict, a view, a complex tensor and a truncated file are refused. */
+TEST(bare_tensors_torch_wrote) {
+    static const struct {
+        const char *name;
+        npy_dtype dtype;
+    } ok[] = {{"float32", NPY_DTYPE_FLOAT32}, {"float64", NPY_DTYPE_FLOAT64}, {"float16", NPY_DTYPE_FLOAT16},
+              {"bfloat16", NPY_DTYPE_FLOAT32}, {"int64", NPY_DTYPE_INT64},    {"int32", NPY_DTYPE_INT32},
+              {"int16", NPY_DTYPE_INT32},      {"int8", NPY_DTYPE_INT8},      {"uint8", NPY_DTYPE_UINT8},
+              {"bool", NPY_DTYPE_UINT8}};
+    char path[4300];
+    cgnn_err err = {0};
+    npy_array a;
+    for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) { /* (3, 2): i * 2 + j; bool [[0,1],[1,0],[0,1]] */
+        snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/tensors/%s.pt", test_source_dir(), ok[k].name);
+        if (torch_save_read_npy(&a, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT(a.dtype == ok[k].dtype && a.ndim == 2 && a.shape[0] == 3 && a.shape[1] == 2 && a.count == 6);
+        ASSERT(a.owned && a.data == a.owned && !a.fortran_order && strcmp(a.path, path) == 0);
+        for (int64_t i = 0; i < 6; i++) {
+            const int64_t want = strcmp(ok[k].name, "bool") == 0 ? (i / 2 + i % 2) % 2 : i;
+            static const uint16_t half[6] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500}; /* 0..5 */
+            if (a.dtype == NPY_DTYPE_FLOAT16) ASSERT_EQ(((const uint16_t *)a.data)[i], half[i]);
+            else if (a.dtype == NPY_DTYPE_FLOAT32) ASSERT(((const float *)a.data)[i] == (float)want);
+            else if (a.dtype == NPY_DTYPE_FLOAT64) ASSERT(((const double *)a.data)[i] == (double)want);
+            else ASSERT_EQ(npy_get_int(&a, i), want);
+        }
+        npy_close(&a);
+        ASSERT(a.owned == NULL && a.data == NULL);
+    }
+    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/tensors/scalar.pt", test_source_dir());
+    if (torch_save_read_npy(&a, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(a.ndim == 0 && a.count == 1 && a.dtype == NPY_DTYPE_INT64 && ((const int64_t *)a.data)[0] == 7);
+    npy_close(&a);
+    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/tensors/vector.pt", test_source_dir());
+    if (torch_save_read_npy(&a, path, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT(a.ndim == 1 && a.shape[0] == 5 && ((const int64_t *)a.data)[4] == 4);
+    npy_close(&a);
+
+    static const struct {
+        const char *file, *want;
+    } bad[] = {{"graphbolt/tensors/complex64.pt", "dtype complex64 is not supported"},
+               {"graphbolt/tensors/transposed.pt", "strides are not C order"},
+               {"graphbolt/tensors/slice.pt", "a view at a storage offset"},
+               {"graphbolt/tensors/dict.pt", "data.pkl holds a dict"},
+               {"torch_save/linear.pt", "data.pkl holds a dict"},
+               {"torch_save/legacy.pt", "torch.save"},
+               {"torch_save/evil.pt", "is not allowed"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s", test_source_dir(), bad[k].file);
+        err = (cgnn_err){0};
+        ASSERT_EQ(torch_save_read_npy(&a, path, &err), -1);
+        ASSERT_EQ(err.code, CGNN_ERR_INPUT);
+        ASSERT_STR_CONTAINS(err.msg, path);
+        ASSERT_STR_CONTAINS(err.msg, bad[k].want);
+        ASSERT(a.owned == NULL && a.data == NULL);
+    }
+    /* every truncation of a real file is refused, never a crash */
+    snprintf(path, sizeof path, "%s/tests/fixtures/graphbolt/tensors/int64.pt", test_source_dir());
+    size_t n = 0;
+    unsigned char *bytes = test_slurp(path, &n);
+    ASSERT(bytes && n > 100);
+    char *dir = test_tmpdir();
+    for (size_t cut = 0; cut < n; cut += 7) {
+        ASSERT_EQ(test_write_file(dir, "cut.pt", bytes, cut), 0);
+        snprintf(path, sizeof path, "%s/cut.pt", dir);
+        err = (cgnn_err){0};
+        ASSERT_EQ(torch_save_read_npy(&a, path, &err), -1);
+        ASSERT(err.code == CGNN_ERR_INPUT && strstr(err.msg, path));
+    }
+    free(bytes);
+    remove(path);
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     RUN(roundtrip_and_layout);
     RUN(archive_folder_name);
@@ -705,5 +781,6 @@ int main(void) {
     RUN(gigl_layout_sage_lp);
     RUN(gigl_head_folded);
     RUN(gigl_check);
+    RUN(bare_tensors_torch_wrote);
     return test_summary();
 }

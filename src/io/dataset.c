@@ -24,6 +24,7 @@
 #include <zlib.h>
 
 #include "io/file.h"
+#include "io/torch_save.h"
 
 #include "io/yamldoc.h"
 #include "util/log.h"
@@ -115,20 +116,73 @@ static int get_single_entry(const yamldoc *doc, const yamldoc_node *seq, const c
     return 0;
 }
 
-/* Checks map[key] (required) equals "numpy" (or, if allow_csv, "csv"); *is_csv says which. */
-static int get_format(const yamldoc *doc, const yamldoc_node *map, int allow_csv, int *is_csv,
-                      cgnn_err *err) {
-    const char *fmt = NULL;
-    if (yamldoc_get_string(doc, map, "format", 1, &fmt, err) != 0) return -1;
-    *is_csv = 0;
-    if (strcmp(fmt, "numpy") == 0) return 0;
-    if (allow_csv && strcmp(fmt, "csv") == 0) {
-        *is_csv = 1;
-        return 0;
-    }
+/* The `format:` of a data file. Edges: numpy or csv; features and task data: numpy or torch (a
+ * tensor saved with torch.save, GraphBolt's OnDiskFeatureDataFormat). */
+typedef enum data_format { FMT_NUMPY = 1, FMT_CSV = 2, FMT_TORCH = 4 } data_format;
+
+/* Checks map.format (required) is one of the formats in `allowed` (a mask of data_format). */
+static int get_format(const yamldoc *doc, const yamldoc_node *map, int allowed, data_format *fmt, cgnn_err *err) {
+    const char *s = NULL;
+    if (yamldoc_get_string(doc, map, "format", 1, &s, err) != 0) return -1;
+    static const struct {
+        const char *name;
+        data_format fmt;
+    } FORMATS[] = {{"numpy", FMT_NUMPY}, {"csv", FMT_CSV}, {"torch", FMT_TORCH}};
+    for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0]; i++)
+        if ((allowed & (int)FORMATS[i].fmt) && strcmp(s, FORMATS[i].name) == 0) {
+            *fmt = FORMATS[i].fmt;
+            return 0;
+        }
     const yamldoc_node *v = yamldoc_get(map, "format");
-    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unsupported format '%s' (expected %s)",
-                   doc->file, v->path, v->line, fmt, allow_csv ? "numpy or csv" : "numpy");
+    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unsupported format '%s' (expected %s)", doc->file, v->path,
+                   v->line, s, (allowed & FMT_CSV) ? "numpy or csv" : "numpy or torch");
+}
+
+/* map[key], or NULL when the key is absent or null (GraphBolt writes `type: null` for the
+ * entries of a homogeneous graph). */
+static const yamldoc_node *get_present(const yamldoc_node *map, const char *key) {
+    const yamldoc_node *v = yamldoc_get(map, key);
+    return v && !node_is_null(v) ? v : NULL;
+}
+
+/* 1 when key (at edit distance d from the allowed key `best`) looks like a misspelling of it
+ * rather than another word: d <= max(1, len(best) / 3) and d < len(key), or best with two
+ * adjacent letters swapped ("nmae"). So "in_memroy", "pth", "typ", "num_clases" are typos;
+ * "note" (2 from "name") and "num_categories" are other keys. */
+static int looks_like_typo(const char *key, const char *best, int d) {
+    const size_t n = strlen(key);
+    int limit = (int)strlen(best) / 3;
+    if (limit < 1) limit = 1;
+    if (d <= limit && d < (int)n) return 1;
+    if (n != strlen(best) || n < 2) return 0;
+    size_t i = 0;
+    while (i < n && key[i] == best[i]) i++;
+    return i + 1 < n && key[i] == best[i + 1] && key[i + 1] == best[i] && strcmp(key + i + 2, best + i + 2) == 0;
+}
+
+/* GraphBolt's rule for keys (ondisk_metadata.py: extra keys of features and tasks are kept as
+ * metadata, other models ignore them): a key of map outside `allowed` is accepted and ignored
+ * with a log line, unless it looks like a typo of an allowed key (looks_like_typo), which is an
+ * error with "did you mean" (a misspelt in_memory or path would otherwise vanish silently). */
+static int check_keys(const yamldoc *doc, const yamldoc_node *map, const char *const *allowed, cgnn_err *err) {
+    if (yamldoc_expect_kind(doc, map, YAMLDOC_MAPPING, err) != 0) return -1;
+    for (int i = 0; i < map->len; i++) {
+        const char *key = map->keys[i];
+        const char *best = NULL;
+        int best_d = 1 << 30, known = 0;
+        for (const char *const *a = allowed; *a && !known; a++) {
+            known = strcmp(*a, key) == 0;
+            const int d = yamldoc_edit_distance(key, *a);
+            if (d < best_d) best_d = d, best = *a;
+        }
+        if (known) continue;
+        if (best && looks_like_typo(key, best, best_d))
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): unknown key '%s'; did you mean '%s'?", doc->file,
+                           map->items[i]->path, map->key_lines[i], key, best);
+        log_info("%s:%d: %s: key '%.100s' is not one cgnn reads; ignored (GraphBolt keeps extra keys as metadata)",
+                 doc->file, map->key_lines[i], map->path[0] ? map->path : "top level", key);
+    }
+    return 0;
 }
 
 /* Resolves map[key] (a path) against the dataset directory into out[cap]. */
@@ -150,14 +204,19 @@ static int get_path(const dataset *ds, const yamldoc *doc, const yamldoc_node *m
     return get_path_key(ds, doc, map, "path", out, cap, err);
 }
 
-/* Opens the .npy named by map.path (either memory order); on failure the file's message gets
+/* Opens the array named by map.path: a .npy (format: numpy, either memory order; mapped) or a
+ * tensor saved with torch.save (format: torch; read whole into memory, owned by *a). map.format
+ * was checked (get_format) by the caller. On failure the file's message gets
  * " (FIELD.path in META)". */
-static int open_npy(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, int populate,
-                    npy_array *a, cgnn_err *err) {
+static int open_array(const dataset *ds, const yamldoc *doc, const yamldoc_node *map, int populate, npy_array *a,
+                      cgnn_err *err) {
     char path[4096];
     if (get_path(ds, doc, map, path, sizeof path, err) != 0) return -1;
-    if (npy_open_any_order(a, path, populate, err) != 0)
-        return err_append(err, " (%s.path in %s)", map->path, doc->file);
+    const char *fmt = NULL;
+    if (yamldoc_get_string(doc, map, "format", 1, &fmt, err) != 0) return -1;
+    const int rc = strcmp(fmt, "torch") == 0 ? torch_save_read_npy(a, path, err)
+                                             : npy_open_any_order(a, path, populate, err);
+    if (rc != 0) return err_append(err, " (%s.path in %s)", map->path, doc->file);
     return 0;
 }
 
@@ -401,12 +460,12 @@ static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes
     int typed = 0;
     for (int i = 0; i < nodes->len; i++) {
         if (yamldoc_expect_kind(doc, nodes->items[i], YAMLDOC_MAPPING, err) != 0) return -1;
-        typed += yamldoc_get(nodes->items[i], "type") != NULL;
+        typed += get_present(nodes->items[i], "type") != NULL;
     }
     if (typed && typed != nodes->len)
         for (int i = 0; i < nodes->len; i++) {
             const yamldoc_node *v = nodes->items[i];
-            if (yamldoc_get(v, "type") == NULL)
+            if (get_present(v, "type") == NULL)
                 return err_set(err, CGNN_ERR_INPUT,
                                "%s: %s (line %d): no type: key, but other node entries have one (typed and untyped "
                                "node entries cannot be mixed: give every entry of graph.nodes a type, or use one "
@@ -425,7 +484,7 @@ static int load_nodes(dataset *ds, const yamldoc *doc, const yamldoc_node *nodes
     for (int i = 0; i < nodes->len; i++) {
         const yamldoc_node *entry = nodes->items[i];
         ds_node_type *nt = &ds->node_types[i];
-        if (yamldoc_check_keys(doc, entry, NODE_KEYS, err) != 0) return -1;
+        if (check_keys(doc, entry, NODE_KEYS, err) != 0) return -1;
         if (ds->typed) {
             if (get_name(doc, entry, "type", 1, nt->name, err) != 0) return -1;
             const yamldoc_node *v = yamldoc_get(entry, "type");
@@ -504,8 +563,8 @@ static int load_edge_type(dataset *ds, const yamldoc *doc, const yamldoc_node *e
     static const char *const EDGE_KEYS[] = {"type", "format", "path", NULL};
     ds_edge_type *et = &ds->edge_types[index];
     if (yamldoc_expect_kind(doc, entry, YAMLDOC_MAPPING, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, entry, EDGE_KEYS, err) != 0) return -1;
-    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    if (check_keys(doc, entry, EDGE_KEYS, err) != 0) return -1;
+    const yamldoc_node *tv = get_present(entry, "type");
     if (ds->typed) {
         if (parse_edge_type(ds, doc, entry, et, err) != 0) return -1;
         for (int j = 0; j < index; j++)
@@ -521,10 +580,10 @@ static int load_edge_type(dataset *ds, const yamldoc *doc, const yamldoc_node *e
         snprintf(et->name, sizeof et->name, "_default");
         et->src_type = et->dst_type = 0;
     }
-    int is_csv;
-    if (get_format(doc, entry, 1, &is_csv, err) != 0) return -1;
+    data_format fmt;
+    if (get_format(doc, entry, FMT_NUMPY | FMT_CSV, &fmt, err) != 0) return -1;
     if (get_path(ds, doc, entry, et->path, sizeof et->path, err) != 0) return -1;
-    if (is_csv) return load_csv_edges(ds, index, doc->file, err);
+    if (fmt == FMT_CSV) return load_csv_edges(ds, index, doc->file, err);
 
     if (npy_open_any_order(&et->file, et->path, 0, err) != 0)
         return err_append(err, " (%s.path in %s)", entry->path, doc->file);
@@ -553,10 +612,10 @@ static int load_edge_type(dataset *ds, const yamldoc *doc, const yamldoc_node *e
 }
 
 static int load_graph(dataset *ds, const yamldoc *doc, cgnn_err *err) {
-    static const char *const GRAPH_KEYS[] = {"nodes", "edges", NULL};
+    static const char *const GRAPH_KEYS[] = {"nodes", "edges", "feature_data", NULL};
     const yamldoc_node *graph = NULL, *nodes = NULL, *edges = NULL;
     if (get_child(doc, doc->root, "graph", YAMLDOC_MAPPING, 1, &graph, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
+    if (check_keys(doc, graph, GRAPH_KEYS, err) != 0) return -1;
     if (get_child(doc, graph, "nodes", YAMLDOC_SEQUENCE, 1, &nodes, err) != 0) return -1;
     if (load_nodes(ds, doc, nodes, err) != 0) return -1;
 
@@ -774,25 +833,58 @@ static int check_finite(const npy_array *a, int64_t dim, const char *field, cgnn
                    (long long)row, (long long)col, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf", field);
 }
 
-static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int index,
-                        cgnn_err *err) {
+/* A `domain: graph` feature (GraphBolt's OnDiskFeatureDataDomain.GRAPH: data about the whole
+ * graph, no rows per node or edge): its keys, name and format are checked, the file is read and
+ * validated (any dtype and shape; float values finite), and it is ignored with a log line. */
+static int load_graph_feature(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, cgnn_err *err) {
+    const yamldoc_node *tv = get_present(entry, "type");
+    if (tv)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): a domain: graph feature has no type (it is about the "
+                       "whole graph)",
+                       doc->file, tv->path, tv->line);
+    char name[DATASET_NAME_MAX];
+    if (get_name(doc, entry, "name", 1, name, err) != 0) return -1;
+    data_format fmt;
+    if (get_format(doc, entry, FMT_NUMPY | FMT_TORCH, &fmt, err) != 0) return -1;
+    int in_memory = 1;
+    if (yamldoc_get_bool(doc, entry, "in_memory", 0, &in_memory, err) != 0) return -1;
+    npy_array a;
+    if (open_array(ds, doc, entry, in_memory, &a, err) != 0) return -1;
+    int rc = check_finite(&a, a.ndim >= 2 ? a.shape[a.ndim - 1] : 1, entry->path, err);
+    if (rc == 0) {
+        char sh[96];
+        log_info("%s: %s: graph feature '%s' %s %s read and validated; domain: graph features are ignored by cgnn",
+                 a.path, entry->path, name, npy_dtype_name(a.dtype), shape_str(&a, sh, sizeof sh));
+    }
+    npy_close(&a);
+    return rc;
+}
+
+/* Loads the feature entry `entry` into *f (zeroed); earlier[0 .. n_earlier) are the entries of
+ * the same list loaded before it (for the duplicate check). *skipped = 1 (f untouched) for a
+ * domain: graph feature (load_graph_feature). */
+static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *entry, ds_feature *f,
+                        const ds_feature *earlier, int n_earlier, int *skipped, cgnn_err *err) {
     static const char *const FEATURE_KEYS[] = {"domain", "type", "name", "format", "in_memory", "path", NULL};
-    ds_feature *f = &ds->features[index];
+    *skipped = 0;
     if (yamldoc_expect_kind(doc, entry, YAMLDOC_MAPPING, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, entry, FEATURE_KEYS, err) != 0) return -1;
+    if (check_keys(doc, entry, FEATURE_KEYS, err) != 0) return -1;
     const char *domain = NULL;
     if (yamldoc_get_string(doc, entry, "domain", 1, &domain, err) != 0) return -1;
     if (strcmp(domain, "node") == 0) {
         f->domain = DS_DOMAIN_NODE;
     } else if (strcmp(domain, "edge") == 0) {
         f->domain = DS_DOMAIN_EDGE;
+    } else if (strcmp(domain, "graph") == 0) {
+        *skipped = 1;
+        return load_graph_feature(ds, doc, entry, err);
     } else {
         const yamldoc_node *v = yamldoc_get(entry, "domain");
-        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): expected node or edge, got '%s'",
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): expected node, edge or graph, got '%s'",
                        doc->file, v->path, v->line, domain);
     }
     f->type = 0;
-    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    const yamldoc_node *tv = get_present(entry, "type");
     if (ds->typed) { /* a node type for domain node, an edge type for domain edge */
         char tname[sizeof ds->edge_types[0].name];
         const char *s = NULL;
@@ -814,35 +906,25 @@ static int load_feature(dataset *ds, const yamldoc *doc, const yamldoc_node *ent
                        doc->file, tv->path, tv->line);
     }
     if (get_name(doc, entry, "name", 1, f->name, err) != 0) return -1;
-    for (int j = 0; j < index; j++)
-        if (ds->features[j].domain == f->domain && ds->features[j].type == f->type &&
-            strcmp(ds->features[j].name, f->name) == 0)
+    for (int j = 0; j < n_earlier; j++)
+        if (earlier[j].domain == f->domain && earlier[j].type == f->type && strcmp(earlier[j].name, f->name) == 0)
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate %s feature '%s'%s%s%s",
                            doc->file, entry->path, entry->line, domain, f->name, ds->typed ? " of type '" : "",
                            !ds->typed                   ? ""
                            : f->domain == DS_DOMAIN_NODE ? ds->node_types[f->type].name
                                                          : ds->edge_types[f->type].name,
                            ds->typed ? "'" : "");
-    int is_csv;
-    if (get_format(doc, entry, 0, &is_csv, err) != 0) return -1;
+    data_format fmt;
+    if (get_format(doc, entry, FMT_NUMPY | FMT_TORCH, &fmt, err) != 0) return -1;
     f->in_memory = 1;
     if (yamldoc_get_bool(doc, entry, "in_memory", 0, &f->in_memory, err) != 0) return -1;
-    if (open_npy(ds, doc, entry, f->in_memory, &f->array, err) != 0) return -1;
+    if (open_array(ds, doc, entry, f->in_memory, &f->array, err) != 0) return -1;
+    if (f->array.owned) f->in_memory = 1; /* format: torch: read whole, whatever in_memory says */
 
+    /* every dtype the readers hold is accepted (GraphBolt keeps any tensor): float32/16/64,
+     * uint8, int8, int32 and int64 (gather converts the one training uses to float32) */
     npy_array *a = &f->array;
     char sh[96];
-    switch (a->dtype) {
-    case NPY_DTYPE_FLOAT32:
-    case NPY_DTYPE_FLOAT16:
-    case NPY_DTYPE_FLOAT64:
-    case NPY_DTYPE_UINT8:
-    case NPY_DTYPE_INT8: break;
-    default:
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s: unsupported feature dtype %s (expected float32, float16, float64, "
-                       "uint8 or int8)",
-                       a->path, entry->path, npy_dtype_name(a->dtype));
-    }
     if (a->ndim != 1 && a->ndim != 2)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: expected shape (rows,) or (rows, dim), got %s",
                        a->path, entry->path, shape_str(a, sh, sizeof sh));
@@ -893,58 +975,129 @@ static int load_features(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     if (get_child(doc, doc->root, "feature_data", YAMLDOC_SEQUENCE, 0, &list, err) != 0) return -1;
     if (!list || list->len == 0) return 0;
     ds->features = cgnn_calloc((size_t)list->len, sizeof *ds->features);
-    ds->num_features = list->len;
-    int edge_features = 0;
+    ds->num_features = list->len; /* the slots, zeroed; set to the features kept at the end */
+    int edge_features = 0, n = 0;
     for (int i = 0; i < list->len; i++) {
-        if (load_feature(ds, doc, list->items[i], i, err) != 0) return -1;
-        edge_features += ds->features[i].domain == DS_DOMAIN_EDGE;
+        int skipped;
+        if (load_feature(ds, doc, list->items[i], &ds->features[n], ds->features, n, &skipped, err) != 0) return -1;
+        if (skipped) continue;
+        edge_features += ds->features[n].domain == DS_DOMAIN_EDGE;
+        n++;
     }
+    ds->num_features = n;
     if (ds->typed && edge_features)
         log_info("%s: %d edge feature%s read and validated; edge features are ignored by training", doc->file,
                  edge_features, edge_features == 1 ? "" : "s");
     return 0;
 }
 
-/* ---- tasks ------------------------------------------------------------------ */
-
-enum { SPLIT_SEEDS, SPLIT_LABELS, SPLIT_INDEXES, SPLIT_DATA_COUNT };
-static const char *const SPLIT_DATA_NAMES[] = {"seeds", "labels", "indexes", NULL};
-
-/* Copies a 1-D or 2-D int32/int64 array (either memory order) into a new C-order int64 buffer
- * of a->count elements. */
-static int64_t *to_int64(const npy_array *a) {
-    int64_t *out = cgnn_malloc((size_t)(a->count ? a->count : 1) * sizeof *out);
-    int64_t rows = a->shape[0], cols = a->ndim == 2 ? a->shape[1] : 1;
-    for (int64_t k = 0; k < a->count; k++) {
-        int64_t src = a->fortran_order ? (k % cols) * rows + k / cols : k;
-        out[k] = a->dtype == NPY_DTYPE_INT64 ? ((const int64_t *)a->data)[src]
-                                             : ((const int32_t *)a->data)[src];
+/* graph.feature_data: GraphBolt's sampling-graph attributes (node / edge data it stores in the
+ * sampling graph, e.g. edge weights for weighted sampling). Each entry is read and validated as a
+ * feature_data entry is (rows of its node / edge type), then released: cgnn samples uniformly
+ * and does not use them (a log line says so). */
+static int load_graph_features(dataset *ds, const yamldoc *doc, cgnn_err *err) {
+    const yamldoc_node *graph = yamldoc_get(doc->root, "graph"), *list = NULL;
+    if (get_child(doc, graph, "feature_data", YAMLDOC_SEQUENCE, 0, &list, err) != 0) return -1;
+    if (!list || list->len == 0) return 0;
+    ds_feature *fs = cgnn_calloc((size_t)list->len, sizeof *fs);
+    int n = 0, rc = 0;
+    for (int i = 0; i < list->len && rc == 0; i++) {
+        int skipped;
+        rc = load_feature(ds, doc, list->items[i], &fs[n], fs, n, &skipped, err);
+        if (rc == 0 && !skipped) n++;
     }
-    return out;
+    if (rc == 0 && n > 0)
+        log_info("%s: %d graph.feature_data entr%s (GraphBolt's sampling-graph attributes) read and validated; cgnn "
+                 "samples uniformly and does not use them",
+                 doc->file, n, n == 1 ? "y" : "ies");
+    for (int i = 0; i < list->len; i++) {
+        npy_close(&fs[i].array);
+        free(fs[i].owned);
+    }
+    free(fs);
+    return rc;
 }
 
-/* Opens one data entry of a split, checks it holds int32/int64 values of shape (m,) — or
- * (m, 1) for labels/indexes — and returns them as an owned int64 array (the file is closed). */
-static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry,
-                           const char *what, int64_t m, const char *seeds_path, int64_t **out,
+/* ---- tasks ------------------------------------------------------------------ */
+
+/* The data of a split cgnn reads, by name; the last two only in GraphBolt's older form. */
+enum { SPLIT_SEEDS, SPLIT_LABELS, SPLIT_INDEXES, SPLIT_NEG_DSTS, SPLIT_NEG_SRCS, SPLIT_DATA_COUNT };
+/* GraphBolt's names, and the older ones its item sampler still converts (item_sampler.py,
+ * minibatcher_default): seed_nodes is seeds; node_pairs (M, 2) is seeds, and with negative_dsts
+ * (M, K) it becomes seeds (M + M K, 2) = the pairs, then (src_i, negative_dsts[i][j]) row by row,
+ * labels 1 then 0, indexes i then i repeated K times (_construct_seeds). */
+static const struct {
+    const char *name;
+    int slot;
+} SPLIT_DATA_NAMES[] = {{"seeds", SPLIT_SEEDS},          {"labels", SPLIT_LABELS},
+                        {"indexes", SPLIT_INDEXES},      {"seed_nodes", SPLIT_SEEDS},
+                        {"node_pairs", SPLIT_SEEDS},     {"negative_dsts", SPLIT_NEG_DSTS},
+                        {"negative_srcs", SPLIT_NEG_SRCS}};
+#define N_SPLIT_DATA_NAMES ((int)(sizeof SPLIT_DATA_NAMES / sizeof SPLIT_DATA_NAMES[0]))
+
+/* Element src of a: an integer dtype's value is returned; a float dtype's goes to *fv (the
+ * return value is then 0) and *is_float is set. */
+static int64_t element_int(const npy_array *a, int64_t src, double *fv, int *is_float) {
+    *is_float = !npy_dtype_is_int(a->dtype);
+    if (!*is_float) return npy_get_int(a, src);
+    if (a->dtype == NPY_DTYPE_FLOAT32) {
+        *fv = ((const float *)a->data)[src];
+    } else if (a->dtype == NPY_DTYPE_FLOAT64) {
+        *fv = ((const double *)a->data)[src];
+    } else { /* float16: sign, 5-bit exponent, 10-bit mantissa */
+        const uint16_t h = ((const uint16_t *)a->data)[src];
+        const int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+        const double v = e == 0 ? ldexp(mant, -24) : e == 31 ? (mant ? NAN : INFINITY) : ldexp(mant | 0x400, e - 25);
+        *fv = (h & 0x8000u) ? -v : v;
+    }
+    return 0;
+}
+
+/* Copies a 1-D or 2-D array (either memory order) of any dtype into a new C-order int64 buffer
+ * *out of a->count elements. Float values (GraphBolt's tutorials save link-prediction labels as
+ * float64, its tests as float32) must be integers; the first that is not is an error naming the
+ * file, row and `what`. */
+static int to_int64(const npy_array *a, const char *what, const char *field, int64_t **out, cgnn_err *err) {
+    int64_t *o = cgnn_malloc((size_t)(a->count ? a->count : 1) * sizeof *o);
+    const int64_t rows = a->shape[0], cols = a->ndim == 2 ? a->shape[1] : 1;
+    for (int64_t k = 0; k < a->count; k++) {
+        const int64_t src = a->fortran_order ? (k % cols) * rows + k / cols : k;
+        double fv = 0;
+        int is_float;
+        o[k] = element_int(a, src, &fv, &is_float);
+        if (!is_float) continue;
+        if (!(fv == floor(fv) && fv >= -9223372036854775808.0 && fv < 9223372036854775808.0)) {
+            free(o);
+            return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: %s value %g is not an integer (%s)", a->path,
+                           (long long)(k / cols), what, fv, field);
+        }
+        o[k] = (int64_t)fv;
+    }
+    *out = o;
+    return 0;
+}
+
+/* Opens one data entry of a split, checks its shape is (m,) — or (m, 1); with wide, (m, K) for
+ * any K >= 1 (*cols = K, else 1; cols may be NULL) — and returns its values as an owned int64 array (m, K) (the
+ * file is closed). Any dtype: integers, or floats holding integers (to_int64). */
+static int load_split_ints(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, const char *what,
+                           int64_t m, const char *seeds_path, int wide, int64_t **out, int64_t *cols,
                            char path_out[4096], cgnn_err *err) {
     int in_memory = 1;
     if (yamldoc_get_bool(doc, entry, "in_memory", 0, &in_memory, err) != 0) return -1;
     npy_array a;
-    if (open_npy(ds, doc, entry, in_memory, &a, err) != 0) return -1;
+    if (open_array(ds, doc, entry, in_memory, &a, err) != 0) return -1;
     snprintf(path_out, 4096, "%s", a.path);
     char sh[96];
     int rc = 0;
-    if (a.dtype != NPY_DTYPE_INT32 && a.dtype != NPY_DTYPE_INT64)
-        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected int32 or int64, got %s", a.path,
-                     what, entry->path, npy_dtype_name(a.dtype));
-    else if (!(a.ndim == 1 || (a.ndim == 2 && a.shape[1] == 1)))
-        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected shape (%lld,), got %s", a.path, what,
-                     entry->path, (long long)m, shape_str(&a, sh, sizeof sh));
+    if (wide ? !(a.ndim == 2 && a.shape[1] >= 1) : !(a.ndim == 1 || (a.ndim == 2 && a.shape[1] == 1)))
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected shape (%lld%s), got %s", a.path, what, entry->path,
+                     (long long)m, wide ? ", K" : ",", shape_str(&a, sh, sizeof sh));
     else if (a.shape[0] != m)
         rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): has %lld rows, but the seeds have %lld (%s)",
                      a.path, what, entry->path, (long long)a.shape[0], (long long)m, seeds_path);
-    if (!rc) *out = to_int64(&a);
+    if (!rc) rc = to_int64(&a, what, entry->path, out, err);
+    if (cols) *cols = a.ndim == 2 ? a.shape[1] : 1;
     npy_close(&a);
     return rc;
 }
@@ -985,6 +1138,55 @@ static int check_index_groups(const ds_split *sp, const char *ipath, const char 
     return rc;
 }
 
+/* GraphBolt's older link-prediction form (item_sampler.py, _construct_seeds): sp holds the M
+ * positive node_pairs (M, 2); negative_dsts (M, K) in `entry` gives K negative destinations per
+ * pair, each checked against [0, n_dst) (n_dst <= 0: not here; `where` names the split). Rebuilds sp as seeds (M + M K, 2): the pairs, then (src_i, negative_dsts[i][j]) for i, j
+ * in row order; labels 1 (the pairs) then 0; indexes i, then i repeated K times. */
+static int expand_negative_dsts(const dataset *ds, const yamldoc *doc, const yamldoc_node *entry, int64_t n_dst,
+                                const char *where, ds_split *sp, cgnn_err *err) {
+    const int64_t m = sp->num_items;
+    int64_t *neg = NULL, k = 1;
+    if (load_split_ints(ds, doc, entry, "negative_dsts", m, sp->seeds_path, 1, &neg, &k, sp->labels_path, err) != 0)
+        return -1;
+    for (int64_t q = 0; n_dst > 0 && q < m * k; q++) /* named here: the seeds check would name rows of the built seeds */
+        if (neg[q] < 0 || neg[q] >= n_dst) {
+            err_set(err, CGNN_ERR_INPUT, "%s: row %lld, column %lld: negative destination %lld out of range [0, %lld) (%s)",
+                    sp->labels_path, (long long)(q / k), (long long)(q % k), (long long)neg[q], (long long)n_dst, where);
+            free(neg);
+            return -1;
+        }
+    sp->labels_path[0] = '\0'; /* (the labels are built, not read) */
+    if (k > (INT64_MAX / 2 / (int64_t)sizeof(int64_t) - 1) / (m ? m : 1)) {
+        free(neg);
+        return err_set(err, CGNN_ERR_INPUT, "%s: %lld x %lld negatives: too many", entry->path, (long long)m,
+                       (long long)k);
+    }
+    const int64_t total = m * (k + 1);
+    int64_t *seeds = cgnn_malloc((size_t)(2 * total + 1) * sizeof *seeds);
+    sp->labels = cgnn_malloc((size_t)(total + 1) * sizeof *sp->labels);
+    sp->indexes = cgnn_malloc((size_t)(total + 1) * sizeof *sp->indexes);
+    memcpy(seeds, sp->seeds, (size_t)(2 * m) * sizeof *seeds);
+    for (int64_t i = 0; i < m; i++) {
+        sp->labels[i] = 1;
+        sp->indexes[i] = i;
+        for (int64_t j = 0; j < k; j++) {
+            const int64_t r = m + i * k + j;
+            seeds[2 * r] = sp->seeds[2 * i];
+            seeds[2 * r + 1] = neg[i * k + j];
+            sp->labels[r] = 0;
+            sp->indexes[r] = i;
+        }
+    }
+    free(neg);
+    free(sp->seeds);
+    sp->seeds = seeds;
+    sp->num_items = total;
+    snprintf(sp->indexes_path, sizeof sp->indexes_path, "%s", sp->seeds_path);
+    log_info("%s: %lld node pairs with %lld negative destinations each: %lld seeds, labels and indexes", sp->seeds_path,
+             (long long)m, (long long)k, (long long)total);
+    return 0;
+}
+
 /* Loads one split (a list with one {data: [...]} entry) of task t into sp. */
 static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, ds_task *t,
                       ds_split *sp, cgnn_err *err) {
@@ -997,12 +1199,12 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                        "set per split",
                        doc->file, set->path, set->line, set->len);
     if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
+    if (check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
 
     /* typed: the set's type names a node type (node classification) or an edge type (link
      * prediction); which one the seeds need is checked once their shape is known */
     const char *split_name = strrchr(set->path, '.') ? strrchr(set->path, '.') + 1 : set->path;
-    const yamldoc_node *tv = yamldoc_get(entry, "type");
+    const yamldoc_node *tv = get_present(entry, "type");
     int type = 0, type_is_edge = 0;
     if (ds->typed) {
         const char *tname = NULL;
@@ -1026,58 +1228,106 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     }
     if (get_child(doc, entry, "data", YAMLDOC_SEQUENCE, 1, &data, err) != 0) return -1;
 
-    const yamldoc_node *parts[SPLIT_DATA_COUNT] = {NULL, NULL, NULL};
+    const yamldoc_node *parts[SPLIT_DATA_COUNT] = {NULL};
+    const char *part_names[SPLIT_DATA_COUNT] = {NULL};
     for (int i = 0; i < data->len; i++) {
         const yamldoc_node *d = data->items[i];
         if (yamldoc_expect_kind(doc, d, YAMLDOC_MAPPING, err) != 0) return -1;
-        if (yamldoc_check_keys(doc, d, DATA_KEYS, err) != 0) return -1;
+        if (check_keys(doc, d, DATA_KEYS, err) != 0) return -1;
+        data_format fmt;
+        if (get_format(doc, d, FMT_NUMPY | FMT_TORCH, &fmt, err) != 0) return -1;
         const char *name = NULL;
-        if (yamldoc_get_string(doc, d, "name", 1, &name, err) != 0) return -1;
+        if (yamldoc_get_string(doc, d, "name", 0, &name, err) != 0) return -1;
+        const yamldoc_node *nv = get_present(d, "name");
+        if (!nv) { /* GraphBolt: name is optional; an unnamed item is passed through to the batch */
+            log_info("%s:%d: %s: data entry without a name; not read (cgnn reads seeds, labels and indexes)",
+                     doc->file, d->line, d->path);
+            continue;
+        }
         int k = 0;
-        while (k < SPLIT_DATA_COUNT && strcmp(name, SPLIT_DATA_NAMES[k]) != 0) k++;
-        const yamldoc_node *nv = yamldoc_get(d, "name");
-        if (k == SPLIT_DATA_COUNT)
-            return err_set(err, CGNN_ERR_INPUT,
-                           "%s: %s (line %d): unknown data name '%s' (expected seeds, labels or indexes)",
-                           doc->file, nv->path, nv->line, name);
-        if (parts[k])
-            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate '%s' entry", doc->file,
-                           nv->path, nv->line, name);
-        int is_csv;
-        if (get_format(doc, d, 0, &is_csv, err) != 0) return -1;
-        parts[k] = d;
+        while (k < N_SPLIT_DATA_NAMES && strcmp(name, SPLIT_DATA_NAMES[k].name) != 0) k++;
+        if (k == N_SPLIT_DATA_NAMES) { /* GraphBolt adds other names to the batch as they are */
+            log_info("%s:%d: %s: data '%.100s' is not one cgnn reads (seeds, labels, indexes); not read", doc->file,
+                     nv->line, nv->path, name);
+            continue;
+        }
+        const int slot = SPLIT_DATA_NAMES[k].slot;
+        if (parts[slot])
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate '%s' entry%s%s%s", doc->file, nv->path,
+                           nv->line, name, strcmp(name, part_names[slot]) ? " (the same data as '" : "",
+                           strcmp(name, part_names[slot]) ? part_names[slot] : "",
+                           strcmp(name, part_names[slot]) ? "')" : "");
+        if (k >= 3 && k <= 5) /* (negative_srcs: refused below) */
+            log_info("%s:%d: %s: '%s' is GraphBolt's older name; read as %s", doc->file, nv->line, nv->path, name,
+                     k == 3 || k == 4 ? "seeds" : "negative destinations: seeds, labels and indexes built as GraphBolt's "
+                                                  "item sampler builds them");
+        parts[slot] = d;
+        part_names[slot] = SPLIT_DATA_NAMES[k].name;
     }
     if (!parts[SPLIT_SEEDS])
         return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no 'seeds' entry", doc->file,
                        data->path, data->line);
+    if (parts[SPLIT_NEG_SRCS]) {
+        const yamldoc_node *v = get_present(parts[SPLIT_NEG_SRCS], "name");
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s (line %d): negative_srcs (negatives that replace the source) are not supported: cgnn "
+                       "ranks the candidate destinations of one source per query; give negative_dsts, or seeds / "
+                       "labels / indexes whose groups share their source",
+                       doc->file, v->path, v->line);
+    }
+    const int neg_dsts = parts[SPLIT_NEG_DSTS] != NULL;
+    if (neg_dsts && strcmp(part_names[SPLIT_SEEDS], "node_pairs") != 0) {
+        const yamldoc_node *v = get_present(parts[SPLIT_NEG_DSTS], "name");
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): negative_dsts go with node_pairs (GraphBolt's older "
+                       "form), not with %s",
+                       doc->file, v->path, v->line, part_names[SPLIT_SEEDS]);
+    }
+    for (int k = SPLIT_LABELS; neg_dsts && k <= SPLIT_INDEXES; k++)
+        if (parts[k]) { /* GraphBolt's item sampler replaces them by the ones it builds */
+            log_info("%s:%d: %s: %s not read: with node_pairs and negative_dsts they are built (1 / 0, pair index), "
+                     "as GraphBolt does",
+                     doc->file, parts[k]->line, parts[k]->path, part_names[k]);
+            parts[k] = NULL;
+        }
 
     /* seeds: (M,) node ids -> node classification; (M, 2) pairs -> link prediction */
     const yamldoc_node *sd = parts[SPLIT_SEEDS];
     int in_memory = 1;
     if (yamldoc_get_bool(doc, sd, "in_memory", 0, &in_memory, err) != 0) return -1;
     npy_array a;
-    if (open_npy(ds, doc, sd, in_memory, &a, err) != 0) return -1;
+    if (open_array(ds, doc, sd, in_memory, &a, err) != 0) return -1;
     snprintf(sp->seeds_path, sizeof sp->seeds_path, "%s", a.path);
     char sh[96];
     int rc = 0;
+    const int pairs_only = strcmp(part_names[SPLIT_SEEDS], "node_pairs") == 0;
+    const int nodes_only = strcmp(part_names[SPLIT_SEEDS], "seed_nodes") == 0;
     if (a.dtype != NPY_DTYPE_INT32 && a.dtype != NPY_DTYPE_INT64)
-        rc = err_set(err, CGNN_ERR_INPUT, "%s: seeds (%s): expected int32 or int64 node ids, got %s",
-                     a.path, sd->path, npy_dtype_name(a.dtype));
-    else if (a.ndim == 1)
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected int32 or int64 node ids, got %s",
+                     a.path, part_names[SPLIT_SEEDS], sd->path, npy_dtype_name(a.dtype));
+    else if (a.ndim == 1 && !pairs_only)
         sp->seed_width = 1;
-    else if (a.ndim == 2 && a.shape[1] == 2)
+    else if (a.ndim == 2 && a.shape[1] == 2 && !nodes_only)
         sp->seed_width = 2;
     else
-        rc = err_set(err, CGNN_ERR_INPUT,
-                     "%s: seeds (%s): expected shape (N,) node ids or (M, 2) node pairs, got %s",
-                     a.path, sd->path, shape_str(&a, sh, sizeof sh));
+        rc = err_set(err, CGNN_ERR_INPUT, "%s: %s (%s): expected shape %s, got %s", a.path, part_names[SPLIT_SEEDS],
+                     sd->path,
+                     pairs_only ? "(M, 2) node pairs" : nodes_only ? "(N,) node ids"
+                                                        : "(N,) node ids or (M, 2) node pairs",
+                     shape_str(&a, sh, sizeof sh));
     if (rc) {
         npy_close(&a);
         return -1;
     }
     sp->num_items = a.shape[0];
-    sp->seeds = to_int64(&a);
+    rc = to_int64(&a, "seed", sd->path, &sp->seeds, err);
     npy_close(&a);
+    if (rc) return -1;
+    if (neg_dsts) { /* the pairs' dst node type: the edge type's (typed), else the one node type */
+        const int64_t n_dst = !ds->typed ? ds->node_types[0].num_nodes
+                              : type_is_edge ? ds->node_types[ds->edge_types[type].dst_type].num_nodes
+                                             : 0; /* (refused below: pairs need an edge type) */
+        if (expand_negative_dsts(ds, doc, parts[SPLIT_NEG_DSTS], n_dst, set->path, sp, err) != 0) return -1;
+    }
     if (ds->typed && type_is_edge != (sp->seed_width == 2))
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: seeds (%s): %s, but the set's type '%s' (%s, line %d) is %s",
@@ -1141,11 +1391,11 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     t->kind = kind;
     t->type = type;
 
-    if (parts[SPLIT_LABELS]) {
-        const char *lpath = sp->labels_path;
-        if (load_split_ints(ds, doc, parts[SPLIT_LABELS], "labels", sp->num_items, sp->seeds_path,
-                            &sp->labels, sp->labels_path, err) != 0)
-            return -1;
+    if (parts[SPLIT_LABELS] && load_split_ints(ds, doc, parts[SPLIT_LABELS], "labels", sp->num_items,
+                                               sp->seeds_path, 0, &sp->labels, NULL, sp->labels_path, err) != 0)
+        return -1;
+    if (sp->labels) { /* read, or built from negative_dsts */
+        const char *lpath = sp->labels_path[0] ? sp->labels_path : sp->seeds_path;
         for (int64_t i = 0; i < sp->num_items; i++) {
             int64_t l = sp->labels[i];
             if (l < 0)
@@ -1167,16 +1417,14 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
                                lpath, (long long)i, (long long)l, (long long)t->num_classes, where,
                                (long long)t->num_classes);
         }
-    } else if (kind == DS_TASK_NODE_CLASSIFICATION) {
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s (line %d): node seeds (N,) need a 'labels' entry (node classification)",
-                       doc->file, data->path, data->line);
     }
-    if (parts[SPLIT_INDEXES]) {
+    /* node seeds without labels: GraphBolt loads them (an item set of seeds alone); load_task
+     * makes the task DS_TASK_OTHER, which no training task picks */
+    if (parts[SPLIT_INDEXES] && load_split_ints(ds, doc, parts[SPLIT_INDEXES], "indexes", sp->num_items,
+                                                sp->seeds_path, 0, &sp->indexes, NULL, sp->indexes_path, err) != 0)
+        return -1;
+    if (sp->indexes) { /* read, or built from negative_dsts */
         const char *ipath = sp->indexes_path;
-        if (load_split_ints(ds, doc, parts[SPLIT_INDEXES], "indexes", sp->num_items,
-                            sp->seeds_path, &sp->indexes, sp->indexes_path, err) != 0)
-            return -1;
         for (int64_t i = 0; i < sp->num_items; i++)
             if (sp->indexes[i] < 0)
                 return err_set(err, CGNN_ERR_INPUT, "%s: row %lld: index %lld is negative (%s)",
@@ -1187,32 +1435,20 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
     return 0;
 }
 
-/* Task keys we read; other keys are task attributes GraphBolt passes through, unless they look
- * like a typo of one of these (a misspelt train_set would otherwise silently vanish). */
+/* Task keys we read; other keys are task attributes GraphBolt passes through (check_keys). */
 static const char *const TASK_KEYS[] = {"name", "num_classes", "train_set", "validation_set",
                                         "test_set", NULL};
-
-static int check_task_typos(const yamldoc *doc, const yamldoc_node *task, cgnn_err *err) {
-    for (int i = 0; i < task->len; i++) {
-        const char *key = task->keys[i];
-        for (const char *const *k = TASK_KEYS; *k; k++) {
-            if (strcmp(key, *k) == 0) break;
-            int d = yamldoc_edit_distance(key, *k);
-            if (d <= 2 && d < (int)strlen(key))
-                return err_set(err, CGNN_ERR_INPUT,
-                               "%s: %s (line %d): unknown key '%s'; did you mean '%s'?", doc->file,
-                               task->items[i]->path, task->key_lines[i], key, *k);
-        }
-    }
-    return 0;
-}
 
 static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, int index,
                      cgnn_err *err) {
     ds_task *t = &ds->tasks[index];
     if (yamldoc_expect_kind(doc, node, YAMLDOC_MAPPING, err) != 0) return -1;
-    if (check_task_typos(doc, node, err) != 0) return -1;
-    if (get_name(doc, node, "name", 1, t->name, err) != 0) return -1;
+    if (check_keys(doc, node, TASK_KEYS, err) != 0) return -1;
+    if (get_name(doc, node, "name", 0, t->name, err) != 0) return -1;
+    if (!t->name[0]) { /* GraphBolt: a task's name is optional (metadata["name"] is then None) */
+        snprintf(t->name, sizeof t->name, "%s", node->path); /* "tasks[1]" */
+        log_info("%s:%d: %s has no name; called '%s'", doc->file, node->line, node->path, t->name);
+    }
     for (int j = 0; j < index; j++)
         if (strcmp(ds->tasks[j].name, t->name) == 0)
             return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): duplicate task name '%s'",
@@ -1230,13 +1466,20 @@ static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, 
     for (int s = 0; s < DS_SPLIT_COUNT; s++) {
         const yamldoc_node *set;
         if (get_child(doc, node, SPLIT_NAMES[s], YAMLDOC_SEQUENCE, 0, &set, err) != 0) return -1;
-        if (!set) continue;
+        if (!set || set->len == 0) continue; /* GraphBolt: an empty list is no set (its default) */
         if (load_split(ds, doc, set, t, &t->splits[s], err) != 0) return -1;
         any = 1;
     }
     if (!any)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): no train_set, validation_set or test_set",
                        doc->file, node->path, node->line);
+    for (int s = 0; s < DS_SPLIT_COUNT && t->kind == DS_TASK_NODE_CLASSIFICATION; s++)
+        if (t->splits[s].present && !t->splits[s].labels) {
+            log_info("%s: task '%s': %s has node seeds without labels: read and validated, but node classification "
+                     "needs labels, so no training task uses this task",
+                     doc->file, t->name, SPLIT_NAMES[s]);
+            t->kind = DS_TASK_OTHER;
+        }
     return 0;
 }
 
@@ -1256,7 +1499,7 @@ static int load_tasks(dataset *ds, const yamldoc *doc, cgnn_err *err) {
 static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     static const char *const TOP_KEYS[] = {"dataset_name", "graph", "feature_data", "tasks", "partition", NULL};
     if (yamldoc_expect_kind(doc, doc->root, YAMLDOC_MAPPING, err) != 0) return -1;
-    if (yamldoc_check_keys(doc, doc->root, TOP_KEYS, err) != 0) return -1;
+    if (check_keys(doc, doc->root, TOP_KEYS, err) != 0) return -1;
 
     if (get_name(doc, doc->root, "dataset_name", 0, ds->name, err) != 0) return -1;
     if (!ds->name[0]) { /* default: the directory's name */
@@ -1266,6 +1509,7 @@ static int load_all(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     }
     if (load_graph(ds, doc, err) != 0) return -1;
     if (load_partition(ds, doc, err) != 0) return -1;
+    if (load_graph_features(ds, doc, err) != 0) return -1;
     if (load_features(ds, doc, err) != 0) return -1;
     return load_tasks(ds, doc, err);
 }

@@ -1,9 +1,20 @@
-/* dataset.h — DGL GraphBolt OnDiskDataset (raw form): metadata.yaml + .npy/.csv files.
+/* dataset.h — DGL GraphBolt OnDiskDataset (raw form): metadata.yaml + .npy/.csv/torch files.
  *
  * dataset_open parses metadata.yaml, opens every referenced file and validates it (dtypes,
  * shapes, node ids in range, labels, split seeds); every failure names the file and the field
  * or row. Features and edges are memory-mapped (in_memory: true pre-faults the pages once;
- * false leaves them to be paged in on demand), so nothing is copied per process.
+ * false leaves them to be paged in on demand), so nothing is copied per process; a `format:
+ * torch` file (one tensor saved with torch.save) is read whole into memory the dataset owns.
+ *
+ * GraphBolt's schema as GraphBolt (dgl 3d16000b41) reads it (docs/DATASETS.md, "GraphBolt's
+ * schema, all of it"): format numpy | torch for features and task data (edges numpy | csv);
+ * `type: null` = no type; extra keys ignored with a log line, typos of known keys errors with
+ * "did you mean"; domain: graph features and graph.feature_data read, validated and not kept;
+ * unnamed tasks named by their path ("tasks[1]"); unnamed or unknown data entries not read (a
+ * log line); the older names seed_nodes / node_pairs (+ negative_dsts, expanded into seeds,
+ * labels and indexes as GraphBolt's item sampler does) read as seeds; features of every dtype;
+ * labels / indexes of any integer dtype or floats holding integers; node seeds without labels
+ * make a task of kind DS_TASK_OTHER.
  *
  * Typed graphs: the dataset holds arrays of node types and edge types. A homogeneous dataset
  * (no `type:` keys) has exactly one node type and one edge type, both named "_default"; callers
@@ -96,7 +107,8 @@ typedef struct ds_feature {
     int type;                     /* node or edge type index */
     char name[DATASET_NAME_MAX];  /* "feat" */
     int in_memory;
-    npy_array array;              /* (rows, dim) mapped; any feature dtype */
+    npy_array array;              /* (rows, dim) mapped (or read whole: format torch, array.owned);
+                                     any dtype */
     int64_t rows, dim;
     void *owned;                  /* C-order copy of a Fortran-order file (array.data points
                                      here, the file is unmapped); NULL when mapped */
@@ -105,7 +117,7 @@ typedef struct ds_feature {
 typedef enum ds_task_kind {
     DS_TASK_NODE_CLASSIFICATION,
     DS_TASK_LINK_PREDICTION,
-    DS_TASK_OTHER,
+    DS_TASK_OTHER,        /* no training task: node seeds without labels (or no split decided) */
     DS_TASK_KIND_COUNT
 } ds_task_kind;
 
@@ -124,7 +136,7 @@ typedef struct ds_split {
 } ds_split;
 
 typedef struct ds_task {
-    char name[DATASET_NAME_MAX];
+    char name[DATASET_NAME_MAX]; /* its `name`, or its path "tasks[i]" when it has none */
     ds_task_kind kind;    /* from the data: seeds (N,)+labels -> NC, seeds (M,2) -> LP */
     int type;             /* the node type (NC) or edge type (LP) index of its seeds; 0 when untyped */
     int64_t num_classes;  /* 0 if not given */

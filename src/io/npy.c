@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -284,6 +285,8 @@ void npy_close(npy_array *a) {
     if (!a) return;
     if (a->map_base) munmap(a->map_base, a->map_len);
     a->map_base = NULL;
+    free(a->owned);
+    a->owned = NULL;
     a->data = NULL;
     a->count = 0;
 }

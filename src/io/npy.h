@@ -36,6 +36,9 @@ typedef struct npy_array {
     const void *data;            /* count elements of npy_dtype_size(dtype) bytes; read-only */
     void *map_base;              /* owned mapping (munmap on close), NULL if none */
     size_t map_len;
+    void *owned;                 /* owned malloc'ed data instead of a mapping (a tensor read whole
+                                    by torch_save_read_npy; data points here), freed on close;
+                                    NULL when mapped */
     char path[4096];
     int fortran_order;           /* 1: column-major data (only from npy_open_any_order): element
                                     (i, j) of a 2-D array is data[i + j * shape[0]] */
@@ -60,7 +63,8 @@ int npy_open(npy_array *a, const char *path, int populate, cgnn_err *err);
  * column-major layout (or copy to C order). */
 int npy_open_any_order(npy_array *a, const char *path, int populate, cgnn_err *err);
 
-/* Unmaps *a; NULL-safe and safe on a zeroed array. */
+/* Unmaps (or frees) *a's data, keeping dtype, shape and path; NULL-safe and safe on a zeroed
+ * array. */
 void npy_close(npy_array *a);
 
 /* Reads element i of an integer array as int64 (any integer dtype). */

@@ -933,9 +933,9 @@ static int op_global(pvm *m) {
     return push(m, id);
 }
 
-/* The key string just below the value being built (for messages), or "?". */
+/* The key string just below the value being built (for messages), or "<root>" (a bare tensor). */
 static void near_key(const pvm *m, char *out, size_t cap) {
-    snprintf(out, cap, "?");
+    snprintf(out, cap, "<root>");
     if (m->sp > 0 && m->v[m->stack[m->sp - 1]].type == PV_STR) {
         const pv *k = &m->v[m->stack[m->sp - 1]];
         snprintf(out, cap, "%.*s", (int)(k->slen < 200 ? k->slen : 200), k->s);
@@ -1309,25 +1309,45 @@ static int take_state_dict(ts_file *f, pvm *m, int32_t root, const zdir *z, cgnn
     return 0;
 }
 
-int torch_save_read_header(ts_file *f, const char *path, cgnn_err *err) {
-    memset(f, 0, sizeof *f);
-    snprintf(f->path, sizeof f->path, "%s", path);
-    struct stat st;
-    int fd = file_open_regular(path, &st, err);
-    if (fd < 0) return -1;
-    f->file_size = (int64_t)st.st_size;
+/* An archive opened up to its pickle's root value: the open file, its zip directory and the
+ * pickle machine whose values root and its parts live in (they point into pkl). */
+typedef struct ts_reader {
+    int fd;
+    int64_t size;          /* bytes, from fstat */
     zdir z;
-    unsigned char *pkl = NULL, *small = NULL;
-    pvm m = {0};
-    int rc = zdir_read(&z, fd, path, f->file_size, err);
+    unsigned char *pkl;    /* data.pkl, owned */
+    pvm m;
+    int32_t root;          /* the value STOP returned */
+} ts_reader;
+
+static void ts_reader_close(ts_reader *r) {
+    pvm_free(&r->m);
+    free(r->pkl);
+    if (r->z.r) zdir_free(&r->z);
+    if (r->fd >= 0) close(r->fd);
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+}
+
+/* Opens path, reads and checks its zip directory, version and byteorder records and runs
+ * data.pkl. Returns 0, or -1 with *err (r is then closed). */
+static int ts_reader_open(ts_reader *r, const char *path, cgnn_err *err) {
+    memset(r, 0, sizeof *r);
+    r->root = -1;
+    struct stat st;
+    r->fd = file_open_regular(path, &st, err);
+    if (r->fd < 0) return -1;
+    r->size = (int64_t)st.st_size;
+    unsigned char *small = NULL;
+    int rc = zdir_read(&r->z, r->fd, path, r->size, err);
     if (rc) goto done;
-    int k = zdir_find(&z, "version");
-    if (k < 0) k = zdir_find(&z, ".data/version");
+    int k = zdir_find(&r->z, "version");
+    if (k < 0) k = zdir_find(&r->z, ".data/version");
     if (k < 0) {
-        rc = ZFAIL("%s: no '%sversion' record (not a torch.save archive)", path, z.archive);
+        rc = ZFAIL("%s: no '%sversion' record (not a torch.save archive)", path, r->z.archive);
         goto done;
     }
-    if (!(small = read_record(fd, path, &z, k, 16, err))) {
+    if (!(small = read_record(r->fd, path, &r->z, k, 16, err))) {
         rc = -1;
         goto done;
     }
@@ -1335,46 +1355,158 @@ int torch_save_read_header(ts_file *f, const char *path, cgnn_err *err) {
     errno = 0;
     long ver = strtol((const char *)small, &endp, 10);
     if (errno || endp == (char *)small || (*endp != '\0' && strcmp(endp, "\n") != 0) || ver < 1 || ver > 100) {
-        rc = ZFAIL("%s: record '%s': '%s' is not a format version", path, z.r[k].name, (const char *)small);
+        rc = ZFAIL("%s: record '%s': '%s' is not a format version", path, r->z.r[k].name, (const char *)small);
         goto done;
     }
     free(small);
     small = NULL;
-    if ((k = zdir_find(&z, "byteorder")) >= 0) {
-        if (!(small = read_record(fd, path, &z, k, 16, err))) {
+    if ((k = zdir_find(&r->z, "byteorder")) >= 0) {
+        if (!(small = read_record(r->fd, path, &r->z, k, 16, err))) {
             rc = -1;
             goto done;
         }
         if (strcmp((const char *)small, "little") != 0) {
-            rc = ZFAIL("%s: record '%s' is '%s': only little-endian data is supported", path, z.r[k].name,
+            rc = ZFAIL("%s: record '%s' is '%s': only little-endian data is supported", path, r->z.r[k].name,
                        (const char *)small);
             goto done;
         }
     }
-    if ((k = zdir_find(&z, "data.pkl")) < 0) {
-        rc = ZFAIL("%s: no '%sdata.pkl' record (not a torch.save archive)", path, z.archive);
+    if ((k = zdir_find(&r->z, "data.pkl")) < 0) {
+        rc = ZFAIL("%s: no '%sdata.pkl' record (not a torch.save archive)", path, r->z.archive);
         goto done;
     }
-    if (!(pkl = read_record(fd, path, &z, k, TS_MAX_PICKLE, err))) {
+    if (!(r->pkl = read_record(r->fd, path, &r->z, k, TS_MAX_PICKLE, err))) {
         rc = -1;
         goto done;
     }
-    m.p = pkl;
-    m.len = (size_t)z.r[k].size;
-    m.path = path;
-    m.err = err;
-    int32_t root = -1;
-    rc = pvm_run(&m, &root);
-    if (rc == 0) rc = take_state_dict(f, &m, root, &z, err);
+    r->m.p = r->pkl;
+    r->m.len = (size_t)r->z.r[k].size;
+    r->m.path = path;
+    r->m.err = err;
+    rc = pvm_run(&r->m, &r->root);
 done:
-    pvm_free(&m);
-    free(pkl);
     free(small);
-    if (z.r) zdir_free(&z);
-    close(fd);
+    if (rc) ts_reader_close(r);
+    return rc;
+}
+
+int torch_save_read_header(ts_file *f, const char *path, cgnn_err *err) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    ts_reader r;
+    int rc = ts_reader_open(&r, path, err);
+    if (rc) return rc;
+    f->file_size = r.size;
+    rc = take_state_dict(f, &r.m, r.root, &r.z, err);
+    ts_reader_close(&r);
     if (rc) {
         torch_save_free(f);
         snprintf(f->path, sizeof f->path, "%s", path);
+    }
+    return rc;
+}
+
+/* Storage type (index in STORAGE_NAMES) -> the npy dtype cgnn holds it as, its element size on
+ * disk, and whether it is converted on reading (0: kept as is; 1: int16 -> int32; 2: bfloat16 ->
+ * float32; 3: bool -> uint8, checked to be 0 or 1). dtype -1: refused. */
+static const struct {
+    int dtype;
+    int size;
+    int convert;
+    const char *torch_name;
+} STORAGE_DTYPES[] = {
+    {NPY_DTYPE_FLOAT32, 4, 0, "float32"}, {NPY_DTYPE_FLOAT64, 8, 0, "float64"}, {NPY_DTYPE_FLOAT16, 2, 0, "float16"},
+    {NPY_DTYPE_FLOAT32, 2, 2, "bfloat16"}, {NPY_DTYPE_INT64, 8, 0, "int64"},    {NPY_DTYPE_INT32, 4, 0, "int32"},
+    {NPY_DTYPE_INT32, 2, 1, "int16"},      {NPY_DTYPE_INT8, 1, 0, "int8"},      {NPY_DTYPE_UINT8, 1, 0, "uint8"},
+    {NPY_DTYPE_UINT8, 1, 3, "bool"},       {-1, 8, 0, "complex64"},             {-1, 16, 0, "complex128"},
+};
+_Static_assert(sizeof STORAGE_DTYPES / sizeof STORAGE_DTYPES[0] == N_STORAGE_NAMES, "storage dtypes");
+
+int torch_save_read_npy(npy_array *a, const char *path, cgnn_err *err) {
+    memset(a, 0, sizeof *a);
+    snprintf(a->path, sizeof a->path, "%s", path);
+    ts_reader r;
+    if (ts_reader_open(&r, path, err) != 0) return -1;
+    int rc = 0;
+    unsigned char *raw = NULL;
+    const pv *t = &r.m.v[r.root];
+    if (t->type != PV_TENSOR) {
+        rc = ZFAIL("%s: data.pkl holds a %s, not a tensor (GraphBolt's format: torch is one tensor saved with "
+                   "torch.save(tensor, path))",
+                   path, t->type == PV_DICT ? "dict (a state_dict?)" : "value other than a tensor");
+        goto done;
+    }
+    const pv *st = &r.m.v[t->i], *shape = &r.m.v[t->ref];
+    const int sub = st->sub;
+    if (STORAGE_DTYPES[sub].dtype < 0) {
+        rc = ZFAIL("%s: a torch.%s tensor: dtype %s is not supported (float32, float64, float16, bfloat16, int64, "
+                   "int32, int16, int8, uint8 and bool are)",
+                   path, STORAGE_NAMES[sub], STORAGE_DTYPES[sub].torch_name);
+        goto done;
+    }
+    if (shape->n > NPY_MAX_DIMS) {
+        rc = ZFAIL("%s: a tensor of %d dims; at most %d are supported", path, shape->n, NPY_MAX_DIMS);
+        goto done;
+    }
+    a->dtype = (npy_dtype)STORAGE_DTYPES[sub].dtype;
+    a->ndim = shape->n;
+    for (int d = 0; d < NPY_MAX_DIMS; d++) a->shape[d] = d < shape->n ? r.m.v[shape->items[d]].i : 1;
+    a->count = st->i; /* op_reduce checked: the product of the shape */
+    char rest[96];
+    snprintf(rest, sizeof rest, "data/%.*s", (int)st->slen, st->s);
+    const int k = zdir_find(&r.z, rest);
+    const int64_t esize = STORAGE_DTYPES[sub].size;
+    if (k < 0) {
+        rc = ZFAIL("%s: the tensor's storage record '%s%s' is missing", path, r.z.archive, rest);
+        goto done;
+    }
+    if (r.z.r[k].size != a->count * esize) {
+        rc = ZFAIL("%s: storage record '%s' is %lld bytes, %lld %s elements need %lld", path, r.z.r[k].name,
+                   (long long)r.z.r[k].size, (long long)a->count, STORAGE_DTYPES[sub].torch_name,
+                   (long long)(a->count * esize));
+        goto done;
+    }
+    if (!(raw = read_record(r.fd, path, &r.z, k, r.z.r[k].size, err))) {
+        rc = -1;
+        goto done;
+    }
+    const int64_t n = a->count;
+    switch (STORAGE_DTYPES[sub].convert) {
+    case 0: /* as is: the record's buffer becomes the array's */
+        a->owned = raw;
+        raw = NULL;
+        break;
+    case 1: { /* int16 -> int32 */
+        int32_t *o = (int32_t *)cgnn_malloc((size_t)(n ? n : 1) * sizeof *o);
+        for (int64_t i = 0; i < n; i++) o[i] = (int16_t)le16(raw + 2 * i);
+        a->owned = o;
+        break;
+    }
+    case 2: { /* bfloat16 -> float32: the high half of a float32's bits */
+        float *o = (float *)cgnn_malloc((size_t)(n ? n : 1) * sizeof *o);
+        for (int64_t i = 0; i < n; i++) {
+            const uint32_t bits = le16(raw + 2 * i) << 16;
+            memcpy(&o[i], &bits, sizeof bits);
+        }
+        a->owned = o;
+        break;
+    }
+    default: /* bool -> uint8 */
+        for (int64_t i = 0; i < n && rc == 0; i++)
+            if (raw[i] > 1)
+                rc = ZFAIL("%s: element %lld of a bool tensor is byte %u, not 0 or 1", path, (long long)i, raw[i]);
+        a->owned = raw;
+        raw = NULL;
+        break;
+    }
+    a->data = a->owned;
+done:
+    free(raw);
+    ts_reader_close(&r);
+    if (rc) {
+        npy_close(a);
+        memset(a, 0, sizeof *a);
+        snprintf(a->path, sizeof a->path, "%s", path);
     }
     return rc;
 }

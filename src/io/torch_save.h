@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "io/durable.h"
+#include "io/npy.h"
 #include "util/err.h"
 
 /* The `_metadata` entry that holds the string metadata pairs. */
@@ -112,5 +113,18 @@ int torch_save_find(const ts_file *f, const char *name);
 /* The metadata value of key, or NULL (points into f). */
 const char *torch_save_meta(const ts_file *f, const char *key);
 void torch_save_free(ts_file *f); /* NULL-safe */
+
+/* One bare tensor, what `torch.save(tensor, path)` writes (GraphBolt's `format: torch` data):
+ * data.pkl is _rebuild_tensor_v2(storage, 0, shape, stride, False, OrderedDict()) alone, the
+ * same pickle subset as above with a tensor at the root instead of a dict. Any shape up to
+ * TORCH_SAVE_MAX_DIMS (NPY_MAX_DIMS) dims, C-contiguous, the whole storage (no view, no offset).
+ * Storage types: Float, Double, Half, Long, Int, Char, Byte map to the npy_dtype of the same
+ * bytes; Short (int16) is widened to int32, BFloat16 to float32 (exactly) and Bool to uint8
+ * (0 / 1); the complex types are refused. The tensor is read whole into memory (CRC-32 checked)
+ * into *a as an npy_array whose data is owned (a->owned; npy_close frees it), C order, path set.
+ * Returns 0, or -1 with *err (CGNN_ERR_INPUT naming the file and the problem: not a torch.save
+ * archive, a dict instead of a tensor, a transposed view, an unsupported dtype, ...); *a is
+ * zeroed (but for its path) on failure. */
+int torch_save_read_npy(npy_array *a, const char *path, cgnn_err *err);
 
 #endif
