@@ -184,6 +184,37 @@ small gbtrain -e "s#preprocessedMetadataUri: .*#preprocessedMetadataUri: $TMP/gb
 expect 0 "train on GraphBolt's homograph tutorial" -- "$CGNN" train --task_config_uri="$TMP/gbtrain.yaml"
 contains "trained 1 step in " "GraphBolt tutorial: trained"
 
+# GraphBolt's heterograph tutorial: each task has a set per type; read as one task per type, and
+# the config's supervision type picks the one trained
+cp -r "$SRC/tests/fixtures/graphbolt/heterograph" "$TMP/gb-hetero"
+expect 0 "info on GraphBolt's heterograph tutorial" -- "$CGNN" info --dataset "$TMP/gb-hetero"
+contains "read as the tasks 'node_classification[user]', 'node_classification[item]'" "heterograph: the tasks per type, said"
+contains "link_prediction[user:follow:user]: link_prediction, edge type user:follow:user" "heterograph: an LP task per edge type"
+gbh() { # gbh NAME TASKMETADATA: a one-batch typed config on the heterograph tutorial
+  printf 'graphMetadata:
+  nodeTypes: [user, item]
+  edgeTypes:
+    - {srcNodeType: user, relation: like, dstNodeType: item}
+    - {srcNodeType: user, relation: follow, dstNodeType: user}
+taskMetadata:
+%s
+sharedConfig:
+  preprocessedMetadataUri: %s
+  trainedModelMetadata: {trainedModelUri: %s/model.safetensors}
+trainerConfig:
+  trainerArgs: {hidden_dim: "8", num_max_train_batches: "1", main_sample_batch_size: "8", node_feature: feat_1}
+' \
+    "$2" "$TMP/gb-hetero" "$TMP/$1" >"$TMP/$1.yaml"
+}
+gbh gbh-nc "  nodeBasedTaskMetadata: {supervisionNodeTypes: [item]}"
+expect 0 "train on the heterograph tutorial: items" -- "$CGNN" train --task_config_uri="$TMP/gbh-nc.yaml"
+contains "18/6/6 train/val/test item nodes of task 'node_classification[item]'" "heterograph NC: the item task"
+contains "item 'feat_1' (5, float32) of feat_0, feat_1" "heterograph NC: node_feature feat_1 per type"
+gbh gbh-lp "  nodeAnchorBasedLinkPredictionTaskMetadata:\n    supervisionEdgeTypes: [{srcNodeType: user, relation: follow, dstNodeType: user}]"
+sed -i 's/\\n/\n/g' "$TMP/gbh-lp.yaml"
+expect 0 "train on the heterograph tutorial: follows" -- "$CGNN" train --task_config_uri="$TMP/gbh-lp.yaml"
+contains "user:follow:user pairs of task 'link_prediction[user:follow:user]'" "heterograph LP: the follow task"
+
 # a user's CSV: a header line is skipped (said); edges listed one way are warned about
 mkdir -p "$TMP/oneway"
 printf 'src,dst\n0,1\n1,2\n2,3\n3,4\n' >"$TMP/oneway/edges.csv"

@@ -1072,17 +1072,28 @@ TEST(typed_errors) {
     dir = make_typed("tasks:\n", "partition: {id: ab, part: 0, num_parts: 1, node_start: 0, node_end: 5, graph: g.json}\ntasks:\n");
     EXPECT_FAIL(dir, "@metadata.yaml: partition.node_start", "a typed part gives one range per node type");
     rm_tree(dir);
-    dir = make_typed("            path: labels.npy\n",
-                     "            path: labels.npy\n      - type: b\n        data: [{name: seeds, format: numpy, path: "
-                     "seeds.npy}]\n");
-    EXPECT_FAIL(dir, "tasks[0].train_set", "one type per task is supported");
-    rm_tree(dir);
+    /* sets of two types (GraphBolt's heterograph tutorial's layout): one task per type, each with
+     * its type's sets; a set without a type among them is an error, never skipped */
     dir = make_typed("            path: labels.npy\n",
                      "            path: labels.npy\n    test_set:\n      - type: b\n        data: [{name: seeds, "
                      "format: numpy, path: s2.npy}, {name: labels, format: numpy, path: labels.npy}]\n");
     int64_t s2[3] = {0, 1, 2};
     write_npy(dir, "s2.npy", NPY_DTYPE_INT64, 1, 3, 1, s2);
-    EXPECT_FAIL(dir, "tasks[0].test_set[0].type", "one type per task is supported");
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_tasks, 2);
+    ASSERT(!strcmp(ds.tasks[0].name, "nc[a]") && !strcmp(ds.tasks[1].name, "nc[b]"));
+    ASSERT(ds.tasks[0].splits[DS_SPLIT_TRAIN].present && !ds.tasks[0].splits[DS_SPLIT_TEST].present);
+    ASSERT(!ds.tasks[1].splits[DS_SPLIT_TRAIN].present && ds.tasks[1].splits[DS_SPLIT_TEST].present);
+    ASSERT_EQ(ds.tasks[1].type, 1);
+    dataset_close(&ds);
+    rm_tree(dir);
+    dir = make_typed("            path: labels.npy\n",
+                     "            path: labels.npy\n    test_set:\n      - type: b\n        data: [{name: seeds, "
+                     "format: numpy, path: s2.npy}]\n      - data: [{name: seeds, format: numpy, path: s2.npy}]\n");
+    write_npy(dir, "s2.npy", NPY_DTYPE_INT64, 1, 3, 1, s2);
+    EXPECT_FAIL(dir, "tasks[0].test_set", "a set without a type");
     rm_tree(dir);
 }
 
@@ -1327,6 +1338,53 @@ static char *gb_tutorial_edits(int n, const char *const *from, const char *const
 static char *gb_tutorial(const char *from, const char *to) {
     return from ? gb_tutorial_edits(1, &from, &to) : gb_tutorial_edits(0, NULL, NULL);
 }
+
+/* GraphBolt's heterograph tutorial (scripts/fixtures/make_graphbolt_heterograph.py): its tasks
+ * hold a set per type; each is read as one task per type, "NAME[TYPE]", with that type's sets. */
+TEST(graphbolt_tutorial_heterograph) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/graphbolt/heterograph", test_source_dir());
+    dataset ds;
+    cgnn_err err = {0};
+    if (dataset_open(&ds, dir, &err) != 0) TEST_FAIL_("%s", err.msg);
+    ASSERT_EQ(ds.num_node_types, 2);
+    ASSERT_EQ(ds.num_edge_types, 2);
+    ASSERT_EQ(ds.num_tasks, 4);
+    static const char *const names[4] = {"node_classification[user]", "node_classification[item]",
+                                         "link_prediction[user:like:item]", "link_prediction[user:follow:user]"};
+    for (int i = 0; i < 4; i++) ASSERT(strcmp(ds.tasks[i].name, names[i]) == 0);
+    const ds_task *nu = &ds.tasks[0], *ni = &ds.tasks[1], *ll = &ds.tasks[2], *lf = &ds.tasks[3];
+    ASSERT(nu->kind == DS_TASK_NODE_CLASSIFICATION && nu->type == dataset_find_node_type(&ds, "user"));
+    ASSERT(ni->kind == DS_TASK_NODE_CLASSIFICATION && ni->type == dataset_find_node_type(&ds, "item"));
+    ASSERT(ll->kind == DS_TASK_LINK_PREDICTION && ll->type == dataset_find_edge_type(&ds, "user:like:item"));
+    ASSERT(lf->kind == DS_TASK_LINK_PREDICTION && lf->type == dataset_find_edge_type(&ds, "user:follow:user"));
+    /* each task has its own type's files, in every split */
+    ASSERT(strstr(ni->splits[DS_SPLIT_TRAIN].seeds_path, "nc-train-item-ids.npy"));
+    ASSERT(strstr(ni->splits[DS_SPLIT_VALID].labels_path, "nc-val-item-labels.pt"));
+    ASSERT(strstr(nu->splits[DS_SPLIT_TEST].seeds_path, "nc-test-user-ids.npy"));
+    ASSERT(strstr(lf->splits[DS_SPLIT_TEST].seeds_path, "lp-test-follow-seeds.npy"));
+    ASSERT_EQ(ni->splits[DS_SPLIT_TRAIN].num_items, 18); /* int(30 * 0.6) */
+    npy_array a;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/nc-train-item-ids.npy", dir);
+    ASSERT_EQ(npy_open(&a, path, 0, &err), 0);
+    for (int64_t i = 0; i < 18; i++) ASSERT_EQ(ni->splits[DS_SPLIT_TRAIN].seeds[i], npy_get_int(&a, i));
+    npy_close(&a);
+    dataset_close(&ds);
+
+    /* two sets of one type in a split: an error naming it */
+    char *t = gb_text("heterograph/metadata.yaml", "          - type: item\n", "          - type: user\n");
+    char abs[4200];
+    snprintf(abs, sizeof abs, "path: %s/tests/fixtures/graphbolt/heterograph/", test_source_dir());
+    t = replace_all(t, "path: ", abs);
+    char *tmp = test_tmpdir();
+    write_text(tmp, "metadata.yaml", t);
+    free(t);
+    ASSERT(dataset_open(&ds, tmp, &err) != 0);
+    if (!strstr(err.msg, "tasks[0].train_set") || !strstr(err.msg, "two sets of type 'user'")) TEST_FAIL_("%s", err.msg);
+    rm_tree(tmp);
+}
+
 
 /* GraphBolt's homograph tutorial as it is: format: torch node and edge features and NC labels,
  * float64 LP labels, CSV edges, edge features, two tasks. */
@@ -1721,6 +1779,7 @@ int main(void) {
     RUN(typed_tiny);
     RUN(typed_errors);
     RUN(graphbolt_tutorial_homograph);
+    RUN(graphbolt_tutorial_heterograph);
     RUN(graphbolt_unnamed_tasks);
     RUN(graphbolt_domain_graph);
     RUN(graphbolt_extra_keys_and_feature_dtypes);

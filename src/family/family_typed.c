@@ -94,13 +94,13 @@ static void typed_log(const model_family *f, const model_family_loaders *ls) {
     const char *producers;
     const int n_producers = graph_source_producers(f->o.src, ls->workers, &producers);
     log_info("%s: %s on %s (%d node types, %d edge types): %lld nodes, %lld edges; %lld/%lld/%lld "
-             "train/val/test %s %s; %lld parameters%s; %d process%s x (%d compute threads, %d %s)",
+             "train/val/test %s %s of task '%s'; %lld parameters%s; %d process%s x (%d compute threads, %d %s)",
              lp ? "link prediction" : "node classification", model_kind_name(f->m.cfg.kind), ds->name, T, K,
              (long long)graph_source_num_nodes(f->o.src), (long long)graph_source_num_edges(f->o.src),
              (long long)sp[DS_SPLIT_TRAIN].num_items, (long long)sp[DS_SPLIT_VALID].num_items,
              (long long)sp[DS_SPLIT_TEST].num_items,
              lp ? ds->edge_types[f->o.task->type].name : ds->node_types[f->typed.mtypes->output_type].name,
-             lp ? "pairs" : "nodes", (long long)f->m.num_params,
+             lp ? "pairs" : "nodes", f->o.task->name, (long long)f->m.num_params,
              f->num_tables ? " + learnable embeddings for the featureless types" : "", d->size,
              d->size == 1 ? "" : "es", f->o.threads, n_producers, producers);
 }

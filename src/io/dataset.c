@@ -1187,18 +1187,13 @@ static int expand_negative_dsts(const dataset *ds, const yamldoc *doc, const yam
     return 0;
 }
 
-/* Loads one split (a list with one {data: [...]} entry) of task t into sp. */
-static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, ds_task *t,
-                      ds_split *sp, cgnn_err *err) {
+/* Loads one split of task t into sp: `entry`, the {type:, data: [...]} item of the split's list
+ * `set` that load_task chose. */
+static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, const yamldoc_node *entry,
+                      ds_task *t, ds_split *sp, cgnn_err *err) {
     static const char *const SET_KEYS[] = {"type", "data", NULL};
     static const char *const DATA_KEYS[] = {"name", "format", "path", "in_memory", NULL};
-    const yamldoc_node *entry = NULL, *data = NULL;
-    if (ds->typed && set->len > 1)
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: %s (line %d): %d sets (one per type); one type per task is supported: give the task one "
-                       "set per split",
-                       doc->file, set->path, set->line, set->len);
-    if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) return -1;
+    const yamldoc_node *data = NULL;
     if (check_keys(doc, entry, SET_KEYS, err) != 0) return -1;
 
     /* typed: the set's type names a node type (node classification) or an edge type (link
@@ -1439,15 +1434,54 @@ static int load_split(dataset *ds, const yamldoc *doc, const yamldoc_node *set, 
 static const char *const TASK_KEYS[] = {"name", "num_classes", "train_set", "validation_set",
                                         "test_set", NULL};
 
-static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, int index,
-                     cgnn_err *err) {
+/* The set entry's `type:` string, or NULL (absent, not a string: load_split reports it). */
+static const char *set_entry_type(const yamldoc_node *entry) {
+    const yamldoc_node *v = entry && entry->kind == YAMLDOC_MAPPING ? yamldoc_get(entry, "type") : NULL;
+    return v && v->kind == YAMLDOC_SCALAR && !node_is_null(v) ? v->scalar : NULL;
+}
+
+/* A typed task's splits may list one set per type (GraphBolt's heterograph tutorial: node
+ * classification on user and on item). cgnn trains one type per task, so such a task is read as
+ * one task per type, "NAME[TYPE]", each with that type's sets. Writes the distinct types of
+ * node's set entries, in the order they first appear, into types[max]; returns how many (0 or 1:
+ * the task is read as it is), -1 when there are more than max. */
+static int task_set_types(const dataset *ds, const yamldoc_node *node, const char **types, int max) {
+    int n = 0;
+    if (!ds->typed || !node || node->kind != YAMLDOC_MAPPING) return 0;
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const yamldoc_node *set = yamldoc_get(node, SPLIT_NAMES[s]);
+        if (!set || set->kind != YAMLDOC_SEQUENCE) continue;
+        for (int i = 0; i < set->len; i++) {
+            const char *ty = set_entry_type(set->items[i]);
+            int seen = !ty;
+            for (int k = 0; k < n && !seen; k++) seen = !strcmp(types[k], ty);
+            if (!seen && n == max) return -1;
+            if (!seen) types[n++] = ty;
+        }
+    }
+    return n;
+}
+
+/* Loads tasks[index] from node; type_filter: the type whose sets it takes (a typed task's sets,
+ * task_set_types), NULL: the task's single set per split; rename: the task is one of several
+ * types' ("NAME[TYPE]"). */
+static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, int index, const char *type_filter,
+                     int rename, cgnn_err *err) {
     ds_task *t = &ds->tasks[index];
     if (yamldoc_expect_kind(doc, node, YAMLDOC_MAPPING, err) != 0) return -1;
     if (check_keys(doc, node, TASK_KEYS, err) != 0) return -1;
     if (get_name(doc, node, "name", 0, t->name, err) != 0) return -1;
     if (!t->name[0]) { /* GraphBolt: a task's name is optional (metadata["name"] is then None) */
         snprintf(t->name, sizeof t->name, "%s", node->path); /* "tasks[1]" */
-        log_info("%s:%d: %s has no name; called '%s'", doc->file, node->line, node->path, t->name);
+        if (!rename) log_info("%s:%d: %s has no name; called '%s'", doc->file, node->line, node->path, t->name);
+    }
+    if (rename) {
+        char base[DATASET_NAME_MAX];
+        snprintf(base, sizeof base, "%s", t->name);
+        const int n = snprintf(t->name, sizeof t->name, "%s[%s]", base, type_filter);
+        if (n < 0 || (size_t)n >= sizeof t->name)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): task '%s' of type '%s': the name is too long", doc->file,
+                           node->path, node->line, base, type_filter);
     }
     for (int j = 0; j < index; j++)
         if (strcmp(ds->tasks[j].name, t->name) == 0)
@@ -1467,7 +1501,25 @@ static int load_task(dataset *ds, const yamldoc *doc, const yamldoc_node *node, 
         const yamldoc_node *set;
         if (get_child(doc, node, SPLIT_NAMES[s], YAMLDOC_SEQUENCE, 0, &set, err) != 0) return -1;
         if (!set || set->len == 0) continue; /* GraphBolt: an empty list is no set (its default) */
-        if (load_split(ds, doc, set, t, &t->splits[s], err) != 0) return -1;
+        const yamldoc_node *entry = NULL;
+        if (type_filter) { /* this type's set of the split, if it has one */
+            for (int i = 0; i < set->len; i++) {
+                const char *ty = set_entry_type(set->items[i]);
+                if (!ty)
+                    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): a set without a type among sets of "
+                                   "several types (a typed dataset's sets each name their type)",
+                                   doc->file, set->path, set->items[i]->line);
+                if (strcmp(ty, type_filter) != 0) continue;
+                if (entry)
+                    return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): two sets of type '%s' (one per type)",
+                                   doc->file, set->path, set->items[i]->line, type_filter);
+                entry = set->items[i];
+            }
+            if (!entry) continue;
+        } else if (get_single_entry(doc, set, "{data: [...]}", &entry, err) != 0) {
+            return -1;
+        }
+        if (load_split(ds, doc, set, entry, t, &t->splits[s], err) != 0) return -1;
         any = 1;
     }
     if (!any)
@@ -1487,10 +1539,35 @@ static int load_tasks(dataset *ds, const yamldoc *doc, cgnn_err *err) {
     const yamldoc_node *list;
     if (get_child(doc, doc->root, "tasks", YAMLDOC_SEQUENCE, 0, &list, err) != 0) return -1;
     if (!list || list->len == 0) return 0;
-    ds->tasks = cgnn_calloc((size_t)list->len, sizeof *ds->tasks);
-    ds->num_tasks = list->len;
-    for (int i = 0; i < list->len; i++)
-        if (load_task(ds, doc, list->items[i], i, err) != 0) return -1;
+    enum { MAX_SET_TYPES = 64 };
+    const char *types[MAX_SET_TYPES];
+    int total = 0;
+    for (int i = 0; i < list->len; i++) {
+        const int n = task_set_types(ds, list->items[i], types, MAX_SET_TYPES);
+        if (n < 0)
+            return err_set(err, CGNN_ERR_INPUT, "%s: %s (line %d): sets of more than %d types", doc->file,
+                           list->items[i]->path, list->items[i]->line, MAX_SET_TYPES);
+        total += n > 1 ? n : 1;
+    }
+    ds->tasks = cgnn_calloc((size_t)total, sizeof *ds->tasks);
+    ds->num_tasks = total;
+    for (int i = 0, k = 0; i < list->len; i++) {
+        const int n = task_set_types(ds, list->items[i], types, MAX_SET_TYPES);
+        if (n <= 1) { /* (typed: the one type's sets, so that two sets of it are an error naming it) */
+            if (load_task(ds, doc, list->items[i], k++, n == 1 ? types[0] : NULL, 0, err) != 0) return -1;
+            continue;
+        }
+        char names[1024] = "";
+        size_t len = 0;
+        for (int j = 0; j < n; j++) {
+            if (load_task(ds, doc, list->items[i], k++, types[j], 1, err) != 0) return -1;
+            const int w = snprintf(names + len, sizeof names - len, "%s'%s'", j ? ", " : "", ds->tasks[k - 1].name);
+            if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
+        }
+        log_info("%s: %s (line %d) has sets of %d types: read as the tasks %s (cgnn trains one type per task; the "
+                 "config's supervision type picks one)",
+                 doc->file, list->items[i]->path, list->items[i]->line, n, names);
+    }
     return 0;
 }
 

@@ -31,7 +31,9 @@
  *                  T a node type for node classification (seeds (N,) in [0, N(T))), an edge
  *                  type for link prediction (seeds (M, 2): column 0 in [0, N(src type)),
  *                  column 1 in [0, N(dst type))); every split of a task has the same type
- *                  (one type per task is supported).
+ *                  (one type per task). A task whose splits list a set per type (GraphBolt's
+ *                  heterograph tutorial) is read as one task per type, "NAME[TYPE]", each
+ *                  with its type's sets (config_find_task picks by the supervision type).
  * Node ids are per type, from 0; an edge type's src ids are ids of its src type and its dst ids
  * ids of its dst type. The homogenised id space puts the types one after another in declaration
  * order: global id = dataset_node_type_offset(ds, t) + per-type id. A dataset is either fully

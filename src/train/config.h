@@ -281,8 +281,10 @@ char *config_edge_type_name(const config_edge_type *et, char *out, size_t cap);
 struct dataset;
 struct ds_task;
 
-/* The dataset task that a run of c trains and evaluates: the first task of ds whose kind is c's
- * task (node classification / link prediction), as the trainer picks it; NULL if none. */
+/* The dataset task that a run of c trains and evaluates, as the trainer picks it: of ds's tasks
+ * whose kind is c's task (node classification / link prediction), the one of the config's
+ * supervision type on a typed dataset (a GraphBolt task with a set per type is read as one task
+ * per type: io/dataset.h), else the first; NULL if none. */
 const struct ds_task *config_find_task(const task_config *c, const struct dataset *ds);
 
 /* Checks that the types c declares agree with ds (docs/CONFIG.md, "Types"), for the task

@@ -253,9 +253,25 @@ int config_resolve_fanouts(const task_config *c, const struct dataset *ds, int64
 
 const struct ds_task *config_find_task(const task_config *c, const struct dataset *ds) {
     const ds_task_kind want = c->task == TASK_LINK_PREDICTION ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
-    for (int i = 0; i < ds->num_tasks; i++)
-        if (ds->tasks[i].kind == want) return &ds->tasks[i];
-    return NULL;
+    const ds_task *first = NULL;
+    char name[3 * CONFIG_TYPE_NAME_MAX];
+    for (int i = 0; i < ds->num_tasks; i++) {
+        const ds_task *t = &ds->tasks[i];
+        if (t->kind != want) continue;
+        if (!first) first = t;
+        /* a typed dataset's task of the config's supervision type (GraphBolt: one task may hold a
+         * set per type; the dataset reads it as one task per type) */
+        if (ds_untyped(ds) || c->num_supervision_types != 1) break;
+        if (c->task == TASK_LINK_PREDICTION) {
+            if (t->type >= 0 && t->type < ds->num_edge_types &&
+                !strcmp(ds->edge_types[t->type].name, config_edge_type_name(&c->supervision_edge_type, name, sizeof name)))
+                return t;
+        } else if (t->type >= 0 && t->type < ds->num_node_types &&
+                   !strcmp(ds->node_types[t->type].name, c->supervision_node_type)) {
+            return t;
+        }
+    }
+    return first;
 }
 
 int config_check_types(const task_config *c, const struct dataset *ds, cgnn_err *err) {

@@ -391,7 +391,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
         trace_set_repeat(&t->logs.trace, t->cfg->profiler_repeat);
         trace_name_thread(&t->logs.trace, 0, "main");
     }
-    const ds_task_kind want = lp ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
     if (access(t->cfg->dataset_path, F_OK) != 0)
         return err_set(err, CGNN_ERR_INPUT, "%s: sharedConfig.preprocessedMetadataUri: %s: %s", t->cfg->file,
                        t->cfg->dataset_path, strerror(errno));
@@ -411,8 +410,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     const int parted = t->src.kind == GRAPH_SOURCE_PART, client = t->src.kind == GRAPH_SOURCE_STORE;
     if (config_check_types(t->cfg, t->src.ds, err) != 0) return -1;
     if (lp && a->ssl_positive_label_percentage > 0 && ssl_setup(t, err) != 0) return -1;
-    for (int i = 0; i < t->src.ds->num_tasks && !t->task; i++)
-        if (t->src.ds->tasks[i].kind == want) t->task = &t->src.ds->tasks[i];
+    t->task = config_find_task(t->cfg, t->src.ds); /* of the config's kind (and supervision type) */
     if (!t->task)
         return err_set(err, CGNN_ERR_INPUT, "%s: no %s task in the dataset's tasks (the config's taskMetadata is %s)",
                        t->src.ds->dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
