@@ -985,7 +985,7 @@ static int load_features(dataset *ds, const yamldoc *doc, cgnn_err *err) {
         n++;
     }
     ds->num_features = n;
-    if (ds->typed && edge_features)
+    if (edge_features)
         log_info("%s: %d edge feature%s read and validated; edge features are ignored by training", doc->file,
                  edge_features, edge_features == 1 ? "" : "s");
     return 0;
