@@ -50,9 +50,9 @@ extern "C" {
 #endif
 
 #define CGNN_VERSION_MAJOR 0
-#define CGNN_VERSION_MINOR 1
+#define CGNN_VERSION_MINOR 2
 #define CGNN_VERSION_PATCH 0
-#define CGNN_VERSION_STRING "0.1.0"
+#define CGNN_VERSION_STRING "0.2.0"
 /* CGNN_VERSION_MAJOR * 10000 + MINOR * 100 + PATCH of the library at run time (compare with the
  * macros: the header compiled against). */
 CGNN_API int cgnn_version(void);
@@ -96,6 +96,9 @@ typedef struct cgnn_dataset_options {
     int task;               /* a partition: the task whose seeds the ranks split (-1: the first) */
     int seed_assignment;    /* a partition: a cgnn_seed_assignment (default CGNN_SEEDS_LOCAL) */
     double rpc_timeout_s;   /* a partition: a peer silent this long is an error (default 60) */
+    const char *node_feature; /* the node feature the loaders gather (feature_data[*].name; copied):
+                                 NULL or "" = "feat", else each type's first; a name that a type
+                                 with node features lacks is CGNN_ERROR_INPUT naming them (0.2) */
 } cgnn_dataset_options;
 CGNN_API void cgnn_dataset_options_init(cgnn_dataset_options *o);
 /* cgnn_dataset_open with options; on a partition, collective: it joins the MPI job first

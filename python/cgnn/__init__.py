@@ -110,15 +110,19 @@ class OnDiskDataset:
 
     task: a partition's task (its loaders take that one; default the first); seed_assignment:
     "local" (each rank the seeds its part owns) or "global" (every rank slices the whole split: the
-    batches of the whole graph's loader with rank / world_size of the job)."""
+    batches of the whole graph's loader with rank / world_size of the job). node_feature: the node
+    feature the loaders gather as `x` (a feature_data name; None: "feat", else the first), as
+    trainerArgs.node_feature chooses it for `cgnn train`."""
 
-    def __init__(self, path, threads=0, task=None, seed_assignment="local", rpc_timeout_s=60.0):
+    def __init__(self, path, threads=0, task=None, seed_assignment="local", rpc_timeout_s=60.0, node_feature=None):
         self.path = str(path)
-        self._args = (self.path, threads, task, seed_assignment, rpc_timeout_s)
+        self._args = (self.path, threads, task, seed_assignment, rpc_timeout_s, node_feature)
         if seed_assignment not in SEED_ASSIGNMENTS:
             raise ValueError(f"seed_assignment: {seed_assignment!r} (one of 'local', 'global')")
+        if node_feature is not None and not isinstance(node_feature, str):
+            raise TypeError(f"node_feature: expected a feature name (str) or None, got {type(node_feature).__name__}")
         self._describe(_C.Dataset(self.path, threads, -1 if task is None else task, SEED_ASSIGNMENTS[seed_assignment],
-                                  float(rpc_timeout_s)), task)
+                                  float(rpc_timeout_s), node_feature), task)
 
     def _describe(self, cds, task):
         self._ds = cds

@@ -1,7 +1,7 @@
 /* _cmodule.c — cgnn._C: the CPython extension over the public C API (include/cgnn.h). The Python
  * package (python/cgnn/__init__.py) builds PyG-style batches on it.
  *
- *   _C.Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60)
+ *   _C.Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60, node_feature=None)
  *                                       cgnn_dataset (cgnn_dataset_open_with)
  *   _C.dist_init() -> (rank, size), _C.dist_finalize()   the MPI job (cgnn_dist_*)
  *   _C.graph_store_run(path, S, fn, ...)  server-client mode (cgnn_graph_store_run): fn(Dataset) on
@@ -50,12 +50,12 @@ static void Dataset_dealloc(DatasetObject *self) {
 }
 
 static int Dataset_init(DatasetObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", "threads", "task", "seed_assignment", "rpc_timeout_s", NULL};
+    static char *kwlist[] = {"path", "threads", "task", "seed_assignment", "rpc_timeout_s", "node_feature", NULL};
     const char *path;
     cgnn_dataset_options o;
     cgnn_dataset_options_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iiid", kwlist, &path, &o.threads, &o.task, &o.seed_assignment,
-                                     &o.rpc_timeout_s))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|iiidz", kwlist, &path, &o.threads, &o.task, &o.seed_assignment,
+                                     &o.rpc_timeout_s, &o.node_feature))
         return -1;
     cgnn_error e;
     int rc;
@@ -140,7 +140,7 @@ static PyTypeObject DatasetType = {
     .tp_basicsize = sizeof(DatasetObject),
     .tp_dealloc = (destructor)Dataset_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60): a GraphBolt on-disk dataset "
+    .tp_doc = "Dataset(path, threads=0, task=-1, seed_assignment=0, rpc_timeout_s=60, node_feature=None): a GraphBolt on-disk dataset "
                "or a part of a partitioned one (cgnn_dataset_open_with)",
     .tp_methods = Dataset_methods,
     .tp_init = (initproc)Dataset_init,

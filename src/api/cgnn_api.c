@@ -30,6 +30,7 @@ struct cgnn_dataset {
                                  this rank's part and its services */
     graph_source_options so;
     char path[4096];
+    char node_feature[128];   /* the options' (so.node_feature points here) */
     int typed;
     int parted;               /* src is a part (cgnn_dataset_is_partition) */
     int loaders;              /* loaders alive (they borrow the dataset) */
@@ -151,6 +152,8 @@ static cgnn_dataset *dataset_new(const char *path, const cgnn_dataset_options *o
     ds->so.seed_assignment = o->seed_assignment == CGNN_SEEDS_GLOBAL ? GRAPH_SOURCE_SEEDS_GLOBAL : GRAPH_SOURCE_SEEDS_LOCAL;
     ds->so.rpc_timeout_s = o->rpc_timeout_s;
     ds->so.fault_rank = -1;
+    snprintf(ds->node_feature, sizeof ds->node_feature, "%s", o->node_feature ? o->node_feature : "");
+    ds->so.node_feature = ds->node_feature;
     return ds;
 }
 
@@ -164,6 +167,8 @@ static int check_dataset_options(const cgnn_dataset_options *o, const char *who,
                         o->seed_assignment);
     if (!(o->rpc_timeout_s > 0))
         return fail_arg(err, "cgnn_dataset_options.rpc_timeout_s: %g (seconds, > 0)", o->rpc_timeout_s);
+    if (o->node_feature && strlen(o->node_feature) >= 128)
+        return fail_arg(err, "cgnn_dataset_options.node_feature: a name of %zu bytes (at most 127)", strlen(o->node_feature));
     return CGNN_OK;
 }
 
@@ -202,6 +207,7 @@ int cgnn_dataset_open_with(const char *path, const cgnn_dataset_options *o, cgnn
             rc = ds->typed ? graph_source_open_typed(&ds->src, &e) : graph_source_open_index(&ds->src, NULL, NULL, &e);
         }
     }
+    if (rc == 0) rc = graph_source_check_node_feature(&ds->src, "cgnn_dataset_options.node_feature", &e);
     if (rc == 0) graph_source_load_end(&ds->src);
     if (rc != 0) {
         graph_source_free(&ds->src);

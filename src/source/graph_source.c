@@ -58,6 +58,23 @@ const ds_feature *graph_source_type_feature(const graph_source *s, int k) {
     return s->ops->feature ? s->ops->feature(s, k) : dataset_node_feature(s->ds, k, s->opt.node_feature);
 }
 
+int graph_source_check_node_feature(const graph_source *s, const char *what, cgnn_err *err) {
+    const char *name = s->opt.node_feature;
+    if (!name || !*name) return 0;
+    const dataset *ds = s->ds;
+    const int typed = dataset_is_typed(ds), T = typed ? ds->num_node_types : 1;
+    char names[512];
+    for (int k = 0; k < T; k++) {
+        const ds_feature *f = typed ? graph_source_type_feature(s, k) : graph_source_feature(s);
+        const int avail = dataset_node_feature_names(ds, k, names, sizeof names);
+        if (!f && (avail > 0 || !typed))
+            return err_set(err, CGNN_ERR_INPUT, "%s: '%s' is not a node feature of %s%s%s (its node features: %s)", what,
+                           name, ds->dir, typed ? " type " : "", typed ? ds->node_types[k].name : "",
+                           avail ? names : "none");
+    }
+    return 0;
+}
+
 int64_t graph_source_num_nodes(const graph_source *s) {
     if (dataset_is_typed(s->ds)) return s->tg.offset[s->tg.num_node_types];
     return s->ops->num_nodes(s);

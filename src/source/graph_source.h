@@ -249,11 +249,16 @@ int graph_source_assign_seeds(graph_source *s, cgnn_err *err);
  * BATCH client learns it). Returns 0, or -1 with *err. */
 int graph_source_open_typed(graph_source *s, cgnn_err *err);
 
-/* The node features the model reads (borrowed, NULL: none): the dataset's "feat" (else its first
- * node feature), or the storage ranks' shape (store). graph_source_type_feature: node type k's
+/* The node features the model reads (borrowed, NULL: none): the options' node_feature, else the
+ * dataset's "feat" (else its first node feature) (dataset_node_feature), or the storage ranks'
+ * shape (store). graph_source_type_feature: node type k's
  * (typed). */
 const ds_feature *graph_source_feature(const graph_source *s);
 const ds_feature *graph_source_type_feature(const graph_source *s, int k);
+/* The options' node_feature against the dataset: a name that a node type with node features (any
+ * type of an untyped dataset) lacks is CGNN_ERR_INPUT, "WHAT: 'NAME' is not a node feature of DIR
+ * [type T] (its node features: ...)"; 0 when it is there, or when no name was given. */
+int graph_source_check_node_feature(const graph_source *s, const char *what, cgnn_err *err);
 
 /* The whole graph's nodes and edges (a part's index holds its own nodes only): a typed graph's
  * from tg; whole: from the index (before it is built: the dataset's nodes); part, store: from the

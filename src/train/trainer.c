@@ -314,17 +314,14 @@ static int check_node_features(trainer *t, cgnn_err *err) {
     const trainer_args *a = &t->cfg->args;
     const dataset *ds = t->src.ds;
     const int typed = dataset_is_typed(ds), T = typed ? ds->num_node_types : 1;
+    char what[CONFIG_PATH_MAX + 64];
+    snprintf(what, sizeof what, "%s: trainerConfig.trainerArgs.node_feature", t->cfg->file);
+    if (graph_source_check_node_feature(&t->src, what, err) != 0) return -1;
     char line[2048] = "", names[256];
     size_t len = 0;
     for (int k = 0; k < T; k++) {
         const ds_feature *f = typed ? graph_source_type_feature(&t->src, k) : graph_source_feature(&t->src);
         const int avail = dataset_node_feature_names(ds, k, names, sizeof names);
-        if (a->node_feature[0] && !f && (avail > 0 || !typed))
-            return err_set(err, CGNN_ERR_INPUT,
-                           "%s: trainerConfig.trainerArgs.node_feature: '%s' is not a node feature of %s%s%s (its node "
-                           "features: %s)",
-                           t->cfg->file, a->node_feature, ds->dir, typed ? " type " : "", typed ? ds->node_types[k].name : "",
-                           avail ? names : "none");
         char one[800];
         if (f)
             snprintf(one, sizeof one, "%s%s'%s' (%lld, %s)%s%s%s", typed ? ds->node_types[k].name : "", typed ? " " : "",

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import torch
 
 import cgnn
@@ -55,6 +56,23 @@ for h in range(L):
     e0 += b.num_sampled_edges[h]
 check(ok, "edge_index is the blocks' edges of each hop's new nodes (num_sampled_nodes / _edges consistent)")
 del b, it
+gc.collect()
+
+# node_feature: which of a dataset's node features the loader gathers as x (GraphBolt's homograph
+# tutorial: feat_0 float64 .npy, feat_1 float32 torch.save); a name it lacks raises, naming them
+gb = "tests/fixtures/graphbolt/homograph"
+want = {"feat_0": torch.from_numpy(np.load(f"{gb}/node-feat-0.npy")).float(), "feat_1": torch.load(f"{gb}/node-feat-1.pt")}
+for name, ref in (("feat_0", want["feat_0"]), ("feat_1", want["feat_1"]), (None, want["feat_0"])):
+    b = next(iter(cgnn.NeighborLoader(cgnn.OnDiskDataset(gb, node_feature=name), num_neighbors=[3], batch_size=8,
+                                      task=0)))
+    check(torch.equal(b.x, ref[b.n_id]), f"node_feature={name!r}: x is that feature's rows")
+    del b
+try:
+    cgnn.OnDiskDataset(gb, node_feature="feat_9")
+    check(False, "node_feature='feat_9' raises")
+except cgnn.DataError as e:
+    check("cgnn_dataset_options.node_feature: 'feat_9' is not a node feature" in str(e) and "feat_0, feat_1" in str(e),
+          f"node_feature='feat_9' raises naming the features ({e})")
 gc.collect()
 
 
