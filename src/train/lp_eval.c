@@ -11,12 +11,12 @@
  */
 #include "train/lp_eval.h"
 
-#include <cblas.h>
-#undef I /* OpenBLAS's cblas.h pulls in <complex.h> */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "nn/ops.h" /* ops_sgemm_counted: every GEMM goes through nn/ (issue 30's own kernels) */
 
 const int LP_HIT_KS[LP_NUM_HIT_KS] = {1, 5, 10, 50, 100};
 
@@ -82,8 +82,7 @@ void lp_rank_accumulate_listed(lp_rank_sums *s, const float *q, const float *pos
     int64_t *rank = cgnn_malloc((size_t)Q * sizeof(int64_t));
     // S (Q, R) = q (Q, D) · neg (R, D)^T
     if (R > 0 && D > 0)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Q, (int)R, (int)D, 1.0f, q, (int)D, neg,
-                    (int)D, 0.0f, S, (int)R);
+        ops_sgemm_counted(NULL, 0, 1, Q, R, D, 1.0f, q, D, neg, D, 0.0f, S, R);
     else if (R > 0)
         memset(S, 0, (size_t)(Q * R) * sizeof(float));
 #pragma omp parallel for schedule(static) if (Q * R > LP_PAR_MIN)
@@ -562,8 +561,7 @@ int lp_full_ranking_typed(const float *q_emb, int64_t N, const float *c_emb, int
                 // S (nb, nt) = qa (nb, D) · c_emb[n0 : n0 + nt] (nt, D)^T — single-threaded inside
                 // this parallel region (OpenMP OpenBLAS), so a tile's values do not depend on
                 // the thread count
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)nt, (int)D, 1.0f, qa, (int)D,
-                            c_emb + n0 * D, (int)D, 0.0f, S, (int)nt);
+                ops_sgemm_counted(NULL, 0, 1, nb, nt, D, 1.0f, qa, D, c_emb + n0 * D, D, 0.0f, S, nt);
                 for (int64_t b = 0; b < nb; b++) topk_offer(&st[b], S + b * nt, n0, nt, K);
             }
             for (int64_t b = 0; b < nb; b++) {
