@@ -316,6 +316,19 @@ static void storage_free(storage *st) {
     if (st->have_guard) outguard_free(&st->guard);
 }
 
+feat_cache_policy graph_store_cache_policy(int p) {
+    switch (p) {
+    case CACHE_POLICY_HOTNESS: return FEAT_CACHE_HOTNESS;
+    case CACHE_POLICY_DEGREE: return FEAT_CACHE_DEGREE;
+    case CACHE_POLICY_HALO: return FEAT_CACHE_HALO;
+    case CACHE_POLICY_SIEVE: return FEAT_CACHE_SIEVE;
+    case CACHE_POLICY_S3FIFO: return FEAT_CACHE_S3FIFO;
+    case CACHE_POLICY_LRU: return FEAT_CACHE_LRU;
+    case CACHE_POLICY_CLOCK: return FEAT_CACHE_CLOCK;
+    default: return FEAT_CACHE_NONE;
+    }
+}
+
 /* The storage ranks' feature cache (every storage rank: the degree policy all-gathers over them). */
 static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     const trainer_args *a = &st->tc->args;
@@ -323,9 +336,7 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     if (!st->have_cache || a->cache_policy == CACHE_POLICY_NONE) return 0;
     feat_cache_plan pl;
     memset(&pl, 0, sizeof pl);
-    pl.policy = a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
-                : a->cache_policy == CACHE_POLICY_HALO ? FEAT_CACHE_HALO
-                                                       : FEAT_CACHE_HOTNESS;
+    pl.policy = graph_store_cache_policy(a->cache_policy);
     pl.ratio = a->cache_ratio;
     pl.budget = a->cache_memory_budget;
     pl.local = st->local;
@@ -359,7 +370,7 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     rc = feat_cache_build(&st->cache, &pl, &rep, err);
     free(deg);
     if (rc != 0) return err_prefix(err, "storage rank %d: the feature cache: ", st->lay->index);
-    report[0] = (double)rep.rows, report[1] = rep.bytes, report[2] = rep.seconds;
+    report[0] = (double)(rep.adaptive ? rep.capacity : rep.rows), report[1] = rep.bytes, report[2] = rep.seconds;
     report[3] = (double)rep.presampled_batches, report[4] = (double)rep.candidates;
     return 0;
 }
