@@ -264,16 +264,21 @@ int64_t cache_policy_lookup(cache_policy *cp, int64_t key) {
     default: break;
     }
     if (cp->state[n] & WRITING) return CACHE_POLICY_BUSY;
+    cp->n_pinned += cp->pins[n] == 0;
     cp->pins[n]++;
     return cp->slot[n];
 }
 
 int64_t cache_policy_insert(cache_policy *cp, int64_t key, int64_t *evicted) {
     CGNN_CHECK(key >= 0 && cp->n_free_node > 0);
+    *evicted = -1;
+    if (cp->used == cp->capacity && cp->n_free == 0 && cp->n_pinned >= cache_policy_size(cp))
+        return -1; /* every entry pinned: no victim (nothing touched) */
     const int64_t n = cp->free_node[--cp->n_free_node];
     cp->key[n] = key;
     cp->freq[n] = 0;
     cp->pins[n] = 1;
+    cp->n_pinned++;
     cp->state[n] = WRITING;
     int q = 0;
     if (cp->kind == CACHE_KIND_S3FIFO) {
@@ -290,6 +295,7 @@ int64_t cache_policy_insert(cache_policy *cp, int64_t key, int64_t *evicted) {
         unlink_node(cp, n);
         map_del(&cp->map, key);
         cp->pins[n] = 0;
+        cp->n_pinned--;
         cp->state[n] = 0;
         cp->free_node[cp->n_free_node++] = n;
         return -1;
@@ -302,6 +308,7 @@ void cache_policy_release(cache_policy *cp, int64_t key) {
     const int64_t n = map_get(&cp->map, key);
     CGNN_CHECK(n >= 0 && cp->pins[n] > 0);
     cp->pins[n]--;
+    cp->n_pinned -= cp->pins[n] == 0;
     cp->state[n] &= (uint8_t)~WRITING;
 }
 
@@ -313,6 +320,7 @@ void cache_policy_remove(cache_policy *cp, int64_t key) {
     cp->free_slot[cp->n_free++] = cp->slot[n];
     unlink_node(cp, n);
     map_del(&cp->map, key);
+    cp->n_pinned -= cp->pins[n] > 0;
     cp->pins[n] = 0;
     cp->state[n] = 0;
     cp->free_node[cp->n_free_node++] = n;
@@ -462,6 +470,13 @@ int64_t cache_policy_ref_lookup(cache_policy_ref *r, int64_t key) {
 }
 
 int64_t cache_policy_ref_insert(cache_policy_ref *r, int64_t key, int64_t *evicted) {
+    *evicted = -1;
+    if (r->used == r->capacity) { /* every entry pinned: nothing to evict */
+        int64_t unpinned = 0;
+        for (int qq = 0; qq < 2; qq++)
+            for (int64_t i = 0; i < r->n[qq]; i++) unpinned += r->pin[qq][i] == 0;
+        if (unpinned == 0) return -1;
+    }
     int q = 0;
     if (r->kind == CACHE_KIND_S3FIFO) {
         for (int64_t j = 0; j < r->gset_n; j++)

@@ -19,7 +19,8 @@
  *   CLOCK   one queue; a hit sets the bit; the back is evicted when its bit is clear, else its bit
  *           is cleared and it moves to the front
  * Where GraphBolt fails (every entry pinned: "larger cache capacity is needed") the insert here
- * answers -1 (the caller serves the row uncached) after a bounded scan.
+ * answers -1 at once, touching nothing (the caller serves the row uncached): a batch with more
+ * distinct rows than the cache has slots caches its first rows only.
  *
  * Memory (cache_policy_bytes, exact: what cache_policy_init allocates): capacity + 1 list nodes of
  * 8 (key) + 8 + 8 (links) + 8 (slot) + 4 (pins) + 1 (freq) + 1 (queue) + 1 (state) bytes, a key ->
@@ -68,6 +69,7 @@ typedef struct cache_policy {
     int64_t *free_node, n_free_node; /* (capacity + 1) */
     int64_t front[2], back[2]; /* per queue; -1 = empty */
     int64_t count[2];          /* nodes per queue */
+    int64_t n_pinned;          /* nodes with pins > 0 */
     int64_t hand;              /* SIEVE: node, -1 = end() */
     int64_t small_size, small_target; /* S3-FIFO (GraphBolt's counters) */
     int64_t *ghost, ghost_cap, ghost_head, ghost_tail; /* S3-FIFO ring of ghost_cap + 1 keys */
