@@ -559,9 +559,7 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
     if (root && cache_rep[0] > 0)
         log_info("graph store: feature cache (%s): %.0f rows per storage rank on average (%.1f MB), of %.0f remote "
                  "nodes ranked; built in %.2f s (slowest storage rank counted once per rank: %.2f s on average)%s",
-                 tc->args.cache_policy == CACHE_POLICY_DEGREE ? "degree"
-                 : tc->args.cache_policy == CACHE_POLICY_HALO ? "halo"
-                                                               : "hotness",
+                 feat_cache_policy_name(graph_store_cache_policy(tc->args.cache_policy)),
                  cache_rep[0] / lay->num_storage, cache_rep[1] / lay->num_storage / 1e6, cache_rep[4] / lay->num_storage,
                  cache_rep[2], cache_rep[2] / lay->num_storage,
                  cache_rep[3] > 0 ? " after pre-sampling the storage ranks' training seeds" : "");
