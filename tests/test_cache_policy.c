@@ -91,7 +91,8 @@ static void compare(cache_policy_kind kind, int64_t capacity, int64_t universe, 
         const int n = 1 + (int)rng_below(&r, (uint64_t)max_batch);
         int m = 0;
         for (int i = 0; i < n; i++) { /* skewed: a product of two uniforms */
-            const int64_t k = (int64_t)(rng_below(&r, (uint64_t)universe) * rng_below(&r, (uint64_t)universe)) / universe;
+            const uint64_t u = (uint64_t)universe;
+            const int64_t k = (int64_t)(rng_below(&r, u) * rng_below(&r, u) / u);
             int dup = 0;
             for (int j = 0; j < m; j++) dup |= batch[j] == k;
             if (!dup) batch[m++] = k;
@@ -105,7 +106,8 @@ static void compare(cache_policy_kind kind, int64_t capacity, int64_t universe, 
                 continue;
             }
             int64_t ev, ev_ref;
-            const int64_t t = cache_policy_insert(&cp, batch[i], &ev), t_ref = cache_policy_ref_insert(&ref, batch[i], &ev_ref);
+            const int64_t t = cache_policy_insert(&cp, batch[i], &ev);
+            const int64_t t_ref = cache_policy_ref_insert(&ref, batch[i], &ev_ref);
             if (t != t_ref || (t >= 0 && ev != ev_ref)) bad = 1;
             fails += t < 0;
             slot[i] = t;

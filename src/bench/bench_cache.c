@@ -154,8 +154,8 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
             const gather_part *view = pols[pi] == FEAT_CACHE_NONE ? &inner : &c.view;
             const double t0 = timer_now();
             for (int b = 0; b < o->batches && ok; b++)
-                ok = gather_rows_part(rows_out, feat->dim, feat, view, &sc, nodes + offsets[b], offsets[b + 1] - offsets[b],
-                                      1, err) == 0;
+                ok = gather_rows_part(rows_out, feat->dim, feat, view, &sc, nodes + offsets[b],
+                                      offsets[b + 1] - offsets[b], 1, err) == 0;
             const double dt = timer_now() - t0;
             uint64_t asked, found;
             feat_cache_counters(&c, 0, &asked, &found);
@@ -163,7 +163,8 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
             const double rows_held = pols[pi] == FEAT_CACHE_NONE ? 0 : pols[pi] == FEAT_CACHE_HOTNESS ? (double)c.n
                                                                                                     : (double)c.slots;
             fprintf(out, "%5.1f%% %-8s %10.0f %8.1f%% %12.0f %12.0f\n", 100.0 * o->sizes[si],
-                    feat_cache_policy_name(pols[pi]), rows_held, pols[pi] == FEAT_CACHE_NONE ? 0.0 : 100.0 * (double)found / total,
+                    feat_cache_policy_name(pols[pi]), rows_held,
+                    pols[pi] == FEAT_CACHE_NONE ? 0.0 : 100.0 * (double)found / total,
                     total - (double)found, (double)seeds_total / dt);
             feat_cache_free(&c);
             if (!ok) goto done;

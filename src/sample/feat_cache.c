@@ -220,7 +220,8 @@ static int adaptive_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
     for (int p = 0; p < rq->num_parts; p++) s->n_miss[p] = s->n_hit[p] = 0, s->rows_len[p] = 0;
     for (int p = 0; p < rq->num_parts && rc == 0; p++) { /* room first: nothing fails under the mutex */
         if (rq->n[p] == 0) continue;
-        if (scratch_room(s, p, rq->n[p]) != 0) rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory in the feature cache");
+        if (scratch_room(s, p, rq->n[p]) != 0)
+            rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory in the feature cache");
         else if (grow(&rq->rows[p], &rq->rows_cap[p], (size_t)rq->n[p] * rb) != 0)
             rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
     }
@@ -278,7 +279,8 @@ static int adaptive_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
             const unsigned char *got = s->rows[p];
             for (int64_t k = 0; k < s->n_miss[p]; k++) {
                 memcpy(out + (size_t)s->miss_pos[p][k] * rb, got + (size_t)k * rb, rb);
-                if (s->miss_slot[p][k] >= 0) memcpy(c->rows + (size_t)s->miss_slot[p][k] * rb, got + (size_t)k * rb, rb);
+                const int64_t sl = s->miss_slot[p][k];
+                if (sl >= 0) memcpy(c->rows + (size_t)sl * rb, got + (size_t)k * rb, rb);
             }
         }
     }

@@ -197,7 +197,8 @@ static int build_cache(graph_source *s, const sampler_config *train, cgnn_err *e
         pl.key = rng_key(o->seed ^ 0x50524553414d504cULL, (uint64_t)d->rank); /* never a training key */
         pl.nthreads = s->threads;
         int64_t *deg = NULL;
-        if (pl.policy != FEAT_CACHE_HALO) { /* every part's in-degrees (ranks >= P hold replicas) */
+        /* every part's in-degrees (ranks >= P hold replicas); the adaptive policies need none */
+        if (pl.policy != FEAT_CACHE_HALO && !feat_cache_policy_adaptive(pl.policy)) {
             const int W = d->size;
             int64_t *counts = cgnn_malloc((size_t)W * sizeof(int64_t));
             const int64_t mine = d->rank < s->pb.num_parts ? s->g->num_nodes : 0;
@@ -316,7 +317,7 @@ static void part_log_traffic(graph_source *s, loader *const *loaders, int n_load
         log_info("feature cache (%s, %lld rows = %.1f%% of the remote rows, %.1f MiB): hit rate %.1f%% over %.0f "
                  "lookups (all ranks)",
                  feat_cache_policy_name(fc->policy), (long long)held,
-                 100.0 * (double)held / (double)(s->pb.num_nodes - s->pb.n_local > 0 ? s->pb.num_nodes - s->pb.n_local : 1),
+                 100.0 * (double)held / (double)(s->pb.num_nodes > s->pb.n_local ? s->pb.num_nodes - s->pb.n_local : 1),
                  fc->bytes / 1048576.0, 100.0 * cache[1] / cache[0], cache[0]);
     }
 }

@@ -353,7 +353,8 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     pl.nthreads = st->threads;
     int64_t *deg = NULL;
     int rc = 0;
-    if (pl.policy != FEAT_CACHE_HALO) { /* the whole graph's in-degrees, range by range (degree; hotness: ties) */
+    /* the whole graph's in-degrees, range by range (degree; hotness: ties; adaptive: none) */
+    if (pl.policy != FEAT_CACHE_HALO && !feat_cache_policy_adaptive(pl.policy)) {
         const int S = st->lay->num_storage;
         int64_t *counts = cgnn_malloc((size_t)S * sizeof(int64_t));
         int64_t *mine = cgnn_malloc((size_t)(st->local->num_nodes + 1) * sizeof(int64_t));
