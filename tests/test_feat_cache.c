@@ -282,6 +282,30 @@ TEST(adaptive_rows_are_the_owners) {
     ASSERT((double)(by_mem + 1) * (double)rb + (double)cache_policy_bytes(CACHE_KIND_SIEVE, by_mem + 1) > 8192);
     ASSERT_EQ(feat_cache_adaptive_capacity(FEAT_CACHE_LRU, fx.n, 1.0, 0, rb, remote), remote);
     ASSERT_EQ(feat_cache_adaptive_capacity(FEAT_CACHE_LRU, fx.n, 0.1, 8192, rb, remote), by_mem < 90 ? by_mem : 90);
+    /* feat_cache_build with an adaptive policy: empty, sized, the view switched; nothing fetched */
+    {
+        feat_cache c;
+        feat_cache_init(&c, &fx.fp.gp[0], rb);
+        feat_cache_plan pl;
+        memset(&pl, 0, sizeof pl);
+        pl.policy = FEAT_CACHE_CLOCK;
+        pl.ratio = 0.05;
+        pl.budget = 1 << 20;
+        pl.local = &fx.pd.g[0];
+        pl.part = &fx.pd.part[0];
+        feat_cache_report rep;
+        cgnn_err err = {0};
+        fx.fetched = 0;
+        ASSERT_EQ(feat_cache_build(&c, &pl, &rep, &err), 0);
+        ASSERT(rep.adaptive);
+        ASSERT_EQ(rep.capacity, 45);
+        ASSERT_EQ(rep.rows, 0);
+        ASSERT_EQ(rep.candidates, remote);
+        ASSERT(c.pol != NULL && c.slots == 45 && c.view.ctx == &c && c.policy == FEAT_CACHE_CLOCK);
+        ASSERT_NEAR(rep.bytes, 45.0 * (double)rb + (double)cache_policy_bytes(CACHE_KIND_CLOCK, 45), 0);
+        ASSERT_EQ(fx.fetched, 0);
+        feat_cache_free(&c);
+    }
     uint64_t found_by_policy[4];
     for (int k = 0; k < 4; k++) {
         uint64_t found_run[2];

@@ -61,7 +61,7 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
     memset(&smp, 0, sizeof smp);
     memset(&mb, 0, sizeof mb);
     int64_t *seed_list = NULL, *nodes = NULL, *pre = NULL, *offsets = NULL, *pre_off = NULL, *ids = NULL;
-    uint32_t *counts = NULL;
+    uint32_t *counts = NULL, *indeg = NULL;
     float *rows_out = NULL;
     gather_part_scratch sc;
     memset(&sc, 0, sizeof sc);
@@ -115,6 +115,11 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
         goto done;
     counts = cgnn_calloc((size_t)N + 1, sizeof(uint32_t));
     for (int64_t i = 0; i < pre_off[o->batches]; i++) counts[pre[i]]++;
+    indeg = cgnn_malloc((size_t)N * sizeof(uint32_t) + 1); /* hotness ties by in-degree, as in training */
+    for (int64_t v = 0; v < N; v++) {
+        const int64_t d = csc_degree(&g, v);
+        indeg[v] = d > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    }
     int64_t max_rows = 0, seeds_total = 0;
     for (int b = 0; b < o->batches; b++) {
         if (offsets[b + 1] - offsets[b] > max_rows) max_rows = offsets[b + 1] - offsets[b];
@@ -140,7 +145,7 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
             feat_cache_init(&c, &inner, rb);
             int ok = 0;
             if (pols[pi] == FEAT_CACHE_HOTNESS) {
-                const int64_t m = feat_cache_select(ids, counts, NULL, N, 0, 0, k, NULL);
+                const int64_t m = feat_cache_select(ids, counts, indeg, N, 0, 0, k, NULL);
                 ok = feat_cache_fill(&c, ids, m, err) == 0;
             } else if (pols[pi] != FEAT_CACHE_NONE && k > 0) {
                 ok = feat_cache_start_adaptive(&c, pols[pi], k, err) == 0;
@@ -173,7 +178,7 @@ int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err) {
     rc = 0;
 done:
     if (have_sc) gather_part_scratch_free(&sc);
-    free(rows_out), free(ids), free(counts), free(nodes), free(pre), free(offsets), free(pre_off), free(seed_list);
+    free(rows_out), free(ids), free(counts), free(indeg), free(nodes), free(pre), free(offsets), free(pre_off), free(seed_list);
     sampler_free(&smp);
     minibatch_free(&mb);
     csc_free(&g);
