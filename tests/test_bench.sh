@@ -6,7 +6,7 @@
 # the same fields, and the GEMM counts the typed batches' shapes give; bad flags, a missing
 # dataset and a model of the other kind are clean errors. `cgnn bench sample` on the generated
 # graph and on a typed dataset (data/dblp-mini): it runs and prints edges/s and ns per sampled
-# edge on both paths.
+# edge on both paths. `cgnn bench cache`: every policy at every size, with hits.
 # Not a timing test: the figures are noisy on a shared machine.
 set -u
 CGNN=${1:?usage: test_bench.sh path/to/cgnn}
@@ -148,6 +148,16 @@ expect2 "unknown flag" "did you mean" "$CGNN" bench train --dataset "$TMP/g" --s
 cp -r "$TMP/g" "$TMP/notask" && sed -i '/^tasks:/,$d' "$TMP/notask/metadata.yaml"
 expect2 "no node classification" "no node classification task" "$CGNN" bench train --dataset "$TMP/notask"
 "$CGNN" bench train --help >"$TMP/err" 2>&1 && grep -q "usage: cgnn bench train" "$TMP/err" && ok || bad "--help"
+
+# `cgnn bench cache`: every policy at every size, hit rates in [0, 100], hotness and the adaptive
+# policies find hits on the generated graph; a bad size is a clean error
+"$CGNN" bench cache --dataset "$TMP/g" --batch 64 --batches 6 --fanouts 5,5 --sizes 5,20 >"$TMP/out" 2>"$TMP/err" \
+  && ok || bad "bench cache: $(tail -3 "$TMP/err")"
+for p in none hotness sieve s3fifo lru clock; do
+  [[ $(grep -cE "^ *(5|20)\.0% $p +[0-9]+ +[0-9.]+% " "$TMP/out") -eq 2 ]] && ok || bad "bench cache: no $p rows: $(cat "$TMP/out")"
+done
+grep -qE "^ *20\.0% sieve +[0-9]+ +([1-9][0-9]*|0\.[0-9]*[1-9])[0-9.]*% " "$TMP/out" && ok || bad "bench cache: sieve never hit: $(cat "$TMP/out")"
+expect2 "bad cache size" "--sizes" "$CGNN" bench cache --dataset "$TMP/g" --sizes 0
 
 echo "test_bench: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -1362,9 +1362,21 @@ TEST(cache_and_prefetch_args) {
     snprintf(y, sizeof y, "%s    cache_policy: degree\n", head); /* a policy without a size */
     ASSERT_EQ(config_load_task(&c, write_yaml("ca4.yaml", y), &err), -1);
     ASSERT_STR_CONTAINS(err.msg, "needs a size");
-    snprintf(y, sizeof y, "%s    cache_policy: lru\n    cache_ratio: \"0.1\"\n", head);
-    ASSERT_EQ(config_load_task(&c, write_yaml("ca5.yaml", y), &err), -1);
+    /* the adaptive policies (GraphBolt's) */
+    const char *adaptive[4] = {"sieve", "s3fifo", "lru", "clock"};
+    const int adaptive_v[4] = {CACHE_POLICY_SIEVE, CACHE_POLICY_S3FIFO, CACHE_POLICY_LRU, CACHE_POLICY_CLOCK};
+    for (int i = 0; i < 4; i++) {
+        snprintf(y, sizeof y, "%s    cache_policy: %s\n    cache_ratio: \"0.1\"\n", head, adaptive[i]);
+        if (config_load_task(&c, write_yaml("ca5.yaml", y), &err) != 0) TEST_FAIL_("%s", err.msg);
+        ASSERT_EQ(c.args.cache_policy, adaptive_v[i]);
+    }
+    snprintf(y, sizeof y, "%s    cache_policy: sieve\n", head); /* an adaptive cache needs a size too */
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca5b.yaml", y), &err), -1);
+    ASSERT_STR_CONTAINS(err.msg, "needs a size");
+    snprintf(y, sizeof y, "%s    cache_policy: arc\n    cache_ratio: \"0.1\"\n", head);
+    ASSERT_EQ(config_load_task(&c, write_yaml("ca5c.yaml", y), &err), -1);
     ASSERT_STR_CONTAINS(err.msg, "expected none, hotness");
+    ASSERT_STR_CONTAINS(err.msg, "sieve, s3fifo, lru or clock");
     snprintf(y, sizeof y, "%s    cache_ratio: \"1.5\"\n", head);
     ASSERT_EQ(config_load_task(&c, write_yaml("ca6.yaml", y), &err), -1);
     ASSERT_STR_CONTAINS(err.msg, "cache_ratio");

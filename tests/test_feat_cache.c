@@ -1,7 +1,8 @@
 /* test_feat_cache.c — sample/feat_cache: the size rule (GLT's cache_ratio / memory budget), the
  * selection order, the halo scores, the cached fetch (rows byte for byte the owners', only the
  * misses fetched, counters exact), and feat_cache_build for the three policies on an in-process
- * partitioned graph (pre-sampling independent of the thread count). */
+ * partitioned graph (pre-sampling independent of the thread count); the adaptive policies (every
+ * row the owner's, only misses fetched, reproducible hits, concurrent fetches). */
 #include <omp.h>
 
 #include "sample/feat_cache.h"
@@ -264,11 +265,118 @@ TEST(build_policies) {
     fixture_free(&fx);
 }
 
+/* The adaptive policies: every row served is the owner's (through evictions, duplicates in a
+ * request, own ids), only the misses reach the source, the counters are exact and the hit
+ * sequence reproducible (the same calls: the same hits); four threads fetching at once still get
+ * the owners' rows. */
+TEST(adaptive_rows_are_the_owners) {
+    fixture fx;
+    fixture_make(&fx, 900, 4);
+    const feat_cache_policy pols[4] = {FEAT_CACHE_SIEVE, FEAT_CACHE_S3FIFO, FEAT_CACHE_LRU, FEAT_CACHE_CLOCK};
+    const int64_t remote = fx.n - fx.pd.start[1];
+    /* the size: ratio, budget (rows and metadata), both; never more than the remote nodes */
+    const size_t rb = (size_t)fx.dim * sizeof(float);
+    ASSERT_EQ(feat_cache_adaptive_capacity(FEAT_CACHE_SIEVE, fx.n, 0.1, 0, rb, remote), 90);
+    const int64_t by_mem = feat_cache_adaptive_capacity(FEAT_CACHE_SIEVE, fx.n, 0, 8192, rb, remote);
+    ASSERT(by_mem > 0 && (double)by_mem * (double)rb + (double)cache_policy_bytes(CACHE_KIND_SIEVE, by_mem) <= 8192);
+    ASSERT((double)(by_mem + 1) * (double)rb + (double)cache_policy_bytes(CACHE_KIND_SIEVE, by_mem + 1) > 8192);
+    ASSERT_EQ(feat_cache_adaptive_capacity(FEAT_CACHE_LRU, fx.n, 1.0, 0, rb, remote), remote);
+    ASSERT_EQ(feat_cache_adaptive_capacity(FEAT_CACHE_LRU, fx.n, 0.1, 8192, rb, remote), by_mem < 90 ? by_mem : 90);
+    /* feat_cache_build with an adaptive policy: empty, sized, the view switched; nothing fetched */
+    {
+        feat_cache c;
+        feat_cache_init(&c, &fx.fp.gp[0], rb);
+        feat_cache_plan pl;
+        memset(&pl, 0, sizeof pl);
+        pl.policy = FEAT_CACHE_CLOCK;
+        pl.ratio = 0.05;
+        pl.budget = 1 << 20;
+        pl.local = &fx.pd.g[0];
+        pl.part = &fx.pd.part[0];
+        feat_cache_report rep;
+        cgnn_err err = {0};
+        fx.fetched = 0;
+        ASSERT_EQ(feat_cache_build(&c, &pl, &rep, &err), 0);
+        ASSERT(rep.adaptive);
+        ASSERT_EQ(rep.capacity, 45);
+        ASSERT_EQ(rep.rows, 0);
+        ASSERT_EQ(rep.candidates, remote);
+        ASSERT(c.pol != NULL && c.slots == 45 && c.view.ctx == &c && c.policy == FEAT_CACHE_CLOCK);
+        ASSERT_NEAR(rep.bytes, 45.0 * (double)rb + (double)cache_policy_bytes(CACHE_KIND_CLOCK, 45), 0);
+        ASSERT_EQ(fx.fetched, 0);
+        feat_cache_free(&c);
+    }
+    uint64_t found_by_policy[4];
+    for (int k = 0; k < 4; k++) {
+        uint64_t found_run[2];
+        for (int run = 0; run < 2; run++) {
+            feat_cache c;
+            feat_cache_init(&c, &fx.fp.gp[0], rb);
+            cgnn_err err = {0};
+            ASSERT_EQ(feat_cache_start_adaptive(&c, pols[k], 60, &err), 0);
+            rng r;
+            rng_init(&r, 3);
+            int64_t q[300];
+            uint64_t asked_total = 0, fetched_total = 0;
+            for (int rep = 0; rep < 40; rep++) {
+                const int64_t n = 1 + (int64_t)rng_below(&r, 300);
+                int64_t nremote = 0;
+                for (int64_t i = 0; i < n; i++) { /* skewed towards low ids: hits happen */
+                    q[i] = (int64_t)(rng_below(&r, (uint64_t)fx.n) * rng_below(&r, (uint64_t)fx.n)) / fx.n;
+                    if (rep % 2) q[i] = fx.n - 1 - q[i];
+                    nremote += q[i] >= fx.pd.start[1];
+                }
+                fx.fetched = 0;
+                ASSERT(gather_ok(&fx, &c.view, q, n));
+                asked_total += (uint64_t)nremote;
+                fetched_total += (uint64_t)fx.fetched;
+                ASSERT(cache_policy_size(c.pol) <= 60);
+            }
+            uint64_t asked, found;
+            feat_cache_counters(&c, 1, &asked, &found);
+            ASSERT_EQ(asked, asked_total);
+            ASSERT_EQ(found, asked_total - fetched_total); /* every miss went to the source, no hit did */
+            ASSERT(found > 0);
+            found_run[run] = found;
+            feat_cache_free(&c);
+        }
+        ASSERT_EQ(found_run[0], found_run[1]); /* reproducible */
+        found_by_policy[k] = found_run[0];
+    }
+    int differ = 0;
+    for (int k = 1; k < 4; k++) differ |= found_by_policy[k] != found_by_policy[0];
+    ASSERT(differ);
+    /* concurrent fetches through one small cache: still the owners' rows */
+    feat_cache c;
+    feat_cache_init(&c, &fx.fp.gp[0], rb);
+    cgnn_err err = {0};
+    ASSERT_EQ(feat_cache_start_adaptive(&c, FEAT_CACHE_SIEVE, 25, &err), 0);
+    int bad = 0;
+#pragma omp parallel num_threads(4) reduction(+ : bad)
+    {
+        rng r;
+        rng_init(&r, 100 + (uint64_t)omp_get_thread_num());
+        int64_t q[200];
+        for (int rep = 0; rep < 30; rep++) {
+            const int64_t n = 1 + (int64_t)rng_below(&r, 200);
+            for (int64_t i = 0; i < n; i++) q[i] = fx.n - 1 - (int64_t)rng_below(&r, 80);
+            bad += !gather_ok(&fx, &c.view, q, n);
+        }
+    }
+    ASSERT_EQ(bad, 0);
+    uint64_t asked, found;
+    feat_cache_counters(&c, 0, &asked, &found);
+    ASSERT(found > 0 && found < asked);
+    feat_cache_free(&c);
+    fixture_free(&fx);
+}
+
 int main(void) {
     RUN(capacity);
     RUN(select_order);
     RUN(halo_scores);
     RUN(cached_fetch_is_the_owners_rows);
     RUN(build_policies);
+    RUN(adaptive_rows_are_the_owners);
     return test_summary();
 }

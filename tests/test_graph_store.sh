@@ -7,7 +7,7 @@
 #     seeds); 1 storage rank holding both parts + 4 compute ranks = 4 worker ranks (local seeds,
 #     2 compute ranks per part); evaluation of a trained model (shouldSkipTraining);
 #   - the feature cache never changes a number: hotness / halo in worker mode, degree and
-#     hotness on the storage ranks, against the runs without it; its log lines;
+#     hotness (and the adaptive s3fifo) on the storage ranks, against the runs without it; its log lines;
 #   - GiGL's two graph-store resource configs (tests/fixtures/gigl/, unchanged) load and train;
 #   - `cgnn embed` with a graph-store resource config = the worker-mode embed;
 #   - failures: pools that do not add up to the world, parts that the storage ranks cannot
@@ -57,6 +57,12 @@ run 4 nc_s_deg "$TMP/gs22.yaml" || bad "cached server-client run failed: $(tail 
 same nc_w nc_s_deg
 has nc_s_deg "graph store: feature cache (degree)" "the storage ranks' cache"
 has nc_s_deg "graph store: feature cache: hit rate" "the storage ranks' hit rate"
+# an adaptive cache on the storage ranks (their batch workers share it)
+config nc_s_s3 cora_graphsage "$TMP/cora2" "${NC[@]}" -e "$(CACHE s3fifo 0.1)"
+run 4 nc_s_s3 "$TMP/gs22.yaml" || bad "s3fifo server-client run failed: $(tail -3 "$TMP/nc_s_s3.err")"
+same nc_w nc_s_s3
+has nc_s_s3 "graph store: feature cache (s3fifo)" "the storage ranks' adaptive cache"
+has nc_s_s3 "graph store: feature cache: hit rate" "the adaptive cache's hit rate"
 
 # ---- GiGL's two graph-store resource configs, unchanged (2 + 2 ranks) ----
 # (the plain pass: past the resource config's parsing, fuzzed and run sanitized in test_config

@@ -86,6 +86,26 @@ typedef struct bench_lightgcn_opts {
  * optimiser's step on every row. Medians over reps batches; prints a table and one JSON line. */
 int bench_lightgcn_run(const bench_lightgcn_opts *o, FILE *out, cgnn_err *err);
 
+typedef struct bench_cache_opts {
+    const char *dataset;        /* a homogeneous dataset with node features */
+    int64_t fanouts[8];
+    int num_layers;
+    int64_t batch_size;
+    int batches;                /* batches replayed through every cache (and as many pre-sampled for hotness) */
+    double sizes[8];            /* cache sizes, fractions of the feature rows (0.05, 0.1, 0.2) */
+    int num_sizes;
+    uint64_t seed;
+} bench_cache_opts;
+
+/* `cgnn bench cache`: the feature cache's policies side by side (docs/PERFORMANCE.md, "Comparing
+ * the feature cache's policies"). Every feature row is behind a row source (an in-memory copy
+ * through the cache's fetch callback, the place of a remote part or a disk); the same sampled
+ * batches (one thread, in order) are gathered through each cache: none, static hotness (GLT's
+ * pre-sampling, on batches of their own), and the adaptive sieve, s3fifo, lru, clock, at each
+ * size. Prints per (size, policy): hit rate, rows read from the source, the cache's bytes and
+ * the gather's seeds/s (with an in-memory source: the cache's own cost, not what it saves). */
+int bench_cache_run(const bench_cache_opts *o, FILE *out, cgnn_err *err);
+
 /* FLOPs (2·M·N·K summed) of the GEMMs of one model_forward + model_backward (no input
  * gradient) of a model with config cfg on batch mb, from the batch's shapes:
  *   GraphSAGE layer l (N_dst rows, I -> O): forward 2 GEMMs (lin_l on the mean, lin_r on the

@@ -1,4 +1,5 @@
-/* cli_bench.c — `cgnn bench sample ...`, `cgnn bench train ...` and `cgnn bench lightgcn ...`. */
+/* cli_bench.c — `cgnn bench sample ...`, `cgnn bench train ...`, `cgnn bench lightgcn ...` and
+ * `cgnn bench cache ...`. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -229,19 +230,88 @@ static int bench_train_main(int argc, char **argv) {
     return 0;
 }
 
+static cli_flag CACHE_FLAGS[] = {
+    {"dataset", "DIR", "homogeneous dataset with node features (required)", NULL},
+    {"fanouts", "LIST", "fanouts per layer, seed side first (default 15,10,5)", NULL},
+    {"batch", "N", "seeds per batch (default 1024)", NULL},
+    {"batches", "N", "batches replayed through each cache (default 20)", NULL},
+    {"sizes", "LIST", "cache sizes in percent of the feature rows (default 5,10,20)", NULL},
+    {"seed", "S", "random seed (default 0)", NULL},
+};
+static const cli_command CACHE_CMD = {
+    "bench cache", "cgnn bench cache --dataset DIR [options]",
+    "Compares the feature cache's policies (none, static hotness, sieve, s3fifo, lru, clock) on the\n"
+    "same sampled batches: hit rate, rows read from the source and gather seeds/s per cache size.",
+    CACHE_FLAGS, sizeof CACHE_FLAGS / sizeof CACHE_FLAGS[0]};
+
+static int bench_cache_main(int argc, char **argv) {
+    cgnn_err err = {0};
+    const char *pos[1];
+    int npos, help;
+    if (cli_parse(&CACHE_CMD, argc, argv, pos, 0, &npos, &help, &err) != 0) return cli_fail(&err);
+    if (help) {
+        cli_print_help(&CACHE_CMD);
+        return 0;
+    }
+    bench_cache_opts o;
+    memset(&o, 0, sizeof o);
+    o.dataset = cli_flag_str(&CACHE_CMD, "dataset");
+    o.num_layers = 3;
+    o.fanouts[0] = 15, o.fanouts[1] = 10, o.fanouts[2] = 5;
+    o.batch_size = 1024;
+    o.batches = 20;
+    if (!o.dataset) {
+        err_set(&err, CGNN_ERR_INPUT, "bench cache: --dataset DIR is required");
+        return cli_fail(&err);
+    }
+    const char *fo = cli_flag_str(&CACHE_CMD, "fanouts");
+    if (fo && cli_parse_int_list(fo, o.fanouts, 8, &o.num_layers) != 0) {
+        err_set(&err, CGNN_ERR_INPUT, "--fanouts: expected a list like 15,10,5, got '%s'", fo);
+        return cli_fail(&err);
+    }
+    int64_t pct[8] = {5, 10, 20};
+    o.num_sizes = 3;
+    const char *sz = cli_flag_str(&CACHE_CMD, "sizes");
+    if (sz && cli_parse_int_list(sz, pct, 8, &o.num_sizes) != 0) {
+        err_set(&err, CGNN_ERR_INPUT, "--sizes: expected percentages like 5,10,20, got '%s'", sz);
+        return cli_fail(&err);
+    }
+    for (int i = 0; i < o.num_sizes; i++) {
+        if (pct[i] < 1 || pct[i] > 100) {
+            err_set(&err, CGNN_ERR_INPUT, "--sizes: %lld is not a percentage in [1, 100]", (long long)pct[i]);
+            return cli_fail(&err);
+        }
+        o.sizes[i] = (double)pct[i] / 100.0;
+    }
+    int64_t v = o.batch_size;
+    if (cli_flag_int(&CACHE_CMD, "batch", 1, 1 << 24, &v, &err) != 0) return cli_fail(&err);
+    o.batch_size = v;
+    v = o.batches;
+    if (cli_flag_int(&CACHE_CMD, "batches", 1, 1 << 20, &v, &err) != 0) return cli_fail(&err);
+    o.batches = (int)v;
+    v = 0;
+    if (cli_flag_int(&CACHE_CMD, "seed", 0, INT64_MAX, &v, &err) != 0) return cli_fail(&err);
+    o.seed = (uint64_t)v;
+    if (bench_cache_run(&o, stdout, &err) != 0) return cli_fail(&err);
+    return 0;
+}
+
 int cli_cmd_bench(int argc, char **argv) {
     if (argc >= 1 && strcmp(argv[0], "sample") == 0) return bench_sample_main(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "train") == 0) return bench_train_main(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "lightgcn") == 0) return bench_lightgcn_main(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "cache") == 0) return bench_cache_main(argc - 1, argv + 1);
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         printf("usage: cgnn bench sample --dataset DIR [options]\n"
                "       cgnn bench train [--dataset DIR] [options]\n"
-               "       cgnn bench lightgcn --dataset DIR [options]\n\nbenchmarks:\n"
+               "       cgnn bench lightgcn --dataset DIR [options]\n"
+               "       cgnn bench cache --dataset DIR [options]\n\nbenchmarks:\n"
                "  sample   neighbour sampling + feature gathering throughput\n"
                "  train    training steps against sgemm peak, copy bandwidth and their roofline\n"
-               "  lightgcn LightGCN's propagation: whole table, receptive field, fanout -1 blocks\n");
+               "  lightgcn LightGCN's propagation: whole table, receptive field, fanout -1 blocks\n"
+               "  cache    the feature cache's policies side by side: hit rate, source rows, seeds/s\n");
         return 0;
     }
-    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample, train or lightgcn (see cgnn bench --help)\n");
+    fprintf(stderr, "cgnn: error: bench: expected a benchmark name: sample, train, lightgcn or cache (see cgnn bench --help)\n");
     return CGNN_ERR_INPUT;
 }

@@ -11,18 +11,30 @@
 
 #define FILL_CHUNK ((int64_t)1 << 16) /* ids per fetch while filling */
 
-static const char *const POLICY_NAMES[FEAT_CACHE_POLICY_COUNT] = {"none", "hotness", "degree", "halo"};
+static const char *const POLICY_NAMES[FEAT_CACHE_POLICY_COUNT] = {"none", "hotness", "degree", "halo",
+                                                                   "sieve", "s3fifo", "lru", "clock"};
 _Static_assert(sizeof POLICY_NAMES / sizeof POLICY_NAMES[0] == FEAT_CACHE_POLICY_COUNT, "policy names");
 
 const char *feat_cache_policy_name(feat_cache_policy p) {
     return p >= 0 && p < FEAT_CACHE_POLICY_COUNT ? POLICY_NAMES[p] : "?";
 }
 
-/* One fetch's scratch: per part the ids missed and their positions, and the rows fetched. */
+int feat_cache_policy_adaptive(feat_cache_policy p) { return p >= FEAT_CACHE_SIEVE && p < FEAT_CACHE_POLICY_COUNT; }
+
+static cache_policy_kind kind_of(feat_cache_policy p) {
+    return p == FEAT_CACHE_S3FIFO ? CACHE_KIND_S3FIFO
+           : p == FEAT_CACHE_LRU  ? CACHE_KIND_LRU
+           : p == FEAT_CACHE_CLOCK ? CACHE_KIND_CLOCK
+                                   : CACHE_KIND_SIEVE;
+}
+
+/* One fetch's scratch: per part the ids missed and their positions, and the rows fetched;
+ * adaptive: the slot each miss was given (-1: served uncached), the hits' positions and slots. */
 struct feat_cache_scratch {
     int num_parts;
-    int64_t *n_miss, *cap;        /* (P) */
+    int64_t *n_miss, *cap, *n_hit; /* (P) */
     int64_t **miss_ids, **miss_pos; /* (P) */
+    int64_t **miss_slot, **hit_pos, **hit_slot; /* (P) */
     void **rows;                  /* (P) rows fetched for the misses */
     size_t *rows_cap, *rows_len;  /* (P) */
 };
@@ -33,7 +45,11 @@ static void scratch_del(feat_cache_scratch *s) {
         if (s->miss_ids) free(s->miss_ids[p]);
         if (s->miss_pos) free(s->miss_pos[p]);
         if (s->rows) free(s->rows[p]);
+        if (s->miss_slot) free(s->miss_slot[p]);
+        if (s->hit_pos) free(s->hit_pos[p]);
+        if (s->hit_slot) free(s->hit_slot[p]);
     }
+    free(s->n_hit), free(s->miss_slot), free(s->hit_pos), free(s->hit_slot);
     free(s->n_miss), free(s->cap), free(s->miss_ids), free(s->miss_pos), free(s->rows), free(s->rows_cap);
     free(s->rows_len), free(s);
 }
@@ -54,7 +70,12 @@ static feat_cache_scratch *scratch_take(feat_cache *c) {
     s->rows = calloc((size_t)P, sizeof *s->rows);
     s->rows_cap = calloc((size_t)P, sizeof *s->rows_cap);
     s->rows_len = calloc((size_t)P, sizeof *s->rows_len);
-    if (!s->n_miss || !s->cap || !s->miss_ids || !s->miss_pos || !s->rows || !s->rows_cap || !s->rows_len) {
+    s->n_hit = calloc((size_t)P, sizeof *s->n_hit);
+    s->miss_slot = calloc((size_t)P, sizeof *s->miss_slot);
+    s->hit_pos = calloc((size_t)P, sizeof *s->hit_pos);
+    s->hit_slot = calloc((size_t)P, sizeof *s->hit_slot);
+    if (!s->n_miss || !s->cap || !s->miss_ids || !s->miss_pos || !s->rows || !s->rows_cap || !s->rows_len ||
+        !s->n_hit || !s->miss_slot || !s->hit_pos || !s->hit_slot) {
         scratch_del(s);
         return NULL;
     }
@@ -104,6 +125,19 @@ static int grow(void **p, size_t *cap, size_t need) {
     return 0;
 }
 
+/* Room for n ids of part p in every per-part array of s. */
+static int scratch_room(feat_cache_scratch *s, int p, int64_t n) {
+    if (n <= s->cap[p]) return 0;
+    int64_t **arr[5] = {s->miss_ids, s->miss_pos, s->miss_slot, s->hit_pos, s->hit_slot};
+    for (int a = 0; a < 5; a++) {
+        int64_t *g = realloc(arr[a][p], (size_t)n * sizeof(int64_t));
+        if (!g) return -1;
+        arr[a][p] = g;
+    }
+    s->cap[p] = n;
+    return 0;
+}
+
 /* gather_part.fetch_remote with the cache in front: cached rows copied, the rest fetched through
  * inner (one request per owner, as before) and put in their places. */
 static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
@@ -118,16 +152,9 @@ static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
         s->n_miss[p] = 0;
         s->rows_len[p] = 0;
         if (n == 0) continue;
-        if (n > s->cap[p]) {
-            int64_t *a = realloc(s->miss_ids[p], (size_t)n * sizeof(int64_t)), *b = NULL;
-            if (a) s->miss_ids[p] = a;
-            if (a) b = realloc(s->miss_pos[p], (size_t)n * sizeof(int64_t));
-            if (b) s->miss_pos[p] = b;
-            if (!a || !b) {
-                rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory in the feature cache");
-                break;
-            }
-            s->cap[p] = n;
+        if (scratch_room(s, p, n) != 0) {
+            rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory in the feature cache");
+            break;
         }
         if (grow(&rq->rows[p], &rq->rows_cap[p], (size_t)n * rb) != 0) {
             rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
@@ -178,6 +205,146 @@ static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
     return rc;
 }
 
+/* gather_part.fetch_remote with an adaptive cache in front. Under c->mu, in the request's order:
+ * each id looked up (a hit pinned) or, absent, inserted (pinned, being written; possibly evicting
+ * an unpinned key); then, without the mutex: hits copied out of their (pinned) slots, misses
+ * fetched through inner, copied out and into their new slots; then, under c->mu again, the pins
+ * released (or, when the fetch failed, the new keys dropped). */
+static int adaptive_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
+    feat_cache *c = ctx;
+    const size_t rb = c->row_bytes;
+    feat_cache_scratch *s = scratch_take(c);
+    if (!s) return err_set(err, CGNN_ERR_RUNTIME, "out of memory for the feature cache's scratch");
+    uint64_t asked = 0, found = 0;
+    int any_miss = 0, rc = 0;
+    for (int p = 0; p < rq->num_parts; p++) s->n_miss[p] = s->n_hit[p] = 0, s->rows_len[p] = 0;
+    for (int p = 0; p < rq->num_parts && rc == 0; p++) { /* room first: nothing fails under the mutex */
+        if (rq->n[p] == 0) continue;
+        if (scratch_room(s, p, rq->n[p]) != 0)
+            rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory in the feature cache");
+        else if (grow(&rq->rows[p], &rq->rows_cap[p], (size_t)rq->n[p] * rb) != 0)
+            rc = err_set(err, CGNN_ERR_RUNTIME, "out of memory receiving rows");
+    }
+    if (rc != 0) {
+        scratch_give(c, s);
+        return rc;
+    }
+    pthread_mutex_lock(&c->mu);
+    for (int p = 0; p < rq->num_parts; p++) {
+        const int64_t n = rq->n[p], *ids = rq->ids[p];
+        int64_t h = 0, k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t sl = cache_policy_lookup(c->pol, ids[i]);
+            if (sl >= 0) {
+                s->hit_pos[p][h] = i;
+                s->hit_slot[p][h++] = sl;
+            } else {
+                int64_t evicted;
+                s->miss_ids[p][k] = ids[i];
+                s->miss_pos[p][k] = i;
+                s->miss_slot[p][k++] = sl == CACHE_POLICY_ABSENT ? cache_policy_insert(c->pol, ids[i], &evicted) : -1;
+            }
+        }
+        s->n_hit[p] = h, s->n_miss[p] = k;
+        any_miss |= k > 0;
+        asked += (uint64_t)n;
+        found += (uint64_t)h;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (int p = 0; p < rq->num_parts; p++) {
+        if (rq->n[p] == 0) continue;
+        unsigned char *out = rq->rows[p];
+        for (int64_t h = 0; h < s->n_hit[p]; h++)
+            memcpy(out + (size_t)s->hit_pos[p][h] * rb, c->rows + (size_t)s->hit_slot[p][h] * rb, rb);
+        rq->rows_len[p] = (size_t)rq->n[p] * rb;
+    }
+    if (any_miss) {
+        gather_remote_req in = {.num_parts = rq->num_parts,
+                                .n = s->n_miss,
+                                .ids = s->miss_ids,
+                                .rows = s->rows,
+                                .rows_cap = s->rows_cap,
+                                .rows_len = s->rows_len};
+        rc = c->inner->fetch_remote(c->inner->ctx, &in, err);
+        for (int p = 0; p < rq->num_parts && rc == 0; p++) {
+            if (s->n_miss[p] == 0) continue;
+            if (s->rows_len[p] != (size_t)s->n_miss[p] * rb) {
+                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
+                             s->rows_len[p], (long long)s->n_miss[p], rb);
+                break;
+            }
+        }
+        for (int p = 0; p < rq->num_parts && rc == 0; p++) {
+            unsigned char *out = rq->rows[p];
+            const unsigned char *got = s->rows[p];
+            for (int64_t k = 0; k < s->n_miss[p]; k++) {
+                memcpy(out + (size_t)s->miss_pos[p][k] * rb, got + (size_t)k * rb, rb);
+                const int64_t sl = s->miss_slot[p][k];
+                if (sl >= 0) memcpy(c->rows + (size_t)sl * rb, got + (size_t)k * rb, rb);
+            }
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    for (int p = 0; p < rq->num_parts; p++) {
+        const int64_t *ids = rq->ids[p];
+        for (int64_t h = 0; h < s->n_hit[p]; h++) cache_policy_release(c->pol, ids[s->hit_pos[p][h]]);
+        for (int64_t k = 0; k < s->n_miss[p]; k++) {
+            if (s->miss_slot[p][k] < 0) continue;
+            if (rc == 0) cache_policy_release(c->pol, s->miss_ids[p][k]);
+            else cache_policy_remove(c->pol, s->miss_ids[p][k]);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    atomic_fetch_add_explicit(&c->asked, asked, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->found, found, memory_order_relaxed);
+    scratch_give(c, s);
+    return rc;
+}
+
+int64_t feat_cache_adaptive_capacity(feat_cache_policy p, int64_t num_nodes, double ratio, int64_t budget,
+                                     size_t row_bytes, int64_t max_slots) {
+    int64_t k = max_slots < num_nodes ? max_slots : num_nodes;
+    if (ratio > 0) {
+        const int64_t by_ratio = (int64_t)((double)num_nodes * (ratio > 1 ? 1 : ratio));
+        if (by_ratio < k) k = by_ratio;
+    } else if (budget <= 0) {
+        return 0;
+    }
+    if (budget > 0) { /* the most slots whose rows and metadata fit: bytes grow with the slots */
+        int64_t lo = 0, hi = k;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo + 1) / 2;
+            const double b = (double)mid * (double)row_bytes + (double)cache_policy_bytes(kind_of(p), mid);
+            if (b <= (double)budget) lo = mid;
+            else hi = mid - 1;
+        }
+        k = lo;
+    }
+    return k > 0 ? k : 0;
+}
+
+int feat_cache_start_adaptive(feat_cache *c, feat_cache_policy p, int64_t slots, cgnn_err *err) {
+    CGNN_CHECK(feat_cache_policy_adaptive(p) && slots > 0 && c->n == 0 && !c->pol);
+    c->rows = malloc((size_t)slots * c->row_bytes + 1);
+    c->pol = malloc(sizeof *c->pol);
+    if (!c->rows || !c->pol) {
+        free(c->rows), free(c->pol);
+        c->rows = NULL, c->pol = NULL;
+        return err_set(err, CGNN_ERR_RUNTIME, "out of memory for a feature cache of %lld rows", (long long)slots);
+    }
+    if (cache_policy_init(c->pol, kind_of(p), slots, err) != 0) {
+        free(c->rows), free(c->pol);
+        c->rows = NULL, c->pol = NULL;
+        return -1;
+    }
+    c->slots = slots;
+    c->policy = p;
+    c->bytes = (double)slots * (double)c->row_bytes + (double)cache_policy_bytes(kind_of(p), slots);
+    c->view.fetch_remote = adaptive_fetch;
+    c->view.ctx = c;
+    return 0;
+}
+
 void feat_cache_init(feat_cache *c, const gather_part *inner, size_t row_bytes) {
     memset(c, 0, sizeof *c);
     c->inner = inner;
@@ -195,6 +362,8 @@ void feat_cache_free(feat_cache *c) {
     free(c->ids);
     free(c->rows);
     free(c->table);
+    if (c->pol) cache_policy_free(c->pol);
+    free(c->pol);
     pthread_mutex_destroy(&c->mu);
     memset(c, 0, sizeof *c);
 }
@@ -416,6 +585,15 @@ int feat_cache_build(feat_cache *c, const feat_cache_plan *pl, feat_cache_report
     const int64_t lo = c->inner->part_start[c->inner->part], hi = c->inner->part_start[c->inner->part + 1];
     const int64_t k = feat_cache_capacity(N, pl->ratio, pl->budget, c->row_bytes);
     rep->capacity = k;
+    if (feat_cache_policy_adaptive(pl->policy)) { /* empty: the batches fill it */
+        rep->adaptive = 1;
+        rep->capacity = feat_cache_adaptive_capacity(pl->policy, N, pl->ratio, pl->budget, c->row_bytes, N - (hi - lo));
+        if (rep->capacity > 0 && feat_cache_start_adaptive(c, pl->policy, rep->capacity, err) != 0) return -1;
+        rep->bytes = c->bytes;
+        rep->candidates = N - (hi - lo);
+        rep->seconds = timer_now() - t0;
+        return 0;
+    }
     if (pl->policy == FEAT_CACHE_NONE || k <= 0) return 0;
     uint32_t *score = calloc((size_t)N + 1, sizeof(uint32_t)), *second = NULL;
     if (!score) return err_set(err, CGNN_ERR_RUNTIME, "out of memory scoring %lld nodes for the feature cache",
@@ -453,6 +631,8 @@ int feat_cache_build(feat_cache *c, const feat_cache_plan *pl, feat_cache_report
     rep->rows = c->n;
     rep->bytes = (double)c->n * (double)c->row_bytes + (double)(c->n ? c->mask + 1 : 0) * sizeof(int64_t) +
                  (double)c->n * sizeof(int64_t);
+    c->policy = pl->policy;
+    c->bytes = rep->bytes;
     rep->seconds = timer_now() - t0;
     return 0;
 }

@@ -24,9 +24,24 @@
  * Size: cache_ratio x N rows and / or cache_memory_budget bytes of rows (both given: the
  * smaller, as GLT), never more than the candidates.
  *
+ * Adaptive policies (GraphBolt's CPUCachedFeature; sample/cache_policy.h has their semantics):
+ *   sieve, s3fifo, lru, clock   the cache starts empty and keeps the rows the batches fetched,
+ *            evicting by the policy; nothing is chosen or fetched at build time. The cache needs
+ *            only inner->fetch_remote ("fetch these missing rows"): any row source (remote parts
+ *            today, a disk reader later) behind a gather_part.
+ *   Size: cache_ratio x N slots and / or the largest slot count whose rows AND policy metadata
+ *   (cache_policy_bytes: list nodes, key table, S3-FIFO's ghosts) fit cache_memory_budget
+ *   (both: the smaller), never more than the remote nodes.
+ *   Order: each fetch call is one batch; its lookups, insertions and evictions run under the
+ *   cache's mutex in the call's order (part by part, ids in the batch's order), so the hit
+ *   sequence is a function of the sequence of calls (one loader worker: the batch order).
+ *   Rows are copied outside the mutex: a batch's hits and insertions are pinned (never
+ *   evicted or overwritten) until the batch has its rows; a key being written by another batch
+ *   is served uncached. A row served is always the source's bytes: the numbers never change.
+ *
  * Threads: the fetch is called concurrently by the sampler threads (or storage workers); each
- * call takes its scratch from a pool. The cache is read-only after feat_cache_build. Counters
- * (rows asked, rows found) are atomic.
+ * call takes its scratch from a pool. A static cache is read-only after feat_cache_build; an
+ * adaptive one changes under c->mu. Counters (rows asked, rows found) are atomic.
  */
 #ifndef CGNN_FEAT_CACHE_H
 #define CGNN_FEAT_CACHE_H
@@ -36,6 +51,7 @@
 #include <stdint.h>
 
 #include "graph/csc.h"
+#include "sample/cache_policy.h"
 #include "sample/gather.h"
 #include "sample/sampler.h"
 #include "util/err.h"
@@ -45,10 +61,16 @@ typedef enum feat_cache_policy {
     FEAT_CACHE_HOTNESS,
     FEAT_CACHE_DEGREE,
     FEAT_CACHE_HALO,
+    FEAT_CACHE_SIEVE, /* adaptive (cache_policy.h) from here on */
+    FEAT_CACHE_S3FIFO,
+    FEAT_CACHE_LRU,
+    FEAT_CACHE_CLOCK,
     FEAT_CACHE_POLICY_COUNT
 } feat_cache_policy;
 
-const char *feat_cache_policy_name(feat_cache_policy p); /* "none", "hotness", "degree", "halo" */
+/* "none", "hotness", "degree", "halo", "sieve", "s3fifo", "lru", "clock" */
+const char *feat_cache_policy_name(feat_cache_policy p);
+int feat_cache_policy_adaptive(feat_cache_policy p);
 
 typedef struct feat_cache_scratch feat_cache_scratch;
 
@@ -63,7 +85,12 @@ typedef struct feat_cache {
     uint64_t mask;
     int hash_shift;
     _Atomic uint64_t asked, found; /* remote rows asked of the cache, and found in it */
-    pthread_mutex_t mu;
+    feat_cache_policy policy;  /* what feat_cache_build built (NONE before) */
+    double bytes;              /* rows + lookup table / policy metadata, once built */
+    /* adaptive: rows is (slots, row_bytes), slot i holding the key pol gave it */
+    cache_policy *pol;         /* owned; NULL: static */
+    int64_t slots;
+    pthread_mutex_t mu;        /* the scratch pool, and pol */
     feat_cache_scratch **pool;
     int pool_len, pool_cap;
 } feat_cache;
@@ -95,7 +122,8 @@ typedef struct feat_cache_report {
     int64_t candidates;        /* remote nodes the policy ranked (reached at all) */
     int64_t presampled_batches;
     double seconds;            /* the whole build (pre-sampling and fetching the rows) */
-    double bytes;              /* rows + lookup table */
+    double bytes;              /* rows + lookup table (adaptive: slots x row bytes + the policy's metadata) */
+    int adaptive;              /* rows = 0 (empty until batches fill it), capacity = slots */
 } feat_cache_report;
 
 /* An empty cache over inner (borrowed; its fetch_remote is what the cache falls back to), rows of
@@ -110,6 +138,14 @@ int64_t feat_cache_capacity(int64_t num_nodes, double ratio, int64_t budget, siz
  * in chunks) and switches c->view to the cache. Called once, before the gathers run; the owners'
  * services must be running. Returns 0, or -1 with *err (a peer failed). */
 int feat_cache_build(feat_cache *c, const feat_cache_plan *plan, feat_cache_report *rep, cgnn_err *err);
+
+/* Slots of an adaptive cache: min of ratio x num_nodes (ratio > 0) and the most slots whose
+ * rows and metadata fit budget bytes (budget > 0), and max_slots. */
+int64_t feat_cache_adaptive_capacity(feat_cache_policy p, int64_t num_nodes, double ratio, int64_t budget,
+                                     size_t row_bytes, int64_t max_slots);
+
+/* An adaptive cache (p adaptive) of `slots` slots, empty; view switched. 0 or -1 with *err. */
+int feat_cache_start_adaptive(feat_cache *c, feat_cache_policy p, int64_t slots, cgnn_err *err);
 
 /* Caches exactly ids[0..n) (ascending, distinct, all remote): the rows fetched, view switched. */
 int feat_cache_fill(feat_cache *c, const int64_t *ids, int64_t n, cgnn_err *err);

@@ -197,7 +197,8 @@ static int build_cache(graph_source *s, const sampler_config *train, cgnn_err *e
         pl.key = rng_key(o->seed ^ 0x50524553414d504cULL, (uint64_t)d->rank); /* never a training key */
         pl.nthreads = s->threads;
         int64_t *deg = NULL;
-        if (pl.policy != FEAT_CACHE_HALO) { /* every part's in-degrees (ranks >= P hold replicas) */
+        /* every part's in-degrees (ranks >= P hold replicas); the adaptive policies need none */
+        if (pl.policy != FEAT_CACHE_HALO && !feat_cache_policy_adaptive(pl.policy)) {
             const int W = d->size;
             int64_t *counts = cgnn_malloc((size_t)W * sizeof(int64_t));
             const int64_t mine = d->rank < s->pb.num_parts ? s->g->num_nodes : 0;
@@ -215,9 +216,16 @@ static int build_cache(graph_source *s, const sampler_config *train, cgnn_err *e
         rc = feat_cache_build(&s->part.cache, &pl, &rep, err);
         free(deg);
         if (rc == 0) {
-            rep_v[0] = (double)rep.rows, rep_v[1] = rep.bytes, rep_v[2] = rep.seconds;
+            rep_v[0] = (double)(rep.adaptive ? rep.capacity : rep.rows), rep_v[1] = rep.bytes, rep_v[2] = rep.seconds;
             rep_v[3] = (double)rep.presampled_batches;
-            if (graph_source_is_root(s))
+            if (graph_source_is_root(s) && rep.adaptive)
+                log_info("feature cache (%s, adaptive): %lld slots = %.1f%% of %lld nodes (%lld remote), %.1f MiB "
+                         "(rows %.1f MiB + the policy's metadata), filled by the batches",
+                         feat_cache_policy_name(pl.policy), (long long)rep.capacity,
+                         100.0 * (double)rep.capacity / (double)s->pb.num_nodes, (long long)s->pb.num_nodes,
+                         (long long)rep.candidates, rep.bytes / 1048576.0,
+                         (double)rep.capacity * (double)s->part.cache.row_bytes / 1048576.0);
+            else if (graph_source_is_root(s))
                 log_info("feature cache (%s): %lld rows = %.1f%% of %lld nodes (capacity %lld, %lld remote nodes "
                          "ranked), %.1f MB, built in %.2f s%s",
                          feat_cache_policy_name(pl.policy), (long long)rep.rows,
@@ -304,6 +312,13 @@ static void part_log_traffic(graph_source *s, loader *const *loaders, int n_load
                  100.0 * cache[1] / cache[0], cache[0] / steps / W, cache[0] * rb / steps / W / 1e3,
                  (cache[0] - cache[1]) * rb / steps / W / 1e3, cache[1] * rb / steps / W / 1e3,
                  100.0 * cache[1] / cache[0]);
+        const feat_cache *fc = &s->part.cache;
+        const int64_t held = fc->pol ? fc->slots : fc->n;
+        log_info("feature cache (%s, %lld rows = %.1f%% of the remote rows, %.1f MiB): hit rate %.1f%% over %.0f "
+                 "lookups (all ranks)",
+                 feat_cache_policy_name(fc->policy), (long long)held,
+                 100.0 * (double)held / (double)(s->pb.num_nodes > s->pb.n_local ? s->pb.num_nodes - s->pb.n_local : 1),
+                 fc->bytes / 1048576.0, 100.0 * cache[1] / cache[0], cache[0]);
     }
 }
 

@@ -167,10 +167,21 @@ typedef struct trainer_args {
      * prefetch_size, 4) */
     int64_t prefetch_size;
     /* the feature cache of remote rows (sample/feat_cache.h), on a partitioned graph in both modes:
-     * cache_policy none | hotness (pre-sampled access counts, GLT) | degree | halo; the size is
-     * cache_ratio x the graph's nodes and / or cache_memory_budget bytes (both: the smaller, as GLT);
-     * cache_presample_batches batches of the training seeds are sampled to count accesses */
-    enum { CACHE_POLICY_NONE, CACHE_POLICY_HOTNESS, CACHE_POLICY_DEGREE, CACHE_POLICY_HALO } cache_policy;
+     * cache_policy none | hotness (pre-sampled access counts, GLT) | degree | halo (static, chosen
+     * before training) | sieve | s3fifo | lru | clock (adaptive, GraphBolt's: filled by the batches);
+     * the size is cache_ratio x the graph's nodes and / or cache_memory_budget bytes (both: the
+     * smaller, as GLT; adaptive: rows and policy metadata); cache_presample_batches batches of the
+     * training seeds are sampled to count accesses (hotness) */
+    enum {
+        CACHE_POLICY_NONE,
+        CACHE_POLICY_HOTNESS,
+        CACHE_POLICY_DEGREE,
+        CACHE_POLICY_HALO,
+        CACHE_POLICY_SIEVE,
+        CACHE_POLICY_S3FIFO,
+        CACHE_POLICY_LRU,
+        CACHE_POLICY_CLOCK
+    } cache_policy;
     double cache_ratio;               /* 0 = no size by ratio */
     int64_t cache_memory_budget;      /* bytes; 0 = no size by memory */
     int64_t cache_presample_batches;  /* 20 */

@@ -208,10 +208,11 @@ typedef struct targ_row {
     ARG(CACHE_PRESAMPLE, "cache_presample_batches", TARG_INT(cache_presample_batches, 1, 1 << 20), TARG_DEFAULT(20))   \
     ARG(CACHE_POLICY, "cache_policy",                                                                                  \
         TARG_CHOICE(cache_policy,                                                                                      \
-                    "none, hotness (pre-sampled access counts), degree (highest in-degree) or halo (1-hop "            \
-                    "halo)",                                                                                           \
+                    "none, hotness (pre-sampled access counts), degree (highest in-degree), halo (1-hop "              \
+                    "halo), or an adaptive cache: sieve, s3fifo, lru or clock",                                        \
                     {"none", CACHE_POLICY_NONE}, {"hotness", CACHE_POLICY_HOTNESS},                                    \
-                    {"degree", CACHE_POLICY_DEGREE}, {"halo", CACHE_POLICY_HALO}),                                     \
+                    {"degree", CACHE_POLICY_DEGREE}, {"halo", CACHE_POLICY_HALO}, {"sieve", CACHE_POLICY_SIEVE},       \
+                    {"s3fifo", CACHE_POLICY_S3FIFO}, {"lru", CACHE_POLICY_LRU}, {"clock", CACHE_POLICY_CLOCK}),        \
         .after = config_check_cache)                                                                                   \
     /* link prediction tasks: after softmax_temp and should_remove_accidental_hits (Retrieval's) */                    \
     ARG(TASK_PATH, "task_path", TARG_SPECIAL(config_read_task_path), TARG_YAML_MAP, TARG_LP_ONLY,                      \

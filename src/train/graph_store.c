@@ -316,6 +316,19 @@ static void storage_free(storage *st) {
     if (st->have_guard) outguard_free(&st->guard);
 }
 
+feat_cache_policy graph_store_cache_policy(int p) {
+    switch (p) {
+    case CACHE_POLICY_HOTNESS: return FEAT_CACHE_HOTNESS;
+    case CACHE_POLICY_DEGREE: return FEAT_CACHE_DEGREE;
+    case CACHE_POLICY_HALO: return FEAT_CACHE_HALO;
+    case CACHE_POLICY_SIEVE: return FEAT_CACHE_SIEVE;
+    case CACHE_POLICY_S3FIFO: return FEAT_CACHE_S3FIFO;
+    case CACHE_POLICY_LRU: return FEAT_CACHE_LRU;
+    case CACHE_POLICY_CLOCK: return FEAT_CACHE_CLOCK;
+    default: return FEAT_CACHE_NONE;
+    }
+}
+
 /* The storage ranks' feature cache (every storage rank: the degree policy all-gathers over them). */
 static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     const trainer_args *a = &st->tc->args;
@@ -323,9 +336,7 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     if (!st->have_cache || a->cache_policy == CACHE_POLICY_NONE) return 0;
     feat_cache_plan pl;
     memset(&pl, 0, sizeof pl);
-    pl.policy = a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
-                : a->cache_policy == CACHE_POLICY_HALO ? FEAT_CACHE_HALO
-                                                       : FEAT_CACHE_HOTNESS;
+    pl.policy = graph_store_cache_policy(a->cache_policy);
     pl.ratio = a->cache_ratio;
     pl.budget = a->cache_memory_budget;
     pl.local = st->local;
@@ -342,7 +353,8 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     pl.nthreads = st->threads;
     int64_t *deg = NULL;
     int rc = 0;
-    if (pl.policy != FEAT_CACHE_HALO) { /* the whole graph's in-degrees, range by range (degree; hotness: ties) */
+    /* the whole graph's in-degrees, range by range (degree; hotness: ties; adaptive: none) */
+    if (pl.policy != FEAT_CACHE_HALO && !feat_cache_policy_adaptive(pl.policy)) {
         const int S = st->lay->num_storage;
         int64_t *counts = cgnn_malloc((size_t)S * sizeof(int64_t));
         int64_t *mine = cgnn_malloc((size_t)(st->local->num_nodes + 1) * sizeof(int64_t));
@@ -359,7 +371,7 @@ static int storage_cache(storage *st, double report[5], cgnn_err *err) {
     rc = feat_cache_build(&st->cache, &pl, &rep, err);
     free(deg);
     if (rc != 0) return err_prefix(err, "storage rank %d: the feature cache: ", st->lay->index);
-    report[0] = (double)rep.rows, report[1] = rep.bytes, report[2] = rep.seconds;
+    report[0] = (double)(rep.adaptive ? rep.capacity : rep.rows), report[1] = rep.bytes, report[2] = rep.seconds;
     report[3] = (double)rep.presampled_batches, report[4] = (double)rep.candidates;
     return 0;
 }
@@ -548,9 +560,7 @@ int graph_store_serve(const task_config *tc, const resource_config *res, const d
     if (root && cache_rep[0] > 0)
         log_info("graph store: feature cache (%s): %.0f rows per storage rank on average (%.1f MB), of %.0f remote "
                  "nodes ranked; built in %.2f s (slowest storage rank counted once per rank: %.2f s on average)%s",
-                 tc->args.cache_policy == CACHE_POLICY_DEGREE ? "degree"
-                 : tc->args.cache_policy == CACHE_POLICY_HALO ? "halo"
-                                                               : "hotness",
+                 feat_cache_policy_name(graph_store_cache_policy(tc->args.cache_policy)),
                  cache_rep[0] / lay->num_storage, cache_rep[1] / lay->num_storage / 1e6, cache_rep[4] / lay->num_storage,
                  cache_rep[2], cache_rep[2] / lay->num_storage,
                  cache_rep[3] > 0 ? " after pre-sampling the storage ranks' training seeds" : "");

@@ -59,6 +59,9 @@ typedef struct graph_store_layout {
 /* What a compute rank's trainer needs (trainer_options.graph_store): graph_store_client, defined
  * with the graph source that reads it (source/graph_source.h, the "store" kind). */
 
+/* trainerArgs.cache_policy (CACHE_POLICY_*) as the feature cache's policy (FEAT_CACHE_*). */
+feat_cache_policy graph_store_cache_policy(int cache_policy);
+
 /* The roles from res (res->graph_store set) for a world of world_size ranks: CGNN_ERR_INPUT when
  * the pools do not add up to the world ("graph_store_pool.num_replicas 2 + compute ranks 2 = 4,
  * but the job runs 3 processes"). */

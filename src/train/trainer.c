@@ -24,6 +24,7 @@
 #include "io/dataset.h"
 #include "io/outguard.h"
 #include "nn/lp_loss.h"
+#include "train/graph_store.h"
 #include "train/trainer_impl.h"
 #include "util/log.h"
 
@@ -710,10 +711,7 @@ static void source_options(const task_config *cfg, int fault_rank, graph_source_
     o->seed_partition = a->seed_partition;
     o->node_feature = a->node_feature;
     o->rpc_timeout_s = a->rpc_timeout_s;
-    o->cache_policy = a->cache_policy == CACHE_POLICY_HOTNESS  ? FEAT_CACHE_HOTNESS
-                      : a->cache_policy == CACHE_POLICY_DEGREE ? FEAT_CACHE_DEGREE
-                      : a->cache_policy == CACHE_POLICY_HALO   ? FEAT_CACHE_HALO
-                                                               : FEAT_CACHE_NONE;
+    o->cache_policy = graph_store_cache_policy(a->cache_policy);
     o->cache_ratio = a->cache_ratio;
     o->cache_budget = a->cache_memory_budget;
     o->cache_presample_batches = a->cache_presample_batches;
