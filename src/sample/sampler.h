@@ -16,6 +16,16 @@
  * (Consequence: within one epoch, a node reached by two batches gets the same neighbours in
  * the same hop; every batch is still a uniform sample.)
  *
+ * Weighted sampling (cfg.weights, GraphBolt's prob_name / PyG's weight_attr): the in-edge j of v
+ * is drawn with probability proportional to its weight w_j >= 0; a zero-weight edge is never
+ * drawn, and a node whose in-edges all weigh 0 draws nothing. Without replacement: exponential
+ * keys (Efraimidis-Spirakis): the node's stream gives one uniform u_j per in-edge position,
+ * key_j = -log(1 - u_j) / w_j, and the k smallest keys are taken, in increasing key order (the
+ * order of successive weighted draws); when k >= the number m of positive-weight edges (or
+ * fanout -1) all m are taken in edge order. With replacement: k draws from the node's CDF (prefix
+ * sums of its weights in double, binary search). The stream is keyed as the uniform draws are,
+ * so the picks never depend on threads or on where the node sits in the batch.
+ *
  * A neighbor_sampler holds one thread's scratch (hash map global -> local id, buffers), sized
  * once for the worst case: sampling allocates nothing. Not thread-safe: one per thread.
  */
@@ -32,6 +42,10 @@ typedef struct sampler_config {
     int num_layers;                          /* L, 1..MINIBATCH_MAX_LAYERS */
     int64_t fanouts[MINIBATCH_MAX_LAYERS];   /* seed side first; -1 = all */
     int replace;                             /* sample with replacement */
+    /* weighted sampling (sample/sample_weights.h; NULL: uniform): (E) the draw weight of every
+     * in-edge in CSC order (weights[indptr[v] + j] is the weight of v's j-th in-neighbour), each
+     * finite and >= 0; borrowed, must outlive the samplers. Whole homogeneous graphs only. */
+    const float *weights;
 } sampler_config;
 
 typedef struct sampler_slot {
@@ -106,6 +120,7 @@ typedef struct neighbor_sampler {
     int64_t *slot_of;        /* (max nodes) table slot of each local id, for clearing */
     int64_t *nbr_buf;        /* (max edges of a hop) sampled global ids */
     uint32_t *positions;     /* (max degree) scratch for partial Fisher-Yates */
+    double *wscratch;        /* (max degree + 1) weighted draws' keys / CDF (cfg.weights only) */
     /* excluded edges (sampler_exclude_edges): an open-addressing set of unordered node pairs,
      * allocated on first use for cap.max_items pairs, emptied by every sampler_sample */
     sampler_pair_set excl;

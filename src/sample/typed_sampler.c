@@ -201,7 +201,7 @@ int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part 
             *cap = want;
         }
         const int64_t k = pick_neighbours(c, &cfg, fanout, row, typed_stream(key, hop, e, part->key_ids[d][v]), scratch,
-                                          picks, *out + at);
+                                          picks, NULL, *out + at);
         counts[i] = k;
         at += k;
     }
@@ -270,7 +270,7 @@ static int pick_hop_part(typed_sampler *s, minibatch_typed *ty, const int64_t *n
             const int o = typed_sampler_part_owner(pt, d, dn[i]);
             if (o == me)
                 own_e += pick_neighbours(g->csc[e], &pc, f, dn[i] - first, typed_stream(key, h, e, pt->key_ids[d][dn[i]]),
-                                         s->positions, picks, s->own_buf + own_e);
+                                         s->positions, picks, NULL, s->own_buf + own_e);
             else
                 s->rq_n[o * K + e]++;
             s->own_off[++at] = own_e;
@@ -423,7 +423,7 @@ static int sample_impl(typed_sampler *s, minibatch *mb, const int64_t *seeds, in
                     for (int64_t i = 0; i < nd; i++) {
                         if (i + PREFETCH_DIST < nd) __builtin_prefetch(&c->indptr[dn[i + PREFETCH_DIST]]);
                         int64_t k = pick_neighbours(c, &pc, f, dn[i], typed_stream(key, h, e, dn[i]), s->positions,
-                                                    picks, s->nbr_buf + ne);
+                                                    picks, NULL, s->nbr_buf + ne);
                         if (s->excl.n) k = drop_typed(s, e, dn[i], s->nbr_buf + ne, k);
                         ne += k;
                         b->indptr[i + 1] = ne;
