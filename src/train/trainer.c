@@ -24,6 +24,7 @@
 #include "io/dataset.h"
 #include "io/outguard.h"
 #include "nn/lp_loss.h"
+#include "sample/sample_weights.h"
 #include "train/trainer_impl.h"
 #include "util/log.h"
 
@@ -96,6 +97,7 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     loader_config lc;
     graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
     graph_source_loader_prepare(&t->src, t->gtask, &r, &lc, &rows);
+    lc.sampler.weights = t->sample_weights; /* NULL: uniform */
     model_family_loader_config(&t->fam, &lc); /* the inputs it gathers; typed: the typed sampler */
     return graph_source_loader_open(&t->src, t->gtask, split, &lc, &rows, l, err);
 }
@@ -116,10 +118,34 @@ static void trainer_free(trainer *t) {
     jsonl_close(&t->logs.log, NULL);
     tb_close(&t->logs.tb);
     graph_source_free(&t->src); /* the loaders are stopped: no thread calls the rpc layer any more */
+    free(t->sample_weights);
     edge_split_free(&t->ssl);
     outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
 }
 
+
+/* trainerArgs.sampling_weight: the draw weights of the whole homogeneous graph's in-edges
+ * (sample/sample_weights.h) into t->sample_weights; refused where the sampler cannot use them yet. */
+static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
+    const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight";
+    const char *why = client     ? "in server-client mode (the storage ranks sample uniformly)"
+                      : parted   ? "on a partitioned graph (the parts do not carry edge features)"
+                      : typed    ? "on a typed graph"
+                      : t->have_ssl ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
+                                    : NULL;
+    if (why)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: weighted sampling is not available %s yet; remove it, or train "
+                       "on a whole homogeneous dataset",
+                       file, key, why);
+    int64_t zero = 0;
+    if (sample_weights_load(t->src.ds, 0, t->src.g, t->a->sampling_weight, &t->sample_weights, &zero, err) != 0)
+        return err_prefix(err, "%s: %s: ", file, key);
+    if (trainer_is_root(t))
+        log_info("weighted sampling: draw weights from edge feature '%s'; %lld node%s with in-edges that all weigh 0 "
+                 "draw%s no neighbours",
+                 t->a->sampling_weight, (long long)zero, zero == 1 ? "" : "s", zero == 1 ? "s" : "");
+    return 0;
+}
 
 /* trainerArgs.ssl_positive_label_percentage: GiGL's self-supervised split (graph/edge_split.h)
  * of the supervision edge type's edges becomes the run's link prediction task (ssl_task), as if
@@ -533,6 +559,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     /* a whole graph's index (an ssl run: without the held-out labels); a part's is open already */
     if (!typed && graph_source_open_index(&t->src, t->have_ssl ? ssl_graph : NULL, t, err) != 0) return -1;
+    if (a->sampling_weight[0] && open_sample_weights(t, typed, parted, client, err) != 0) return -1;
     if (graph_source_assign_seeds(&t->src, err) != 0) return -1;
     if ((client || parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
         return err_set(err, CGNN_ERR_INPUT,
@@ -729,7 +756,7 @@ static void source_options(const task_config *cfg, int fault_rank, graph_source_
 /* The training batches' sampling (the feature cache pre-samples with it): the training loader's,
  * or (evaluation only) the same fanouts. */
 static sampler_config train_sampling(const trainer *t) {
-    if (t->have_train) return t->train.cfg.sampler;
+    if (t->have_train) return t->train.cfg.sampler; /* (its weights too) */
     sampler_config sc;
     memset(&sc, 0, sizeof sc);
     sc.num_layers = t->a->num_layers;

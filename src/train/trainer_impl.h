@@ -108,6 +108,8 @@ typedef struct trainer {
     int have_ssl;
     edge_split ssl;
     ds_task ssl_task;
+    float *sample_weights;    /* trainerArgs.sampling_weight: (E) draw weights in the index's order
+                                 (sample/sample_weights.h), owned; NULL: uniform sampling */
     model_family fam;
     optim opt;
     task_head head;
