@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# test_train_weighted.sh CGNN — trainerArgs.sampling_weight end to end on Cora (a few epochs):
-# weighted training runs (float weights, a uint8 mask, with replacement), the model is the same
-# with 0 and 2 sampler threads, and bad weights (negative, NaN, two columns, an unknown name, a
-# typed dataset) exit 2 naming the file and row or the key.
+# test_train_weighted.sh CGNN — trainerArgs.sampling_weight end to end on Cora and dblp-mini (1-2 epochs):
+# weighted training runs (float weights, a uint8 mask, with replacement, fanout -1; a typed
+# dataset with weights on some edge types), the model is the same with 0 and 2 sampler threads
+# and differs from uniform sampling's, and bad weights (negative, NaN, two columns, an unknown
+# name) exit 2 naming the file and row or the key.
 set -u
 CGNN=${1:?usage: test_train_weighted.sh path/to/cgnn}
 TMP_PREFIX=cgnn-weighted
@@ -71,15 +72,45 @@ run nan 2 -e "$(weight nan)" -e "s#$TMP/cora#$TMP/cora_nan#" && contains nan "na
 run wide 2 -e "$(weight wide)" && contains wide "edge feature 'wide' has 2 columns"
 run unknown 2 -e "$(weight nope)" && contains unknown "trainerArgs.sampling_weight: .*no edge feature 'nope'"
 run badname 2 -e "$(weight 'a:b')" && contains badname "sampling_weight"
-# a typed dataset: refused naming the key
-sed -e "s#out/[a-z_]*/#$TMP/typed/#g" -e 's/num_epochs: "[0-9]*"/num_epochs: "1"/' \
-  -e 's/^\(    seed: .*\)$/\1\n    sampling_weight: w/' examples/dblp_hetero_sage.yaml > "$TMP/typed.yaml"
-grep -q "sampling_weight: w" "$TMP/typed.yaml" || bad "typed: the config has no sampling_weight"
-"$CGNN" train --quiet --job_name=typed --task_config_uri="$TMP/typed.yaml" \
-  --resource_config_uri="file://$TMP/resource.yaml" >"$TMP/typed.out" 2>"$TMP/typed.err"
-rc=$?
-[[ $rc == 2 ]] && ok || bad "typed: exit $rc, expected 2: $(tail -2 "$TMP/typed.err")"
-contains typed "sampling_weight: weighted sampling is not available on a typed graph"
+# a typed dataset: weights on two of its six edge types (the others sample uniformly)
+mkdir -p "$TMP/dblp"
+for f in data/dblp-mini/*.npy; do ln -s "$SRC/$f" "$TMP/dblp/"; done
+/usr/bin/python3 -c "
+import numpy as np, sys
+d = sys.argv[1]
+r = np.random.default_rng(1)
+for t in ['paper-written_by-author', 'term-term_of-paper']:
+    E = np.load(d + '/edges-' + t + '.npy').shape[1]
+    w = r.random(E).astype(np.float32); w[r.random(E) < 0.3] = 0
+    np.save(d + '/w-' + t + '.npy', w)
+    w[3] = -2; np.save(d + '/neg-' + t + '.npy', w)
+" "$TMP/dblp" || { echo "FAIL: typed fixture"; exit 1; }
+feat() { printf '  - domain: edge\n    type: "%s"\n    name: %s\n    format: numpy\n    path: %s-%s.npy\n' "$1" "$2" "$2" "$(echo "$1" | tr : -)"; }
+{
+  sed -n '1,/^feature_data:/p' data/dblp-mini/metadata.yaml
+  feat paper:written_by:author w; feat term:term_of:paper w; feat term:term_of:paper neg
+  sed -n '/^feature_data:/,$p' data/dblp-mini/metadata.yaml | tail -n +2
+} > "$TMP/dblp/metadata.yaml"
+# typed NAME RC [sed expressions...] — a 1-epoch typed run
+typed() {
+  local name=$1 want=$2
+  shift 2
+  sed -e "s#out/[a-z_]*/#$TMP/$name/#g" -e "s#data/dblp-mini#$TMP/dblp#" -e 's/num_epochs: "[0-9]*"/num_epochs: "1"/' \
+    "$@" examples/dblp_hetero_sage.yaml > "$TMP/$name.yaml"
+  "$CGNN" train --job_name="$name" --task_config_uri="$TMP/$name.yaml" \
+    --resource_config_uri="file://$TMP/resource.yaml" >"$TMP/$name.out" 2>"$TMP/$name.err"
+  local rc=$?
+  [[ $rc == "$want" ]] && ok || { bad "$name: exit $rc, expected $want: $(tail -3 "$TMP/$name.err")"; return 1; }
+}
+typed typed 0 -e "$(weight w)" &&
+  contains typed "edge feature 'w' of edge types paper:written_by:author, term:term_of:paper (the others uniform)"
+typed typed0 0 -e "$(weight w)" -e 's/train_main_num_workers: "2"/train_main_num_workers: "0"/'
+cmp -s "$TMP/typed/model.safetensors" "$TMP/typed0/model.safetensors" && ok ||
+  bad "typed: the model differs between 2 and 0 sampler threads"
+typed typed_uniform 0
+cmp -s "$TMP/typed/model.safetensors" "$TMP/typed_uniform/model.safetensors" && bad "typed: the same model as uniform" || ok
+typed typed_neg 2 -e "$(weight neg)" && contains typed_neg "neg-term-term_of-paper.npy: row 3: sampling weight -2 is negative"
+typed typed_none 2 -e "$(weight nope)" && contains typed_none "no edge type of .* has an edge feature 'nope'"
 
 echo "test_train_weighted: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -98,7 +98,10 @@ int typed_sampler_init(typed_sampler *s, const typed_graph *g, const typed_sampl
     s->slot_of = malloc((size_t)(max_nodes + 1) * sizeof(int64_t));
     s->nbr_buf = malloc((size_t)(max_edges + 1) * sizeof(int64_t));
     s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
-    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions) {
+    int weighted = 0;
+    for (int e = 0; e < g->num_edge_types; e++) weighted |= cfg->weights[e] != NULL;
+    if (weighted) s->wscratch = malloc((size_t)(maxdeg + 1) * sizeof(double));
+    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions || (weighted && !s->wscratch)) {
         typed_sampler_free(s);
         return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating typed sampler scratch (%lld nodes)",
                        (long long)max_nodes);
@@ -113,6 +116,7 @@ void typed_sampler_free(typed_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
+    free(s->wscratch);
     free(s->excl.slot);
     free(s->own_buf);
     free(s->own_off);
@@ -133,6 +137,9 @@ void typed_sampler_free(typed_sampler *s) {
 int typed_sampler_init_part(typed_sampler *s, const typed_graph *g, const typed_sampler_part *part,
                             const typed_sampler_config *cfg, const minibatch_typed_capacity *cap, cgnn_err *err) {
     CGNN_CHECK(g->parted);
+    for (int e = 0; e < g->num_edge_types; e++)
+        if (cfg->weights[e])
+            return err_set(err, CGNN_ERR_INPUT, "weighted sampling is not available on a partitioned graph yet");
     for (int e = 0; e < g->num_edge_types; e++) { /* the local indexes are this part's rows */
         const int d = g->etype_dst[e];
         CGNN_CHECK(g->csc[e]->first_node == part->type_start[d][part->part] &&
@@ -417,13 +424,14 @@ static int sample_impl(typed_sampler *s, minibatch *mb, const int64_t *seeds, in
                 const int64_t *dn = ty->nodes[d];
                 int64_t ne = 0;
                 b->indptr[0] = 0;
+                pc.weights = s->cfg.weights[e]; /* NULL: uniform */
                 if (f == 0) {
                     for (int64_t i = 0; i < nd; i++) b->indptr[i + 1] = 0;
                 } else {
                     for (int64_t i = 0; i < nd; i++) {
                         if (i + PREFETCH_DIST < nd) __builtin_prefetch(&c->indptr[dn[i + PREFETCH_DIST]]);
                         int64_t k = pick_neighbours(c, &pc, f, dn[i], typed_stream(key, h, e, dn[i]), s->positions,
-                                                    picks, NULL, s->nbr_buf + ne);
+                                                    picks, s->wscratch, s->nbr_buf + ne);
                         if (s->excl.n) k = drop_typed(s, e, dn[i], s->nbr_buf + ne, k);
                         ne += k;
                         b->indptr[i + 1] = ne;
@@ -505,8 +513,12 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
     }
     int64_t maxdeg = 0;
     for (int e = 0; e < K; e++) maxdeg = g->max_in_degree[e] > maxdeg ? g->max_in_degree[e] : maxdeg;
+    int64_t maxpick = maxdeg; /* with replacement a node takes fanout picks */
+    for (int h = 0; h < L; h++)
+        for (int e = 0; e < K; e++) maxpick = cfg->fanouts[h][e] > maxpick ? cfg->fanouts[h][e] : maxpick;
     uint32_t *scratch = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
-    uint32_t *picks = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    uint32_t *picks = cgnn_malloc((size_t)(maxpick + 1) * sizeof(uint32_t));
+    double *keys = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(double));
     int64_t total = 0;
     for (int h = 0; h < L; h++) {
         int64_t n_dst[MINIBATCH_MAX_NODE_TYPES];
@@ -522,7 +534,9 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
                 const int64_t v = ty->nodes[d][i], beg = c->indptr[v], deg = csc_degree(c, v);
                 rng r;
                 rng_init(&r, typed_stream(key, h, e, v));
-                const int64_t k = pick_positions_ref(&r, deg, f, cfg->replace, scratch, picks);
+                const float *w = cfg->weights[e];
+                const int64_t k = w ? pick_positions_weighted_ref(&r, w + beg, deg, f, cfg->replace, keys, picks)
+                                    : pick_positions_ref(&r, deg, f, cfg->replace, scratch, picks);
                 for (int64_t j = 0; j < k; j++) {
                     const int64_t u = csc_index(c, beg + picks[j]);
                     if (ref_pair_listed(pairs, n_pairs, g->offset[st] + u, g->offset[d] + v)) continue;
@@ -542,4 +556,5 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
     mb->num_sampled_edges = total;
     free(scratch);
     free(picks);
+    free(keys);
 }

@@ -30,6 +30,10 @@ typedef struct typed_sampler_config {
     int num_layers;                                                /* L */
     int64_t fanouts[MINIBATCH_MAX_LAYERS][MINIBATCH_MAX_EDGE_TYPES]; /* [h][e], seed side first */
     int replace;
+    /* weighted sampling per edge type (sampler.h, "Weighted sampling"): weights[e] = (E_e) the
+     * draw weights of edge type e's in-edges in csc[e]'s order, or NULL (uniform); borrowed. Whole
+     * graphs only (typed_sampler_init_part refuses them). */
+    const float *weights[MINIBATCH_MAX_EDGE_TYPES];
 } typed_sampler_config;
 
 /* ---- partitioned typed graphs ------------------------------------------------------------
@@ -91,6 +95,7 @@ typedef struct typed_sampler {
     int64_t num_inserted;
     int64_t *nbr_buf;       /* (max edges of one (hop, edge type)) sampled src-type ids */
     uint32_t *positions;    /* (max in-degree + 1) */
+    double *wscratch;       /* (max in-degree + 1) weighted draws' keys / CDF (cfg.weights only) */
     sampler_pair_set excl;  /* typed_sampler_exclude_edges: pairs of homogenised ids */
     int64_t max_pairs;      /* its capacity (cap's max seeds) */
     /* a part (typed_sampler_init_part; NULL otherwise): nbr_buf holds a whole hop (every edge

@@ -97,8 +97,10 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     loader_config lc;
     graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
     graph_source_loader_prepare(&t->src, t->gtask, &r, &lc, &rows);
-    lc.sampler.weights = t->sample_weights; /* NULL: uniform */
+    lc.sampler.weights = t->sample_weights[0]; /* NULL: uniform */
     model_family_loader_config(&t->fam, &lc); /* the inputs it gathers; typed: the typed sampler */
+    if (lc.typed)
+        for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) lc.typed_sampler.weights[e] = t->sample_weights[e];
     return graph_source_loader_open(&t->src, t->gtask, split, &lc, &rows, l, err);
 }
 
@@ -118,32 +120,51 @@ static void trainer_free(trainer *t) {
     jsonl_close(&t->logs.log, NULL);
     tb_close(&t->logs.tb);
     graph_source_free(&t->src); /* the loaders are stopped: no thread calls the rpc layer any more */
-    free(t->sample_weights);
+    for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) free(t->sample_weights[e]);
     edge_split_free(&t->ssl);
     outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
 }
 
 
-/* trainerArgs.sampling_weight: the draw weights of the whole homogeneous graph's in-edges
- * (sample/sample_weights.h) into t->sample_weights; refused where the sampler cannot use them yet. */
+/* trainerArgs.sampling_weight: the draw weights of the whole graph's in-edges, per edge type
+ * (sample/sample_weights.h), into t->sample_weights; refused where the sampler cannot use them
+ * yet. Typed: the edge types without the feature sample uniformly (a log line lists the weighted
+ * ones); at least one must have it. */
 static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
-    const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight";
-    const char *why = client     ? "in server-client mode (the storage ranks sample uniformly)"
-                      : parted   ? "on a partitioned graph (the parts do not carry edge features)"
-                      : typed    ? "on a typed graph"
+    const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
+    const char *why = client        ? "in server-client mode (the storage ranks sample uniformly)"
+                      : parted      ? "on a partitioned graph (the parts do not carry edge features)"
                       : t->have_ssl ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
                                     : NULL;
     if (why)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: weighted sampling is not available %s yet; remove it, or train "
-                       "on a whole homogeneous dataset",
+                       "on the whole dataset",
                        file, key, why);
-    int64_t zero = 0;
-    if (sample_weights_load(t->src.ds, 0, t->src.g, t->a->sampling_weight, &t->sample_weights, &zero, err) != 0)
-        return err_prefix(err, "%s: %s: ", file, key);
+    const dataset *ds = t->src.ds;
+    int64_t zero = 0, found = 0;
+    char types[1024] = "";
+    size_t len = 0;
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        if (typed && !dataset_find_feature(ds, DS_DOMAIN_EDGE, e, name)) continue; /* uniform */
+        const csc_graph *g = typed ? t->src.tg.csc[e] : t->src.g;
+        int64_t z = 0;
+        if (sample_weights_load(ds, e, g, name, &t->sample_weights[e], &z, err) != 0)
+            return err_prefix(err, "%s: %s: ", file, key);
+        zero += z;
+        found++;
+        if (typed && len < sizeof types)
+            len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", found > 1 ? ", " : "", ds->edge_types[e].name);
+    }
+    if (!found)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s: no edge type of %s has an edge feature '%s' (feature_data entries with domain: edge) to "
+                       "take the sampling weights from",
+                       file, key, ds->dir, name);
     if (trainer_is_root(t))
-        log_info("weighted sampling: draw weights from edge feature '%s'; %lld node%s with in-edges that all weigh 0 "
-                 "draw%s no neighbours",
-                 t->a->sampling_weight, (long long)zero, zero == 1 ? "" : "s", zero == 1 ? "s" : "");
+        log_info("weighted sampling: draw weights from edge feature '%s'%s%s%s; %lld node%s with in-edges that all "
+                 "weigh 0 draw%s no neighbours",
+                 name, typed ? " of edge types " : "", types, typed ? " (the others uniform)" : "", (long long)zero,
+                 zero == 1 ? "" : "s", zero == 1 ? "s" : "");
     return 0;
 }
 
@@ -559,7 +580,6 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     }
     /* a whole graph's index (an ssl run: without the held-out labels); a part's is open already */
     if (!typed && graph_source_open_index(&t->src, t->have_ssl ? ssl_graph : NULL, t, err) != 0) return -1;
-    if (a->sampling_weight[0] && open_sample_weights(t, typed, parted, client, err) != 0) return -1;
     if (graph_source_assign_seeds(&t->src, err) != 0) return -1;
     if ((client || parted) && t->cfg->task == TASK_LINK_PREDICTION && a->lp_anchor_batching)
         return err_set(err, CGNN_ERR_INPUT,
@@ -579,6 +599,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "(mpirun -np %d)",
                        res->num_replicas, d->size, d->size == 1 ? "" : "es", res->num_replicas);
     if (typed && open_typed_graph(t, err) != 0) return -1;
+    if (a->sampling_weight[0] && open_sample_weights(t, typed, parted, client, err) != 0) return -1;
     return setup_model(t, feat, out_dim, err);
 }
 
