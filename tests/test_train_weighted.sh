@@ -72,6 +72,16 @@ run nan 2 -e "$(weight nan)" -e "s#$TMP/cora#$TMP/cora_nan#" && contains nan "na
 run wide 2 -e "$(weight wide)" && contains wide "edge feature 'wide' has 2 columns"
 run unknown 2 -e "$(weight nope)" && contains unknown "trainerArgs.sampling_weight: .*no edge feature 'nope'"
 run badname 2 -e "$(weight 'a:b')" && contains badname "sampling_weight"
+# cgnn bench sample --weights (a smoke run: the line is there, not its numbers)
+"$CGNN" bench sample --dataset "$TMP/cora" --weights w --fanouts 5,5 --batch 64 --batches 2 --reps 1 --threads 1 \
+  >"$TMP/bench.out" 2>"$TMP/bench.err" && ok || bad "bench sample --weights: $(tail -2 "$TMP/bench.err")"
+grep -q "^weighted sample 1 thread : .* ns per sampled edge (uniform .*x)" "$TMP/bench.out" && ok ||
+  bad "bench sample --weights: no weighted line: $(cat "$TMP/bench.out")"
+"$CGNN" bench sample --dataset "$TMP/cora" --weights neg --fanouts 5 --batches 1 --reps 1 --threads 1 \
+  >"$TMP/bench_neg.out" 2>"$TMP/bench_neg.err"
+rc=$?
+[[ $rc == 2 ]] && grep -q "neg.npy: row 5" "$TMP/bench_neg.err" && ok || bad "bench --weights neg: exit $rc: $(tail -2 "$TMP/bench_neg.err")"
+
 # a typed dataset: weights on two of its six edge types (the others sample uniformly)
 mkdir -p "$TMP/dblp"
 for f in data/dblp-mini/*.npy; do ln -s "$SRC/$f" "$TMP/dblp/"; done
