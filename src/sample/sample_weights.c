@@ -27,7 +27,7 @@ static double weight_at(const void *w, npy_dtype dt, int64_t i) {
 
 int sample_weights_to_csc(const csc_graph *g, const void *w, npy_dtype w_dtype, const void *dst, npy_dtype id_dtype,
                           int64_t num_edges, const char *path, float *out, cgnn_err *err) {
-    if (num_edges != g->num_edges || g->first_node != 0)
+    if (num_edges != g->num_edges)
         return err_set(err, CGNN_ERR_INPUT, "%s: %lld sampling weights for an index of %lld edges", path,
                        (long long)num_edges, (long long)g->num_edges);
     const int64_t N = g->num_nodes;
@@ -51,12 +51,13 @@ int sample_weights_to_csc(const csc_graph *g, const void *w, npy_dtype w_dtype, 
             break;
         }
         const int64_t d = id_dtype == NPY_DTYPE_INT32 ? ((const int32_t *)dst)[e] : ((const int64_t *)dst)[e];
-        if (d < 0 || d >= N || cursor[d] >= g->indptr[d + 1]) {
+        const int64_t row = d - g->first_node; /* a part's index: rows from its first node */
+        if (row < 0 || row >= N || cursor[row] >= g->indptr[row + 1]) {
             rc = err_set(err, CGNN_ERR_INPUT, "%s: row %lld: edge destination %lld does not match the graph's index",
                          path, (long long)e, (long long)d);
             break;
         }
-        out[cursor[d]++] = f;
+        out[cursor[row]++] = f;
     }
     free(cursor);
     return rc;

@@ -18,7 +18,8 @@
 #include "util/err.h"
 
 /* The weights of edge type etype's edges (feature `name`, domain edge) reordered into the CSC
- * order of g (its index: built from the same edges, first_node 0), as float32, into *out
+ * order of g (its index, built from the same edges: a whole graph's, or a part's
+ * csc_build_range over the part's edges, rows from g->first_node), as float32, into *out
  * ((g->num_edges) floats, malloc'd; the caller owns it). *zero_nodes (may be NULL): the nodes
  * with in-edges that all weigh 0 (they draw nothing). Returns 0, or -1 with *err
  * (CGNN_ERR_INPUT: no such feature, not one column, a bad value, naming the file and row). */

@@ -115,9 +115,11 @@ static int64_t cap_max_edges(const minibatch_capacity *cap) {
 
 int sampler_init_part(neighbor_sampler *s, const csc_graph *g, const sampler_part *part, const sampler_config *cfg,
                       const minibatch_capacity *cap, cgnn_err *err) {
-    if (cfg->weights)
-        return err_set(err, CGNN_ERR_INPUT, "weighted sampling is not available on a partitioned graph yet");
-    if (sampler_init(s, g, cfg, cap, err) != 0) return -1;
+    if (cfg->weights && cfg->weights != part->weights)
+        return err_set(err, CGNN_ERR_INPUT, "a part's draw weights are its sampler_part's (part->weights)");
+    sampler_config pc = *cfg;
+    pc.weights = part->weights;
+    if (sampler_init(s, g, &pc, cap, err) != 0) return -1;
     s->part = part;
     const int P = part->num_parts;
     const int64_t max_nodes = cap->max_nodes[cfg->num_layers], max_edges = cap_max_edges(cap);
@@ -201,13 +203,13 @@ void sampler_exclude_edges(neighbor_sampler *s, const int64_t *pairs, int64_t n)
 
 int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop, uint64_t key, int64_t fanout,
                            int replace, const int64_t *nodes, int64_t n, int64_t *counts, int64_t **out,
-                           int64_t *cap, uint32_t *scratch, cgnn_err *err) {
+                           int64_t *cap, uint32_t *scratch, double *wscratch, cgnn_err *err) {
     const int64_t first = part->part_start[part->part], end = part->part_start[part->part + 1];
     if (fanout == 0 || fanout < -1)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: fanout %lld is not a fanout", (long long)fanout);
     if (hop < 0 || hop >= MINIBATCH_MAX_LAYERS)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: hop %d out of range", hop);
-    sampler_config cfg = {.num_layers = 1, .replace = replace != 0};
+    sampler_config cfg = {.num_layers = 1, .replace = replace != 0, .weights = part->weights};
     uint32_t picks[FLOYD_MAX_K + 1];
     int64_t e = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -226,7 +228,7 @@ int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop
             *cap = want;
         }
         int64_t k = pick_neighbours(g, &cfg, fanout, row, dst_stream(key, hop, part->key_ids[row]), scratch, picks,
-                                    NULL, *out + e);
+                                    wscratch, *out + e);
         counts[i] = k;
         e += k;
     }

@@ -84,6 +84,10 @@ typedef struct sampler_part {
      * timed out). Called concurrently by every sampler thread. */
     int (*pick_remote)(void *ctx, sampler_remote_hop *hop, cgnn_err *err);
     void *ctx;
+    /* weighted sampling (sample_weights.h; NULL: uniform): (own edges) the draw weights of the own
+     * index's in-edges in its CSC order, for the own picks and sampler_pick_owned alike; every
+     * part of a job sets them (or none does), so the picks are the whole graph's. Borrowed. */
+    const float *weights;
 } sampler_part;
 
 /* Owner of global id v (binary search over part_start). */
@@ -142,18 +146,19 @@ int sampler_init(neighbor_sampler *s, const csc_graph *g, const sampler_config *
                  const minibatch_capacity *cap, cgnn_err *err);
 void sampler_free(neighbor_sampler *s); /* NULL-safe */
 /* sampler_init on a part: g is the own nodes' index (see sampler_part), part is borrowed and
- * must outlive *s; capacities from sampler_capacity_sized. */
+ * must outlive *s; capacities from sampler_capacity_sized. The draw weights are part->weights
+ * (cfg->weights must be NULL or the same array). */
 int sampler_init_part(neighbor_sampler *s, const csc_graph *g, const sampler_part *part, const sampler_config *cfg,
                       const minibatch_capacity *cap, cgnn_err *err);
 
 /* The owner's side of pick_remote: samples hop h (fanout, replace) for own nodes[0..n) of part
- * exactly as sampler_sample would on the whole graph: counts[i] neighbours of nodes[i], appended
- * in node order to *out (grown with realloc; *cap in ids). scratch holds (own max in-degree + 1)
- * uint32s. Returns the number of ids written, or -1 with *err (CGNN_ERR_INPUT) when a node is not
+ * exactly as sampler_sample would on the whole graph (weighted with part->weights when set):
+ * counts[i] neighbours of nodes[i], appended in node order to *out (grown with realloc; *cap in
+ * ids). scratch holds (own max in-degree + 1) uint32s, wscratch as many doubles. Returns the number of ids written, or -1 with *err (CGNN_ERR_INPUT) when a node is not
  * owned by the part or the fanout is invalid (a request from a peer is outside data). */
 int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop, uint64_t key, int64_t fanout,
                            int replace, const int64_t *nodes, int64_t n, int64_t *counts, int64_t **out,
-                           int64_t *cap, uint32_t *scratch, cgnn_err *err);
+                           int64_t *cap, uint32_t *scratch, double *wscratch, cgnn_err *err);
 
 /* Samples the L-hop neighbourhood of seeds[0..n) (n <= cap.max_items; duplicates allowed,
  * they share one output row) into mb: blocks, input_nodes, num_seeds, num_input_nodes,

@@ -278,7 +278,7 @@ static int storage_open(storage *st, cgnn_err *err) {
         }
     }
     st->spart = (sampler_part){S, s, st->group_start, pb->orig_of_new + lo, pb->num_nodes, pb->num_edges,
-                               pb->max_in_degree, NULL, NULL};
+                               pb->max_in_degree, NULL, NULL, NULL};
     /* the parts' training seeds, for pre-sampling the cache */
     const ds_task_kind want = tc->task == TASK_LINK_PREDICTION ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
     for (int i = 0; i < st->k; i++) {
