@@ -113,6 +113,10 @@ void graph_source_split_rows(const graph_source *s, ds_split_id split, graph_sou
     out->items = s->sel_n[split];
 }
 
+void graph_source_set_sample_weights(graph_source *s, const float *w) {
+    if (s->kind == GRAPH_SOURCE_PART && !s->ds->typed) s->part.spart.weights = w;
+}
+
 void graph_source_loader_config(const graph_source *s, loader_config *lc) {
     if (s->ops->loader_config) s->ops->loader_config(s, lc);
 }

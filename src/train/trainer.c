@@ -132,21 +132,23 @@ static void trainer_free(trainer *t) {
  * ones); at least one must have it. */
 static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
     const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
-    const char *why = client        ? "in server-client mode (the storage ranks sample uniformly)"
-                      : parted      ? "on a partitioned graph (the parts do not carry edge features)"
-                      : t->have_ssl ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
-                                    : NULL;
+    const char *why = client             ? "in server-client mode (the storage ranks sample uniformly)"
+                      : parted && typed  ? "on a partitioned typed graph"
+                      : t->have_ssl      ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
+                                         : NULL;
     if (why)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: weighted sampling is not available %s yet; remove it, or train "
                        "on the whole dataset",
                        file, key, why);
+    /* a part: its own edges' weights (cgnn partition copies edge features per part, in the part's
+     * edge order) into its own index's order; the PICKs it answers use them */
     const dataset *ds = t->src.ds;
     int64_t zero = 0, found = 0;
     char types[1024] = "";
     size_t len = 0;
     for (int e = 0; e < ds->num_edge_types; e++) {
         if (typed && !dataset_find_feature(ds, DS_DOMAIN_EDGE, e, name)) continue; /* uniform */
-        const csc_graph *g = typed ? t->src.tg.csc[e] : t->src.g;
+        const csc_graph *g = typed ? t->src.tg.csc[e] : t->src.g; /* (a part: its own rows) */
         int64_t z = 0;
         if (sample_weights_load(ds, e, g, name, &t->sample_weights[e], &z, err) != 0)
             return err_prefix(err, "%s: %s: ", file, key);
@@ -155,6 +157,7 @@ static int open_sample_weights(trainer *t, int typed, int parted, int client, cg
         if (typed && len < sizeof types)
             len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", found > 1 ? ", " : "", ds->edge_types[e].name);
     }
+    if (parted) graph_source_set_sample_weights(&t->src, t->sample_weights[0]);
     if (!found)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: %s: no edge type of %s has an edge feature '%s' (feature_data entries with domain: edge) to "
