@@ -12,6 +12,7 @@
 #include "sample/batch_rpc.h"
 #include "sample/feat_cache.h"
 #include "sample/part_rpc.h"
+#include "sample/sample_weights.h"
 #include "train/outputs.h"
 #include "util/log.h"
 #include "util/rng.h"
@@ -54,6 +55,8 @@ typedef struct storage {
     partbook *pbs;                /* (k) */
     csc_graph merged;             /* k > 1: the parts' indexes concatenated */
     const csc_graph *local;
+    float *weights;               /* trainerArgs.sampling_weight: (local's edges) the draw weights in
+                                     local's order (the parts' concatenated), owned; NULL: uniform */
     ds_feature mfeat;             /* k > 1: the parts' feature rows concatenated */
     void *mfeat_rows;
     const ds_feature *feat;
@@ -198,6 +201,26 @@ static int storage_open_typed(storage *st, cgnn_err *err) {
 }
 
 /* Opens parts [first, first + k) and the view of them as one contiguous range. */
+/* trainerArgs.sampling_weight on a storage rank: each of its parts' edge feature into that part's
+ * index order (sample/sample_weights.h), concatenated as the merged index is, into st->weights:
+ * the draw weights of the batches it builds and the PICKs it answers (st->spart.weights). */
+static int storage_weights(storage *st, cgnn_err *err) {
+    const task_config *tc = st->tc;
+    st->weights = cgnn_malloc((size_t)(st->local->num_edges + 1) * sizeof(float));
+    int64_t off = 0;
+    for (int i = 0; i < st->k; i++) {
+        float *w = NULL;
+        if (sample_weights_load(&st->pbs[i].ds, 0, &st->pbs[i].local, tc->args.sampling_weight, &w, NULL, err) != 0)
+            return err_prefix(err, "%s: trainerConfig.trainerArgs.sampling_weight: ", tc->file);
+        memcpy(st->weights + off, w, (size_t)st->pbs[i].local.num_edges * sizeof(float));
+        off += st->pbs[i].local.num_edges;
+        free(w);
+    }
+    CGNN_CHECK(off == st->local->num_edges);
+    st->spart.weights = st->weights;
+    return 0;
+}
+
 static int storage_open(storage *st, cgnn_err *err) {
     const task_config *tc = st->tc;
     const int S = st->lay->num_storage, s = st->lay->index;
@@ -218,6 +241,11 @@ static int storage_open(storage *st, cgnn_err *err) {
         st->pbs[i].part = -1;
         if (partbook_open(&st->pbs[i], tc->dataset_path, st->first_part + i, st->threads, err) != 0) return -1;
     }
+    if (st->pbs[0].typed && tc->args.sampling_weight[0])
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.sampling_weight: weighted sampling is not available in "
+                       "server-client mode on a typed graph yet; remove it, or train on the whole dataset",
+                       tc->file);
     if (st->pbs[0].typed) return storage_open_typed(st, err);
     const partbook *pb = &st->pbs[0];
     st->group_start = cgnn_malloc((size_t)(S + 1) * sizeof(int64_t));
@@ -279,6 +307,7 @@ static int storage_open(storage *st, cgnn_err *err) {
     }
     st->spart = (sampler_part){S, s, st->group_start, pb->orig_of_new + lo, pb->num_nodes, pb->num_edges,
                                pb->max_in_degree, NULL, NULL, NULL};
+    if (tc->args.sampling_weight[0] && storage_weights(st, err) != 0) return -1;
     /* the parts' training seeds, for pre-sampling the cache */
     const ds_task_kind want = tc->task == TASK_LINK_PREDICTION ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
     for (int i = 0; i < st->k; i++) {
@@ -303,6 +332,7 @@ static void storage_free(storage *st) {
     if (st->have_cache) feat_cache_free(&st->cache);
     if (st->have_pr) part_rpc_free(&st->pr);
     csc_free(&st->merged);
+    free(st->weights);
     free(st->mfeat_rows);
     for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) csc_free(&st->tmerged[e]);
     for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) free(st->tmfeat_rows[t]);

@@ -132,8 +132,8 @@ static void trainer_free(trainer *t) {
  * ones); at least one must have it. */
 static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
     const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
-    const char *why = client             ? "in server-client mode (the storage ranks sample uniformly)"
-                      : parted && typed  ? "on a partitioned typed graph"
+    if (client) return 0; /* the storage ranks read the weights and sample (train/graph_store.c) */
+    const char *why = parted && typed    ? "on a partitioned typed graph"
                       : t->have_ssl      ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
                                          : NULL;
     if (why)
