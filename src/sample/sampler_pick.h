@@ -119,8 +119,9 @@ static inline double wpick_cdf(const float *w, int64_t d, double *cdf) {
 }
 
 /* One draw with replacement (total > 0): the first position whose CDF exceeds u * total (a
- * zero-weight position never does: its CDF equals its predecessor's). */
-static inline int64_t wpick_draw(rng *r, const double *cdf, int64_t d, double total) {
+ * zero-weight position never is: its CDF equals its predecessor's); when u * total rounds up to
+ * the total, the last positive weight. */
+static inline int64_t wpick_draw(rng *r, const float *w, const double *cdf, int64_t d, double total) {
     const double x = rng_uniform(r) * total;
     int64_t lo = 0, hi = d - 1; /* the answer is in [lo, hi] */
     while (lo < hi) {
@@ -128,7 +129,8 @@ static inline int64_t wpick_draw(rng *r, const double *cdf, int64_t d, double to
         if (cdf[mid] > x) hi = mid;
         else lo = mid + 1;
     }
-    while (lo > 0 && cdf[lo] == cdf[lo - 1]) lo--; /* x rounded up to the total: the last positive */
+    if (!(cdf[lo] > x))
+        while (lo > 0 && !(w[lo] > 0.0f)) lo--; /* x rounded up to the total: the last positive */
     return lo;
 }
 
@@ -144,7 +146,7 @@ static inline int64_t pick_weighted(const float *w, int64_t d, int64_t fanout, i
         rng r;
         rng_init(&r, stream);
         for (int64_t j = 0; j < fanout; j++) {
-            int64_t p = wpick_draw(&r, wscratch, d, total);
+            int64_t p = wpick_draw(&r, w, wscratch, d, total);
             buf[j] = wide ? i64[p] : i32[p];
         }
         return fanout;
