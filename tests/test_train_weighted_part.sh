@@ -6,7 +6,9 @@
 #     with the same seed assignment (global), and not the uniform run's model;
 #   - server-client mode: 2 storage + 2 compute ranks = the 2 worker ranks, and 1 storage rank
 #     holding both parts (its weights concatenated as its index is) + 4 compute ranks = 4
-#     worker ranks.
+#     worker ranks;
+#   - typed (dblp-mini, weights on two of its six edge types): 2 parts on 2 ranks = replicated,
+#     and 1 storage rank holding both parts + 2 compute ranks = 2 worker ranks.
 set -u
 CGNN=${1:?usage: test_train_weighted_part.sh path/to/cgnn}
 TMP_PREFIX=cgnn-wpart
@@ -54,6 +56,45 @@ same w_w w_s
 run 4 w4_w "" || bad "w4_w failed: $(tail -3 "$TMP/w4_w.err")"
 run 5 w4_s "$TMP/gs14.yaml" || bad "w4_s failed: $(tail -3 "$TMP/w4_s.err")"
 same w4_w w4_s
+
+# ---- typed: dblp-mini with weights on two edge types ----
+mkdir -p "$TMP/dblp"
+for f in data/dblp-mini/*.npy; do ln -s "$SRC/$f" "$TMP/dblp/"; done
+/usr/bin/python3 -c "
+import numpy as np, sys
+d = sys.argv[1]
+r = np.random.default_rng(1)
+for t in ['paper-written_by-author', 'term-term_of-paper']:
+    E = np.load(d + '/edges-' + t + '.npy').shape[1]
+    w = r.random(E).astype(np.float32); w[r.random(E) < 0.3] = 0
+    np.save(d + '/w-' + t + '.npy', w)
+" "$TMP/dblp" || { echo "FAIL: typed fixture"; exit 1; }
+{
+  sed -n '1,/^feature_data:/p' data/dblp-mini/metadata.yaml
+  for t in paper:written_by:author term:term_of:paper; do
+    printf '  - domain: edge\n    type: "%s"\n    name: w\n    format: numpy\n    path: w-%s.npy\n' "$t" "$(echo "$t" | tr : -)"
+  done
+  sed -n '/^feature_data:/,$p' data/dblp-mini/metadata.yaml | tail -n +2
+} > "$TMP/dblp/metadata.yaml"
+part "$TMP/dblp" 2 metis dblp2
+TS=(-e 's/num_epochs: "[0-9]*"/num_epochs: "1"/' -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "48"/'
+    -e 's/num_val_batches: "0"/num_val_batches: "2"/' -e 's/num_test_batches: "0"/num_test_batches: "3"/' "${W[@]}")
+config t_rep dblp_hetero_sage "$TMP/dblp" "${TS[@]}" -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/'
+config t_par dblp_hetero_sage "$TMP/dblp2" "${TS[@]}" -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/'
+config t_uni dblp_hetero_sage "$TMP/dblp2" -e 's/num_epochs: "[0-9]*"/num_epochs: "1"/' \
+  -e 's/main_sample_batch_size: "128"/main_sample_batch_size: "48"/' -e 's/num_val_batches: "0"/num_val_batches: "2"/' \
+  -e 's/num_test_batches: "0"/num_test_batches: "3"/' -e 's/    seed: "0"/    seed: "0"\n    seed_assignment: global/'
+run 2 t_rep "" || bad "t_rep failed: $(tail -3 "$TMP/t_rep.err")"
+run 2 t_par "" || bad "t_par failed: $(tail -3 "$TMP/t_par.err")"
+run 2 t_uni "" || bad "t_uni failed: $(tail -3 "$TMP/t_uni.err")"
+same t_rep t_par
+cmp -s "$TMP/t_par/model.safetensors" "$TMP/t_uni/model.safetensors" && bad "typed weighted parts trained the uniform model" || ok
+gsconf gs12.yaml 1 2
+config t_w dblp_hetero_sage "$TMP/dblp2" "${TS[@]}"
+config t_s dblp_hetero_sage "$TMP/dblp2" "${TS[@]}"
+run 2 t_w "" || bad "t_w failed: $(tail -3 "$TMP/t_w.err")"
+run 3 t_s "$TMP/gs12.yaml" || bad "t_s failed: $(tail -3 "$TMP/t_s.err")"
+same t_w t_s
 
 echo "test_train_weighted_part: $pass passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -312,7 +312,8 @@ static int handle_tpick(void *ctx, int src, const void *req, size_t len, dist_rp
             break;
         }
         ids = typed_sampler_pick_owned(pr->tg, pr->tpart, (int)h[0], (uint64_t)h[1], (int)h[2], (int)e, fanout,
-                                       h + at + 3, n, counts + c, &s->nbrs, &s->nbr_cap, ids, s->positions, err);
+                                       h + at + 3, n, counts + c, &s->nbrs, &s->nbr_cap, ids, s->positions, s->wscratch,
+                                       err);
         if (ids < 0) rc = -1;
         c += n;
         at += 3 + (size_t)n;

@@ -137,9 +137,13 @@ void typed_sampler_free(typed_sampler *s) {
 int typed_sampler_init_part(typed_sampler *s, const typed_graph *g, const typed_sampler_part *part,
                             const typed_sampler_config *cfg, const minibatch_typed_capacity *cap, cgnn_err *err) {
     CGNN_CHECK(g->parted);
-    for (int e = 0; e < g->num_edge_types; e++)
-        if (cfg->weights[e])
-            return err_set(err, CGNN_ERR_INPUT, "weighted sampling is not available on a partitioned graph yet");
+    typed_sampler_config pc = *cfg; /* a part's weights are its typed_sampler_part's */
+    for (int e = 0; e < g->num_edge_types; e++) {
+        if (cfg->weights[e] && cfg->weights[e] != part->weights[e])
+            return err_set(err, CGNN_ERR_INPUT, "a part's draw weights are its typed_sampler_part's (part->weights)");
+        pc.weights[e] = part->weights[e];
+    }
+    cfg = &pc;
     for (int e = 0; e < g->num_edge_types; e++) { /* the local indexes are this part's rows */
         const int d = g->etype_dst[e];
         CGNN_CHECK(g->csc[e]->first_node == part->type_start[d][part->part] &&
@@ -178,7 +182,8 @@ int typed_sampler_init_part(typed_sampler *s, const typed_graph *g, const typed_
 
 int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part *part, int hop, uint64_t key,
                                  int replace, int e, int64_t fanout, const int64_t *nodes, int64_t n, int64_t *counts,
-                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, cgnn_err *err) {
+                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, double *wscratch,
+                                 cgnn_err *err) {
     if (e < 0 || e >= g->num_edge_types)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: edge type %d out of range [0, %d)", e,
                        g->num_edge_types);
@@ -189,7 +194,7 @@ int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part 
     const int d = g->etype_dst[e];
     const csc_graph *c = g->csc[e];
     const int64_t first = part->type_start[d][part->part], end = part->type_start[d][part->part + 1];
-    sampler_config cfg = {.num_layers = 1, .replace = replace != 0};
+    sampler_config cfg = {.num_layers = 1, .replace = replace != 0, .weights = part->weights[e]};
     uint32_t picks[FLOYD_MAX_K + 1];
     for (int64_t i = 0; i < n; i++) {
         const int64_t v = nodes[i];
@@ -208,7 +213,7 @@ int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part 
             *cap = want;
         }
         const int64_t k = pick_neighbours(c, &cfg, fanout, row, typed_stream(key, hop, e, part->key_ids[d][v]), scratch,
-                                          picks, NULL, *out + at);
+                                          picks, wscratch, *out + at);
         counts[i] = k;
         at += k;
     }
@@ -273,11 +278,12 @@ static int pick_hop_part(typed_sampler *s, minibatch_typed *ty, const int64_t *n
         if (f == 0) continue;
         const int d = g->etype_dst[e];
         const int64_t first = pt->type_start[d][me], *dn = ty->nodes[d];
+        pc.weights = pt->weights[e]; /* NULL: uniform */
         for (int64_t i = 0; i < n_dst[d]; i++) {
             const int o = typed_sampler_part_owner(pt, d, dn[i]);
             if (o == me)
                 own_e += pick_neighbours(g->csc[e], &pc, f, dn[i] - first, typed_stream(key, h, e, pt->key_ids[d][dn[i]]),
-                                         s->positions, picks, NULL, s->own_buf + own_e);
+                                         s->positions, picks, s->wscratch, s->own_buf + own_e);
             else
                 s->rq_n[o * K + e]++;
             s->own_off[++at] = own_e;

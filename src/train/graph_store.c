@@ -55,8 +55,9 @@ typedef struct storage {
     partbook *pbs;                /* (k) */
     csc_graph merged;             /* k > 1: the parts' indexes concatenated */
     const csc_graph *local;
-    float *weights;               /* trainerArgs.sampling_weight: (local's edges) the draw weights in
-                                     local's order (the parts' concatenated), owned; NULL: uniform */
+    /* trainerArgs.sampling_weight: per edge type (homogeneous [0]) the draw weights of the
+     * range's index (local / tlocal[e]: the parts' concatenated) in its order, owned; NULL: uniform */
+    float *weights[MINIBATCH_MAX_EDGE_TYPES];
     ds_feature mfeat;             /* k > 1: the parts' feature rows concatenated */
     void *mfeat_rows;
     const ds_feature *feat;
@@ -201,23 +202,40 @@ static int storage_open_typed(storage *st, cgnn_err *err) {
 }
 
 /* Opens parts [first, first + k) and the view of them as one contiguous range. */
-/* trainerArgs.sampling_weight on a storage rank: each of its parts' edge feature into that part's
- * index order (sample/sample_weights.h), concatenated as the merged index is, into st->weights:
- * the draw weights of the batches it builds and the PICKs it answers (st->spart.weights). */
+/* trainerArgs.sampling_weight on a storage rank: per edge type (homogeneous: one), each of its
+ * parts' edge feature into that part's index order (sample/sample_weights.h), concatenated as the
+ * merged index is, into st->weights[e]: the draw weights of the batches it builds and the PICKs
+ * it answers (st->spart / st->tspart weights). A typed edge type without the feature samples
+ * uniformly; none with it is CGNN_ERR_INPUT. */
 static int storage_weights(storage *st, cgnn_err *err) {
     const task_config *tc = st->tc;
-    st->weights = cgnn_malloc((size_t)(st->local->num_edges + 1) * sizeof(float));
-    int64_t off = 0;
-    for (int i = 0; i < st->k; i++) {
-        float *w = NULL;
-        if (sample_weights_load(&st->pbs[i].ds, 0, &st->pbs[i].local, tc->args.sampling_weight, &w, NULL, err) != 0)
-            return err_prefix(err, "%s: trainerConfig.trainerArgs.sampling_weight: ", tc->file);
-        memcpy(st->weights + off, w, (size_t)st->pbs[i].local.num_edges * sizeof(float));
-        off += st->pbs[i].local.num_edges;
-        free(w);
+    const char *name = tc->args.sampling_weight;
+    const int K = st->typed ? st->pbs[0].num_edge_types : 1;
+    int found = 0;
+    for (int e = 0; e < K; e++) {
+        if (st->typed && !dataset_find_feature(&st->pbs[0].ds, DS_DOMAIN_EDGE, e, name)) continue;
+        const csc_graph *merged = st->typed ? st->tlocal[e] : st->local;
+        st->weights[e] = cgnn_malloc((size_t)(merged->num_edges + 1) * sizeof(float));
+        int64_t off = 0;
+        for (int i = 0; i < st->k; i++) {
+            const csc_graph *g = st->typed ? &st->pbs[i].type_local[e] : &st->pbs[i].local;
+            float *w = NULL;
+            if (sample_weights_load(&st->pbs[i].ds, e, g, name, &w, NULL, err) != 0)
+                return err_prefix(err, "%s: trainerConfig.trainerArgs.sampling_weight: ", tc->file);
+            memcpy(st->weights[e] + off, w, (size_t)g->num_edges * sizeof(float));
+            off += g->num_edges;
+            free(w);
+        }
+        CGNN_CHECK(off == merged->num_edges);
+        if (st->typed) st->tspart.weights[e] = st->weights[e];
+        else st->spart.weights = st->weights[e];
+        found++;
     }
-    CGNN_CHECK(off == st->local->num_edges);
-    st->spart.weights = st->weights;
+    if (!found)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.sampling_weight: no edge type of %s has an edge feature '%s' "
+                       "(feature_data entries with domain: edge) to take the sampling weights from",
+                       tc->file, tc->dataset_path, name);
     return 0;
 }
 
@@ -241,12 +259,10 @@ static int storage_open(storage *st, cgnn_err *err) {
         st->pbs[i].part = -1;
         if (partbook_open(&st->pbs[i], tc->dataset_path, st->first_part + i, st->threads, err) != 0) return -1;
     }
-    if (st->pbs[0].typed && tc->args.sampling_weight[0])
-        return err_set(err, CGNN_ERR_INPUT,
-                       "%s: trainerConfig.trainerArgs.sampling_weight: weighted sampling is not available in "
-                       "server-client mode on a typed graph yet; remove it, or train on the whole dataset",
-                       tc->file);
-    if (st->pbs[0].typed) return storage_open_typed(st, err);
+    if (st->pbs[0].typed) {
+        if (storage_open_typed(st, err) != 0) return -1;
+        return tc->args.sampling_weight[0] ? storage_weights(st, err) : 0;
+    }
     const partbook *pb = &st->pbs[0];
     st->group_start = cgnn_malloc((size_t)(S + 1) * sizeof(int64_t));
     st->peers = cgnn_malloc((size_t)S * sizeof(int));
@@ -332,7 +348,7 @@ static void storage_free(storage *st) {
     if (st->have_cache) feat_cache_free(&st->cache);
     if (st->have_pr) part_rpc_free(&st->pr);
     csc_free(&st->merged);
-    free(st->weights);
+    for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) free(st->weights[e]);
     free(st->mfeat_rows);
     for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) csc_free(&st->tmerged[e]);
     for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) free(st->tmfeat_rows[t]);

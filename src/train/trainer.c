@@ -133,9 +133,7 @@ static void trainer_free(trainer *t) {
 static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
     const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
     if (client) return 0; /* the storage ranks read the weights and sample (train/graph_store.c) */
-    const char *why = parted && typed    ? "on a partitioned typed graph"
-                      : t->have_ssl      ? "with ssl_positive_label_percentage (its index drops the held-out edges)"
-                                         : NULL;
+    const char *why = t->have_ssl ? "with ssl_positive_label_percentage (its index drops the held-out edges)" : NULL;
     if (why)
         return err_set(err, CGNN_ERR_INPUT, "%s: %s: weighted sampling is not available %s yet; remove it, or train "
                        "on the whole dataset",
@@ -157,7 +155,7 @@ static int open_sample_weights(trainer *t, int typed, int parted, int client, cg
         if (typed && len < sizeof types)
             len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", found > 1 ? ", " : "", ds->edge_types[e].name);
     }
-    if (parted) graph_source_set_sample_weights(&t->src, t->sample_weights[0]);
+    if (parted) graph_source_set_sample_weights(&t->src, t->sample_weights);
     if (!found)
         return err_set(err, CGNN_ERR_INPUT,
                        "%s: %s: no edge type of %s has an edge feature '%s' (feature_data entries with domain: edge) to "
