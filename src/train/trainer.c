@@ -126,10 +126,11 @@ static void trainer_free(trainer *t) {
 }
 
 
-/* trainerArgs.sampling_weight: the draw weights of the whole graph's in-edges, per edge type
- * (sample/sample_weights.h), into t->sample_weights; refused where the sampler cannot use them
- * yet. Typed: the edge types without the feature sample uniformly (a log line lists the weighted
- * ones); at least one must have it. */
+/* trainerArgs.sampling_weight: the draw weights of the graph's in-edges, per edge type
+ * (sample/sample_weights.h), into t->sample_weights: a whole graph's, or on a part its own
+ * in-edges' (handed to the source for its PICK answers too); server-client: nothing here (the
+ * storage ranks read them). Typed: the edge types without the feature sample uniformly (a log
+ * line lists the weighted ones); at least one must have it. ssl runs are refused. */
 static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
     const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
     if (client) return 0; /* the storage ranks read the weights and sample (train/graph_store.c) */
