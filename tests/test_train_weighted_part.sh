@@ -53,6 +53,12 @@ for n in w_w w_s w4_w w4_s; do config $n cora_graphsage "$TMP/cora2" "${SHORT[@]
 run 2 w_w "" || bad "w_w failed: $(tail -3 "$TMP/w_w.err")"
 run 4 w_s "$TMP/gs22.yaml" || bad "w_s failed: $(tail -3 "$TMP/w_s.err")"
 same w_w w_s
+# a name no part has: the storage ranks refuse it (exit 2, the key named)
+config w_bad cora_graphsage "$TMP/cora2" "${SHORT[@]}" -e 's/^\(    gnn_model_class_path: .*\)$/\1\n    sampling_weight: nope/'
+run 4 w_bad "$TMP/gs22.yaml"
+rc=$?
+[[ $rc == 2 ]] && grep -q "sampling_weight: .*no edge feature 'nope'" "$TMP/w_bad.err" && ok ||
+  bad "w_bad: exit $rc, expected 2 naming the key: $(tail -3 "$TMP/w_bad.err")"
 run 4 w4_w "" || bad "w4_w failed: $(tail -3 "$TMP/w4_w.err")"
 run 5 w4_s "$TMP/gs14.yaml" || bad "w4_s failed: $(tail -3 "$TMP/w4_s.err")"
 same w4_w w4_s
