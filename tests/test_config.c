@@ -371,7 +371,7 @@ TEST(epochs_and_batches) {
 TEST(trainer_arg_keys) {
     int n = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) n++;
-    ASSERT_EQ(n, 63);
+    ASSERT_EQ(n, 64);
     ASSERT(!strcmp(CONFIG_TRAINER_ARG_KEYS[0], "gnn_model_class_path"));
     int has_drop = 0, has_feature = 0;
     for (const char *const *k = CONFIG_TRAINER_ARG_KEYS; *k; k++) {

@@ -10,6 +10,7 @@
 
 #include "graph/csc.h"
 #include "sample/gather.h"
+#include "sample/sample_weights.h"
 #include "sample/sampler.h"
 #include "test_graph_util.h"
 #include "util/rng.h"
@@ -26,6 +27,8 @@ typedef struct parted {
     csc_graph g[MAXP];
     sampler_part part[MAXP];
     uint32_t *scratch[MAXP];
+    double *wscratch[MAXP];
+    float *weights[MAXP];  /* parted_set_weights: each part's draw weights (CSC order), else NULL */
     int bad_reply; /* test hook: the owner answers one neighbour too many */
 } parted;
 
@@ -35,7 +38,7 @@ static inline int in_process_pick(void *ctx, sampler_remote_hop *hop, cgnn_err *
         if (hop->n[p] == 0) continue;
         int64_t got = sampler_pick_owned(&pd->g[p], &pd->part[p], hop->hop, hop->key, hop->fanout, hop->replace,
                                          hop->nodes[p], hop->n[p], hop->counts[p], &hop->nbrs[p], &hop->nbr_cap[p],
-                                         pd->scratch[p], err);
+                                         pd->scratch[p], pd->wscratch[p], err);
         if (got < 0) return -1;
         if (pd->bad_reply) hop->counts[p][0] += 1000;
     }
@@ -91,6 +94,7 @@ static inline void parted_make(parted *pd, const int32_t *src, const int32_t *ds
         sp->pick_remote = in_process_pick;
         sp->ctx = pd;
         pd->scratch[p] = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+        pd->wscratch[p] = malloc((size_t)(maxdeg + 1) * sizeof(double));
     }
     free(deg);
     free(part_of);
@@ -100,9 +104,34 @@ static inline void parted_free(parted *pd) {
     for (int p = 0; p < pd->P; p++) {
         csc_free(&pd->g[p]);
         free(pd->scratch[p]);
+        free(pd->wscratch[p]);
+        free(pd->weights[p]);
     }
     free(pd->new_of_orig);
     free(pd->orig_of_new);
+}
+
+/* Weighted sampling on the parts: w (e) the weights of the edges src/dst (the graph parted_make
+ * was given) in edge-list order; each part takes its edges' weights, in its edge-list order, into
+ * its index's CSC order (sample_weights_to_csc), as cgnn partition's edge features do. */
+static inline void parted_set_weights(parted *pd, const int32_t *src, const int32_t *dst, int64_t e, const float *w) {
+    (void)src;
+    for (int p = 0; p < pd->P; p++) {
+        float *pw = malloc((size_t)(e + 1) * sizeof(float));
+        int32_t *pdst = malloc((size_t)(e + 1) * sizeof(int32_t));
+        int64_t m = 0;
+        for (int64_t i = 0; i < e; i++) {
+            const int64_t nd = pd->new_of_orig[dst[i]];
+            if (nd >= pd->start[p] && nd < pd->start[p + 1]) pw[m] = w[i], pdst[m++] = (int32_t)(nd - pd->start[p]);
+        }
+        pd->weights[p] = malloc((size_t)(m + 1) * sizeof(float));
+        cgnn_err err;
+        CGNN_CHECK(sample_weights_to_csc(&pd->g[p], pw, NPY_DTYPE_FLOAT32, pdst, NPY_DTYPE_INT32, m, "part", pd->weights[p],
+                                         &err) == 0);
+        pd->part[p].weights = pd->weights[p];
+        free(pw);
+        free(pdst);
+    }
 }
 
 /* 1 if batch a (whole graph, original ids) equals batch b (a part's view, new ids) once b's

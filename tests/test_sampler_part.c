@@ -11,7 +11,7 @@
 
 #include "test_part_util.h"
 
-static void check_config(int L, const int64_t *fo, int replace, int exclude, int *failed) {
+static void check_config(int L, const int64_t *fo, int replace, int exclude, int weighted, int *failed) {
     const int64_t n = 700;
     int32_t *src, *dst;
     int64_t e = test_random_graph(n, 6, 150, 41, &src, &dst);
@@ -19,11 +19,21 @@ static void check_config(int L, const int64_t *fo, int replace, int exclude, int
     csc_graph whole;
     cgnn_err err = {0};
     CGNN_CHECK(csc_build(&whole, n, &ed, 1, &err) == 0);
+    float *w = NULL, *wcsc = NULL; /* weighted: edge-list order, and the whole index's order */
+    if (weighted) {
+        w = malloc((size_t)(e + 1) * sizeof(float));
+        wcsc = malloc((size_t)(e + 1) * sizeof(float));
+        rng wr;
+        rng_init(&wr, 3);
+        for (int64_t i = 0; i < e; i++) w[i] = rng_uniform(&wr) < 0.3 ? 0.0f : (float)(rng_uniform(&wr) * 2 + 0.01);
+        CGNN_CHECK(sample_weights_to_csc(&whole, w, NPY_DTYPE_FLOAT32, dst, NPY_DTYPE_INT32, e, "w", wcsc, &err) == 0);
+    }
     sampler_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_layers = L;
     for (int h = 0; h < L; h++) cfg.fanouts[h] = fo[h];
     cfg.replace = replace;
+    cfg.weights = wcsc;
     minibatch_capacity cap;
     sampler_capacity(&whole, &cfg, 48, 0, &cap);
     minibatch mw, mp;
@@ -34,12 +44,15 @@ static void check_config(int L, const int64_t *fo, int replace, int exclude, int
     for (int pi = 0; pi < 4 && !*failed; pi++) {
         parted pd;
         parted_make(&pd, src, dst, e, n, Ps[pi], 1000 + (uint64_t)pi);
+        if (weighted) parted_set_weights(&pd, src, dst, e, w);
+        sampler_config pcfg = cfg;
+        pcfg.weights = NULL; /* a part's are its sampler_part's */
         for (int me = 0; me < pd.P && !*failed; me++) {
             minibatch_capacity pcap;
             sampler_capacity_sized(n, e, pd.part[me].max_in_degree, &cfg, 48, 0, &pcap);
             ASSERT(memcmp(&pcap, &cap, sizeof cap) == 0); /* the same worst case as the whole graph */
             neighbor_sampler sp;
-            CGNN_CHECK(sampler_init_part(&sp, &pd.g[me], &pd.part[me], &cfg, &pcap, &err) == 0);
+            CGNN_CHECK(sampler_init_part(&sp, &pd.g[me], &pd.part[me], &pcfg, &pcap, &err) == 0);
             rng r;
             rng_init(&r, 7 + (uint64_t)me);
             for (int trial = 0; trial < 5; trial++) {
@@ -62,8 +75,9 @@ static void check_config(int L, const int64_t *fo, int replace, int exclude, int
                 ASSERT_EQ(sampler_sample(&sw, &mw, seeds, m, key, &err), 0);
                 ASSERT_EQ(sampler_sample(&sp, &mp, pseeds, m, key, &err), 0);
                 if (!same_mapped(&mw, &mp, pd.orig_of_new, L)) {
-                    fprintf(stderr, "partitioned batch differs: P=%d part=%d L=%d replace=%d exclude=%d trial=%d\n",
-                            pd.P, me, L, replace, exclude, trial);
+                    fprintf(stderr,
+                            "partitioned batch differs: P=%d part=%d L=%d replace=%d exclude=%d weighted=%d trial=%d\n",
+                            pd.P, me, L, replace, exclude, weighted, trial);
                     *failed = 1;
                     break;
                 }
@@ -76,6 +90,8 @@ static void check_config(int L, const int64_t *fo, int replace, int exclude, int
     minibatch_free(&mw);
     minibatch_free(&mp);
     csc_free(&whole);
+    free(w);
+    free(wcsc);
     free(src);
     free(dst);
 }
@@ -83,12 +99,17 @@ static void check_config(int L, const int64_t *fo, int replace, int exclude, int
 TEST(partitioned_batches_equal_whole_graph_batches) {
     int failed = 0;
     const int64_t f1[] = {5, 3, 2}, f2[] = {-1, 4}, f3[] = {100, 10}, f4[] = {3};
-    check_config(3, f1, 0, 0, &failed);
-    check_config(3, f1, 1, 0, &failed);
-    check_config(2, f2, 0, 0, &failed);
-    check_config(2, f3, 0, 0, &failed); /* partial Fisher-Yates for the hub */
-    check_config(1, f4, 0, 1, &failed);
-    check_config(3, f1, 0, 1, &failed);
+    check_config(3, f1, 0, 0, 0, &failed);
+    check_config(3, f1, 1, 0, 0, &failed);
+    check_config(2, f2, 0, 0, 0, &failed);
+    check_config(2, f3, 0, 0, 0, &failed); /* partial Fisher-Yates for the hub */
+    check_config(1, f4, 0, 1, 0, &failed);
+    check_config(3, f1, 0, 1, 0, &failed);
+    /* weighted sampling: each part's weights, the whole graph's draws */
+    check_config(3, f1, 0, 0, 1, &failed);
+    check_config(3, f1, 1, 0, 1, &failed);
+    check_config(2, f2, 0, 0, 1, &failed);
+    check_config(2, f3, 0, 1, 1, &failed);
     ASSERT_EQ(failed, 0);
 }
 
@@ -121,11 +142,11 @@ TEST(bad_replies_and_requests_are_errors) {
     /* the owner's side refuses nodes it does not own and bad fanouts */
     int64_t counts[2], *out = NULL, outcap = 0, foreign = pd.start[1];
     ASSERT_EQ(sampler_pick_owned(&pd.g[0], &pd.part[0], 0, 1, 3, 0, &foreign, 1, counts, &out, &outcap,
-                                 pd.scratch[0], &err), -1);
+                                 pd.scratch[0], pd.wscratch[0], &err), -1);
     ASSERT(strstr(err.msg, "is not owned by part 0") != NULL);
     int64_t own = 0;
     ASSERT_EQ(sampler_pick_owned(&pd.g[0], &pd.part[0], 0, 1, 0, 0, &own, 1, counts, &out, &outcap, pd.scratch[0],
-                                 &err), -1);
+                                 pd.wscratch[0], &err), -1);
     free(out);
     sampler_free(&s);
     minibatch_free(&mb);

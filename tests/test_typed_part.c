@@ -33,6 +33,7 @@ typedef struct tparts {
     gather_part type_gp[MAXP][MINIBATCH_MAX_NODE_TYPES];
     const ds_feature *feat[MAXP][MINIBATCH_MAX_NODE_TYPES]; /* each part's own rows */
     uint32_t *scratch;
+    double *wscratch;
     int bad_reply; /* test hook: the owner answers 1000 neighbours too many */
 } tparts;
 
@@ -47,7 +48,7 @@ static int in_process_pick(void *ctx, typed_remote_hop *hop, cgnn_err *err) {
             if (m == 0) continue;
             at = typed_sampler_pick_owned(&tp->tg[p], &tp->tp[p], hop->hop, hop->key, hop->replace, e, hop->fanouts[e],
                                           hop->nodes[p * K + e], m, hop->counts[p * K + e], &hop->nbrs[p],
-                                          &hop->nbr_cap[p], at, tp->scratch, err);
+                                          &hop->nbr_cap[p], at, tp->scratch, tp->wscratch, err);
             if (at < 0) return -1;
             if (tp->bad_reply) hop->counts[p * K + e][0] += 1000;
         }
@@ -129,12 +130,14 @@ static int open_parts(tparts *tp, const dataset *ds, const char *dir, int P, par
                                         .type_start = tp->type_start, .fetch_remote = in_process_fetch, .ctx = tp};
     }
     tp->scratch = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    tp->wscratch = malloc((size_t)(maxdeg + 1) * sizeof(double));
     return 0;
 }
 
 static void close_parts(tparts *tp) {
     for (int p = 0; p < tp->P; p++) partbook_close(&tp->pb[p]);
     free(tp->scratch);
+    free(tp->wscratch);
 }
 
 /* The part batch is the whole batch renamed (per-type new ids -> original ids); features equal. */

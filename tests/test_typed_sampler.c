@@ -141,6 +141,59 @@ TEST(matches_reference) {
     fixture_free(&f);
 }
 
+/* Weighted sampling on some edge types (the others uniform): fast == reference, and a weighted
+ * edge type never draws a zero-weight edge (the fixture's sources are distinct per node). */
+TEST(weighted_matches_reference) {
+    fixture f;
+    fixture_build(&f);
+    float *w[K] = {0};
+    rng r;
+    rng_init(&r, 5);
+    for (int e = 0; e < K; e += 2) {
+        w[e] = malloc((size_t)(f.csc[e].num_edges + 1) * sizeof(float));
+        for (int64_t j = 0; j < f.csc[e].num_edges; j++)
+            w[e][j] = rng_uniform(&r) < 0.3 ? 0.0f : (float)(rng_uniform(&r) * 3 + 0.01);
+    }
+    for (int replace = 0; replace <= 1; replace++) {
+        typed_sampler_config cfg;
+        config(&cfg, 2, replace, 3);
+        for (int e = 0; e < K; e++) cfg.weights[e] = w[e];
+        minibatch a, b;
+        typed_sampler s;
+        make_batch(&f.g, &cfg, 64, &a, &s);
+        make_batch(&f.g, &cfg, 64, &b, NULL);
+        for (int type = 0; type < T; type++)
+            for (uint64_t key = 1; key <= 3; key++) {
+                int64_t seeds[40];
+                int64_t n = make_seeds(&f.g, type, 40, key * 17 + (uint64_t)type, seeds);
+                typed_sampler_sample(&s, &a, seeds, n, key);
+                typed_sampler_sample_ref(&f.g, &cfg, &b, seeds, n, key);
+                ASSERT(same_batch(&a, &b));
+                const minibatch_typed *ty = a.typed;
+                for (int h = 0; h < 2; h++)
+                    for (int e = 0; e < K; e += 2) {
+                        const sampler_block *blk = &ty->blocks[(1 - h) * K + e];
+                        const csc_graph *c = &f.csc[e];
+                        for (int64_t i = 0; i < blk->num_dst; i++) {
+                            const int64_t v = ty->nodes[EDST[e]][i];
+                            for (int64_t q = blk->indptr[i]; q < blk->indptr[i + 1]; q++) {
+                                const int64_t u = ty->nodes[ESRC[e]][blk->indices[q]];
+                                int positive = 0;
+                                for (int64_t j = c->indptr[v]; j < c->indptr[v + 1]; j++)
+                                    positive |= csc_index(c, j) == u && w[e][j] > 0;
+                                ASSERT(positive);
+                            }
+                        }
+                    }
+            }
+        typed_sampler_free(&s);
+        minibatch_free(&a);
+        minibatch_free(&b);
+    }
+    for (int e = 0; e < K; e++) free(w[e]);
+    fixture_free(&f);
+}
+
 TEST(invariants) {
     fixture f;
     fixture_build(&f);
@@ -281,6 +334,7 @@ TEST(excluded_edges) {
 
 int main(void) {
     RUN(matches_reference);
+    RUN(weighted_matches_reference);
     RUN(invariants);
     RUN(config_check);
     RUN(excluded_edges);

@@ -34,6 +34,8 @@ typedef struct bench_sample_opts {
     int batches;                /* batches per repeat */
     int reps;                   /* repeats (median) */
     uint64_t seed;
+    const char *weights;        /* --weights NAME: also time weighted sampling with this edge feature
+                                   (sample/sample_weights.h); NULL: uniform only */
 } bench_sample_opts;
 
 /* `cgnn bench sample`: sampling edges/s (per core, 1 and N threads), seeds/s, feature gather

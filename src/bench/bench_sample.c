@@ -7,6 +7,9 @@
  *      rows produced, next to memcpy bandwidth with the same thread count;
  *   3. the whole loader pipeline (N workers, prefetch queue) drained by an idle consumer:
  *      seeds/s end to end.
+ * With --weights NAME (homogeneous datasets), stage 1 also times weighted sampling (sampler.h,
+ * "Weighted sampling") with 1 thread on the same seeds and keys: nanoseconds per sampled edge,
+ * weighted against uniform.
  */
 #include <omp.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include "io/dataset.h"
 #include "sample/gather.h"
 #include "sample/loader.h"
+#include "sample/sample_weights.h"
 #include "sample/sampler.h"
 #include "sample/typed_sampler.h"
 #include "graph/typed_graph.h"
@@ -107,6 +111,9 @@ static sample_stats run_sampling_typed(typed_sampler *samplers, minibatch *mbs, 
  * every node of node type 0; the same stages and lines as the homogeneous path (gathering:
  * every featured type's rows of one batch). */
 static int bench_sample_typed(const bench_sample_opts *o, const dataset *ds, FILE *out, cgnn_err *err) {
+    if (o->weights)
+        return err_set(err, CGNN_ERR_INPUT, "bench sample: --weights is available on homogeneous datasets only; %s is typed",
+                       ds->dir);
     int rc = -1;
     typed_graph g;
     memset(&g, 0, sizeof g);
@@ -284,6 +291,47 @@ done:
     return rc;
 }
 
+/* --weights: one weighted sampler (cfg with the weights of edge feature o->weights), 1 thread,
+ * the same seeds and keys as stage 1; prints ns per sampled edge against uniform's (uniform_ns). */
+static int bench_weighted(const bench_sample_opts *o, const dataset *ds, const csc_graph *g, const sampler_config *cfg,
+                          const minibatch_capacity *cap, const int64_t *seed_list, int64_t num_seeds, double uniform_ns,
+                          FILE *out, cgnn_err *err) {
+    float *w = NULL;
+    int64_t zero = 0;
+    if (sample_weights_load(ds, 0, g, o->weights, &w, &zero, err) != 0) return err_prefix(err, "bench sample: --weights: ");
+    sampler_config wc = *cfg;
+    wc.weights = w;
+    neighbor_sampler s;
+    minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    int rc = -1;
+    if (sampler_init(&s, g, &wc, cap, err) != 0) goto out;
+    if (minibatch_alloc(&mb, cap, err) != 0) {
+        sampler_free(&s);
+        goto out;
+    }
+    run_sampling(&s, &mb, 1, seed_list, num_seeds, o->batch_size, 1, 1); /* warm-up */
+    double *ns = cgnn_malloc((size_t)o->reps * sizeof(double));
+    sample_stats st = {0};
+    for (int rep = 0; rep < o->reps; rep++) {
+        st = run_sampling(&s, &mb, 1, seed_list, num_seeds, o->batch_size, o->batches, rng_key(o->seed, (uint64_t)rep));
+        ns[rep] = st.edges > 0 ? st.seconds * 1e9 / (double)st.edges : 0;
+    }
+    const double wns = bench_median(ns, o->reps);
+    free(ns);
+    fprintf(out,
+            "weighted sample 1 thread : %8.1f ns per sampled edge (uniform %.1f ns: %.2fx), %.0f sampled edges per "
+            "batch; weights: edge feature '%s', %lld nodes with all in-edges at weight 0\n",
+            wns, uniform_ns, uniform_ns > 0 ? wns / uniform_ns : 0.0, (double)st.edges / o->batches, o->weights,
+            (long long)zero);
+    sampler_free(&s);
+    minibatch_free(&mb);
+    rc = 0;
+out:
+    free(w);
+    return rc;
+}
+
 int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err) {
     dataset ds;
     if (dataset_open(&ds, o->dataset, err) != 0) return -1;
@@ -367,6 +415,8 @@ int bench_sample_run(const bench_sample_opts *o, FILE *out, cgnn_err *err) {
     fprintf(out, "        per batch: %.0f sampled edges, %.0f input nodes\n",
             (double)last.edges / o->batches, (double)last.input_nodes / o->batches);
     if (T > 1) fprintf(out, "        scaling 1 -> %d threads: %.2fx (ideal %dx)\n", T, eps[1] / eps[0], T);
+    if (o->weights && bench_weighted(o, &ds, &g, &cfg, &cap, seed_list, num_seeds, 1e9 / eps[0], out, err) != 0)
+        goto done;
 
     /* ---- 2. feature gathering ---- */
     if (feat) {

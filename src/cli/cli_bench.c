@@ -15,6 +15,7 @@ static cli_flag SAMPLE_FLAGS[] = {
     {"batches", "N", "batches per repeat (default 40)", NULL},
     {"reps", "N", "repeats; medians are reported (default 5)", NULL},
     {"replace", NULL, "sample with replacement", NULL},
+    {"weights", "NAME", "also time weighted sampling, weights from edge feature NAME (per sampled edge against uniform)", NULL},
     {"seed", "S", "random seed (default 0)", NULL},
 };
 static const cli_command SAMPLE_CMD = {
@@ -68,6 +69,7 @@ static int bench_sample_main(int argc, char **argv) {
     if (cli_flag_int(&SAMPLE_CMD, "seed", 0, INT64_MAX, &v, &err) != 0) return cli_fail(&err);
     o.seed = (uint64_t)v;
     if (cli_flag_bool(&SAMPLE_CMD, "replace", &o.replace, &err) != 0) return cli_fail(&err);
+    o.weights = cli_flag_str(&SAMPLE_CMD, "weights");
     if (o.batch_size < 1 || o.batches < 1 || o.reps < 1 || o.threads < 0) {
         err_set(&err, CGNN_ERR_INPUT, "bench sample: --batch, --batches and --reps must be >= 1");
         return cli_fail(&err);

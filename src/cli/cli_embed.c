@@ -148,7 +148,7 @@ static int job_setup(embed_job *j, const task_config *tc, const char *res_file, 
         const int P = j->pb.num_parts;
         j->dsp = &j->pb.ds;
         j->spart = (sampler_part){P, j->pb.part, j->pb.node_map, j->pb.orig_of_local, j->pb.num_nodes,
-                                  j->pb.num_edges, j->pb.max_in_degree, NULL, NULL};
+                                  j->pb.num_edges, j->pb.max_in_degree, NULL, NULL, NULL};
     } else {
         if (dataset_open(&j->ds, tc->dataset_path, err) != 0) return -1;
         j->have_ds = 1;

@@ -13,6 +13,7 @@ struct part_rpc_scratch {
     size_t *req_len;            /* (P) */
     int *peers, *parts;         /* (P) */
     uint32_t *positions;        /* (own max in-degree + 1): pick scratch */
+    double *wscratch;           /* (own max in-degree + 1): weighted picks' keys / CDF */
     int64_t *nbrs, nbr_cap;     /* a handler's picks */
 };
 
@@ -36,10 +37,11 @@ static part_rpc_scratch *scratch_new(const part_rpc *pr) {
     for (int e = 0; pr->tg && e < pr->tg->num_edge_types; e++) /* typed: the whole graph's bound */
         if (pr->tg->max_in_degree[e] > maxdeg) maxdeg = pr->tg->max_in_degree[e];
     s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    s->wscratch = malloc((size_t)(maxdeg + 1) * sizeof(double));
     if (!s->req || !s->resp || !s->resp_ptr || !s->req_ptr || !s->req_len || !s->peers || !s->parts ||
-        !s->positions) {
+        !s->positions || !s->wscratch) {
         free(s->req), free(s->resp), free(s->resp_ptr), free(s->req_ptr), free(s->req_len), free(s->peers);
-        free(s->parts), free(s->positions), free(s);
+        free(s->parts), free(s->positions), free(s->wscratch), free(s);
         return NULL;
     }
     for (int p = 0; p < P; p++) s->resp_ptr[p] = &s->resp[p];
@@ -53,7 +55,8 @@ static void scratch_del(part_rpc_scratch *s) {
         dist_rpc_buf_free(&s->resp[p]);
     }
     free(s->req), free(s->resp), free(s->resp_ptr), free(s->req_ptr), free(s->req_len), free(s->peers);
-    free(s->parts), free(s->positions), free(s->nbrs), free(s);
+    free(s->parts), free(s->wscratch);
+    free(s->positions), free(s->nbrs), free(s);
 }
 
 static part_rpc_scratch *scratch_take(part_rpc *pr, cgnn_err *err) {
@@ -103,7 +106,7 @@ static int handle_pick(void *ctx, int src, const void *req, size_t len, dist_rpc
     int rc = -1;
     if (counts) {
         int64_t e = sampler_pick_owned(pr->local, pr->part, (int)h[0], (uint64_t)h[1], h[2], (int)h[3], h + PICK_HEADER,
-                                       n, counts, &s->nbrs, &s->nbr_cap, s->positions, err);
+                                       n, counts, &s->nbrs, &s->nbr_cap, s->positions, s->wscratch, err);
         /* counts may have moved if the buffer grew: it did not, appending happens below */
         if (e >= 0) rc = dist_rpc_buf_append(reply, s->nbrs, (size_t)e * sizeof(int64_t), err);
     }
@@ -309,7 +312,8 @@ static int handle_tpick(void *ctx, int src, const void *req, size_t len, dist_rp
             break;
         }
         ids = typed_sampler_pick_owned(pr->tg, pr->tpart, (int)h[0], (uint64_t)h[1], (int)h[2], (int)e, fanout,
-                                       h + at + 3, n, counts + c, &s->nbrs, &s->nbr_cap, ids, s->positions, err);
+                                       h + at + 3, n, counts + c, &s->nbrs, &s->nbr_cap, ids, s->positions, s->wscratch,
+                                       err);
         if (ids < 0) rc = -1;
         c += n;
         at += 3 + (size_t)n;

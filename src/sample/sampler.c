@@ -93,8 +93,10 @@ int sampler_init(neighbor_sampler *s, const csc_graph *g, const sampler_config *
     s->table = malloc(size * sizeof(sampler_slot));
     s->slot_of = malloc((size_t)(max_nodes + 1) * sizeof(int64_t));
     s->nbr_buf = malloc((size_t)(max_edges + 1) * sizeof(int64_t));
-    s->positions = malloc((size_t)(max_in_degree(g) + 1) * sizeof(uint32_t));
-    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions) {
+    const int64_t maxdeg = max_in_degree(g);
+    s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    if (cfg->weights) s->wscratch = malloc((size_t)(maxdeg + 1) * sizeof(double));
+    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions || (cfg->weights && !s->wscratch)) {
         sampler_free(s);
         return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating sampler scratch (%lld nodes)",
                        (long long)max_nodes);
@@ -113,7 +115,11 @@ static int64_t cap_max_edges(const minibatch_capacity *cap) {
 
 int sampler_init_part(neighbor_sampler *s, const csc_graph *g, const sampler_part *part, const sampler_config *cfg,
                       const minibatch_capacity *cap, cgnn_err *err) {
-    if (sampler_init(s, g, cfg, cap, err) != 0) return -1;
+    if (cfg->weights && cfg->weights != part->weights)
+        return err_set(err, CGNN_ERR_INPUT, "a part's draw weights are its sampler_part's (part->weights)");
+    sampler_config pc = *cfg;
+    pc.weights = part->weights;
+    if (sampler_init(s, g, &pc, cap, err) != 0) return -1;
     s->part = part;
     const int P = part->num_parts;
     const int64_t max_nodes = cap->max_nodes[cfg->num_layers], max_edges = cap_max_edges(cap);
@@ -158,6 +164,7 @@ void sampler_free(neighbor_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
+    free(s->wscratch);
     free(s->excl.slot);
     memset(s, 0, sizeof *s);
 }
@@ -196,13 +203,13 @@ void sampler_exclude_edges(neighbor_sampler *s, const int64_t *pairs, int64_t n)
 
 int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop, uint64_t key, int64_t fanout,
                            int replace, const int64_t *nodes, int64_t n, int64_t *counts, int64_t **out,
-                           int64_t *cap, uint32_t *scratch, cgnn_err *err) {
+                           int64_t *cap, uint32_t *scratch, double *wscratch, cgnn_err *err) {
     const int64_t first = part->part_start[part->part], end = part->part_start[part->part + 1];
     if (fanout == 0 || fanout < -1)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: fanout %lld is not a fanout", (long long)fanout);
     if (hop < 0 || hop >= MINIBATCH_MAX_LAYERS)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: hop %d out of range", hop);
-    sampler_config cfg = {.num_layers = 1, .replace = replace != 0};
+    sampler_config cfg = {.num_layers = 1, .replace = replace != 0, .weights = part->weights};
     uint32_t picks[FLOYD_MAX_K + 1];
     int64_t e = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -221,7 +228,7 @@ int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop
             *cap = want;
         }
         int64_t k = pick_neighbours(g, &cfg, fanout, row, dst_stream(key, hop, part->key_ids[row]), scratch, picks,
-                                    *out + e);
+                                    wscratch, *out + e);
         counts[i] = k;
         e += k;
     }
@@ -252,7 +259,7 @@ static int64_t pick_hop_part(neighbor_sampler *s, sampler_block *b, const int64_
         if (o == me) {
             const int64_t row = nodes[i] - first;
             own_e += pick_neighbours(g, &s->cfg, fanout, row, dst_stream(key, h, pt->key_ids[row]), s->positions,
-                                     picks, s->own_buf + own_e);
+                                     picks, s->wscratch, s->own_buf + own_e);
         } else {
             s->rq_n[o]++;
         }
@@ -363,7 +370,7 @@ int sampler_sample(neighbor_sampler *s, minibatch *mb, const int64_t *seeds, int
             for (int64_t i = 0; i < n_dst; i++) {
                 if (i + PREFETCH_DIST < n_dst) __builtin_prefetch(&g->indptr[nodes[i + PREFETCH_DIST]]);
                 int64_t k = pick_neighbours(g, &s->cfg, fanout, nodes[i], dst_stream(key, h, nodes[i]),
-                                            s->positions, picks, s->nbr_buf + e);
+                                            s->positions, picks, s->wscratch, s->nbr_buf + e);
                 if (s->excl.n) k = pair_set_drop(&s->excl, nodes[i], s->nbr_buf + e, k);
                 e += k;
                 b->indptr[i + 1] = e;
@@ -417,11 +424,15 @@ void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg,
     }
     mb->num_items = n;
     mb->num_seeds = n_cur;
-    int64_t maxdeg = 0;
+    int64_t maxdeg = 0, maxpick = 0;
     for (int64_t v = 0; v < g->num_nodes; v++)
         if (csc_degree(g, v) > maxdeg) maxdeg = csc_degree(g, v);
+    for (int h = 0; h < L; h++)
+        if (cfg->fanouts[h] > maxpick) maxpick = cfg->fanouts[h];
+    if (maxdeg > maxpick) maxpick = maxdeg; /* with replacement a node takes fanout picks */
     uint32_t *scratch = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
-    uint32_t *picks = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    uint32_t *picks = cgnn_malloc((size_t)(maxpick + 1) * sizeof(uint32_t));
+    double *keys = cfg->weights ? cgnn_malloc((size_t)(maxdeg + 1) * sizeof(double)) : NULL;
     int64_t total = 0;
     for (int h = 0; h < L; h++) {
         sampler_block *b = &mb->blocks[L - 1 - h];
@@ -432,7 +443,9 @@ void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg,
             int64_t v = nodes[i], beg = g->indptr[v], d = csc_degree(g, v);
             rng r;
             rng_init(&r, dst_stream(key, h, v));
-            const int64_t k = pick_positions_ref(&r, d, fanout, cfg->replace, scratch, picks);
+            const int64_t k = cfg->weights ? pick_positions_weighted_ref(&r, cfg->weights + beg, d, fanout, cfg->replace,
+                                                                         keys, picks)
+                                           : pick_positions_ref(&r, d, fanout, cfg->replace, scratch, picks);
             for (int64_t j = 0; j < k; j++) {
                 int64_t u = csc_index(g, beg + picks[j]);
                 if (ref_pair_listed(pairs, n_pairs, u, v)) continue;
@@ -454,4 +467,5 @@ void sampler_sample_ref_excluding(const csc_graph *g, const sampler_config *cfg,
     mb->num_sampled_edges = total;
     free(scratch);
     free(picks);
+    free(keys);
 }

@@ -16,6 +16,16 @@
  * (Consequence: within one epoch, a node reached by two batches gets the same neighbours in
  * the same hop; every batch is still a uniform sample.)
  *
+ * Weighted sampling (cfg.weights, GraphBolt's prob_name / PyG's weight_attr): the in-edge j of v
+ * is drawn with probability proportional to its weight w_j >= 0; a zero-weight edge is never
+ * drawn, and a node whose in-edges all weigh 0 draws nothing. Without replacement: exponential
+ * keys (Efraimidis-Spirakis): the node's stream gives one uniform u_j per in-edge position,
+ * key_j = -log(1 - u_j) / w_j, and the k smallest keys are taken, in increasing key order (the
+ * order of successive weighted draws); when k >= the number m of positive-weight edges (or
+ * fanout -1) all m are taken in edge order. With replacement: k draws from the node's CDF (prefix
+ * sums of its weights in double, binary search). The stream is keyed as the uniform draws are,
+ * so the picks never depend on threads or on where the node sits in the batch.
+ *
  * A neighbor_sampler holds one thread's scratch (hash map global -> local id, buffers), sized
  * once for the worst case: sampling allocates nothing. Not thread-safe: one per thread.
  */
@@ -32,6 +42,10 @@ typedef struct sampler_config {
     int num_layers;                          /* L, 1..MINIBATCH_MAX_LAYERS */
     int64_t fanouts[MINIBATCH_MAX_LAYERS];   /* seed side first; -1 = all */
     int replace;                             /* sample with replacement */
+    /* weighted sampling (sample/sample_weights.h; NULL: uniform): (E) the draw weight of every
+     * in-edge in CSC order (weights[indptr[v] + j] is the weight of v's j-th in-neighbour), each
+     * finite and >= 0; borrowed, must outlive the samplers. Whole homogeneous graphs only. */
+    const float *weights;
 } sampler_config;
 
 typedef struct sampler_slot {
@@ -70,6 +84,10 @@ typedef struct sampler_part {
      * timed out). Called concurrently by every sampler thread. */
     int (*pick_remote)(void *ctx, sampler_remote_hop *hop, cgnn_err *err);
     void *ctx;
+    /* weighted sampling (sample_weights.h; NULL: uniform): (own edges) the draw weights of the own
+     * index's in-edges in its CSC order, for the own picks and sampler_pick_owned alike; every
+     * part of a job sets them (or none does), so the picks are the whole graph's. Borrowed. */
+    const float *weights;
 } sampler_part;
 
 /* Owner of global id v (binary search over part_start). */
@@ -106,6 +124,7 @@ typedef struct neighbor_sampler {
     int64_t *slot_of;        /* (max nodes) table slot of each local id, for clearing */
     int64_t *nbr_buf;        /* (max edges of a hop) sampled global ids */
     uint32_t *positions;     /* (max degree) scratch for partial Fisher-Yates */
+    double *wscratch;        /* (max degree + 1) weighted draws' keys / CDF (cfg.weights only) */
     /* excluded edges (sampler_exclude_edges): an open-addressing set of unordered node pairs,
      * allocated on first use for cap.max_items pairs, emptied by every sampler_sample */
     sampler_pair_set excl;
@@ -127,18 +146,19 @@ int sampler_init(neighbor_sampler *s, const csc_graph *g, const sampler_config *
                  const minibatch_capacity *cap, cgnn_err *err);
 void sampler_free(neighbor_sampler *s); /* NULL-safe */
 /* sampler_init on a part: g is the own nodes' index (see sampler_part), part is borrowed and
- * must outlive *s; capacities from sampler_capacity_sized. */
+ * must outlive *s; capacities from sampler_capacity_sized. The draw weights are part->weights
+ * (cfg->weights must be NULL or the same array). */
 int sampler_init_part(neighbor_sampler *s, const csc_graph *g, const sampler_part *part, const sampler_config *cfg,
                       const minibatch_capacity *cap, cgnn_err *err);
 
 /* The owner's side of pick_remote: samples hop h (fanout, replace) for own nodes[0..n) of part
- * exactly as sampler_sample would on the whole graph: counts[i] neighbours of nodes[i], appended
- * in node order to *out (grown with realloc; *cap in ids). scratch holds (own max in-degree + 1)
- * uint32s. Returns the number of ids written, or -1 with *err (CGNN_ERR_INPUT) when a node is not
+ * exactly as sampler_sample would on the whole graph (weighted with part->weights when set):
+ * counts[i] neighbours of nodes[i], appended in node order to *out (grown with realloc; *cap in
+ * ids). scratch holds (own max in-degree + 1) uint32s, wscratch as many doubles. Returns the number of ids written, or -1 with *err (CGNN_ERR_INPUT) when a node is not
  * owned by the part or the fanout is invalid (a request from a peer is outside data). */
 int64_t sampler_pick_owned(const csc_graph *g, const sampler_part *part, int hop, uint64_t key, int64_t fanout,
                            int replace, const int64_t *nodes, int64_t n, int64_t *counts, int64_t **out,
-                           int64_t *cap, uint32_t *scratch, cgnn_err *err);
+                           int64_t *cap, uint32_t *scratch, double *wscratch, cgnn_err *err);
 
 /* Samples the L-hop neighbourhood of seeds[0..n) (n <= cap.max_items; duplicates allowed,
  * they share one output row) into mb: blocks, input_nodes, num_seeds, num_input_nodes,

@@ -98,7 +98,10 @@ int typed_sampler_init(typed_sampler *s, const typed_graph *g, const typed_sampl
     s->slot_of = malloc((size_t)(max_nodes + 1) * sizeof(int64_t));
     s->nbr_buf = malloc((size_t)(max_edges + 1) * sizeof(int64_t));
     s->positions = malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
-    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions) {
+    int weighted = 0;
+    for (int e = 0; e < g->num_edge_types; e++) weighted |= cfg->weights[e] != NULL;
+    if (weighted) s->wscratch = malloc((size_t)(maxdeg + 1) * sizeof(double));
+    if (!s->table || !s->slot_of || !s->nbr_buf || !s->positions || (weighted && !s->wscratch)) {
         typed_sampler_free(s);
         return err_set(err, CGNN_ERR_RUNTIME, "out of memory allocating typed sampler scratch (%lld nodes)",
                        (long long)max_nodes);
@@ -113,6 +116,7 @@ void typed_sampler_free(typed_sampler *s) {
     free(s->slot_of);
     free(s->nbr_buf);
     free(s->positions);
+    free(s->wscratch);
     free(s->excl.slot);
     free(s->own_buf);
     free(s->own_off);
@@ -133,6 +137,13 @@ void typed_sampler_free(typed_sampler *s) {
 int typed_sampler_init_part(typed_sampler *s, const typed_graph *g, const typed_sampler_part *part,
                             const typed_sampler_config *cfg, const minibatch_typed_capacity *cap, cgnn_err *err) {
     CGNN_CHECK(g->parted);
+    typed_sampler_config pc = *cfg; /* a part's weights are its typed_sampler_part's */
+    for (int e = 0; e < g->num_edge_types; e++) {
+        if (cfg->weights[e] && cfg->weights[e] != part->weights[e])
+            return err_set(err, CGNN_ERR_INPUT, "a part's draw weights are its typed_sampler_part's (part->weights)");
+        pc.weights[e] = part->weights[e];
+    }
+    cfg = &pc;
     for (int e = 0; e < g->num_edge_types; e++) { /* the local indexes are this part's rows */
         const int d = g->etype_dst[e];
         CGNN_CHECK(g->csc[e]->first_node == part->type_start[d][part->part] &&
@@ -171,7 +182,8 @@ int typed_sampler_init_part(typed_sampler *s, const typed_graph *g, const typed_
 
 int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part *part, int hop, uint64_t key,
                                  int replace, int e, int64_t fanout, const int64_t *nodes, int64_t n, int64_t *counts,
-                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, cgnn_err *err) {
+                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, double *wscratch,
+                                 cgnn_err *err) {
     if (e < 0 || e >= g->num_edge_types)
         return err_set(err, CGNN_ERR_INPUT, "sampling request: edge type %d out of range [0, %d)", e,
                        g->num_edge_types);
@@ -182,7 +194,7 @@ int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part 
     const int d = g->etype_dst[e];
     const csc_graph *c = g->csc[e];
     const int64_t first = part->type_start[d][part->part], end = part->type_start[d][part->part + 1];
-    sampler_config cfg = {.num_layers = 1, .replace = replace != 0};
+    sampler_config cfg = {.num_layers = 1, .replace = replace != 0, .weights = part->weights[e]};
     uint32_t picks[FLOYD_MAX_K + 1];
     for (int64_t i = 0; i < n; i++) {
         const int64_t v = nodes[i];
@@ -201,7 +213,7 @@ int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part 
             *cap = want;
         }
         const int64_t k = pick_neighbours(c, &cfg, fanout, row, typed_stream(key, hop, e, part->key_ids[d][v]), scratch,
-                                          picks, *out + at);
+                                          picks, wscratch, *out + at);
         counts[i] = k;
         at += k;
     }
@@ -266,11 +278,12 @@ static int pick_hop_part(typed_sampler *s, minibatch_typed *ty, const int64_t *n
         if (f == 0) continue;
         const int d = g->etype_dst[e];
         const int64_t first = pt->type_start[d][me], *dn = ty->nodes[d];
+        pc.weights = pt->weights[e]; /* NULL: uniform */
         for (int64_t i = 0; i < n_dst[d]; i++) {
             const int o = typed_sampler_part_owner(pt, d, dn[i]);
             if (o == me)
                 own_e += pick_neighbours(g->csc[e], &pc, f, dn[i] - first, typed_stream(key, h, e, pt->key_ids[d][dn[i]]),
-                                         s->positions, picks, s->own_buf + own_e);
+                                         s->positions, picks, s->wscratch, s->own_buf + own_e);
             else
                 s->rq_n[o * K + e]++;
             s->own_off[++at] = own_e;
@@ -417,13 +430,14 @@ static int sample_impl(typed_sampler *s, minibatch *mb, const int64_t *seeds, in
                 const int64_t *dn = ty->nodes[d];
                 int64_t ne = 0;
                 b->indptr[0] = 0;
+                pc.weights = s->cfg.weights[e]; /* NULL: uniform */
                 if (f == 0) {
                     for (int64_t i = 0; i < nd; i++) b->indptr[i + 1] = 0;
                 } else {
                     for (int64_t i = 0; i < nd; i++) {
                         if (i + PREFETCH_DIST < nd) __builtin_prefetch(&c->indptr[dn[i + PREFETCH_DIST]]);
                         int64_t k = pick_neighbours(c, &pc, f, dn[i], typed_stream(key, h, e, dn[i]), s->positions,
-                                                    picks, s->nbr_buf + ne);
+                                                    picks, s->wscratch, s->nbr_buf + ne);
                         if (s->excl.n) k = drop_typed(s, e, dn[i], s->nbr_buf + ne, k);
                         ne += k;
                         b->indptr[i + 1] = ne;
@@ -505,8 +519,12 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
     }
     int64_t maxdeg = 0;
     for (int e = 0; e < K; e++) maxdeg = g->max_in_degree[e] > maxdeg ? g->max_in_degree[e] : maxdeg;
+    int64_t maxpick = maxdeg; /* with replacement a node takes fanout picks */
+    for (int h = 0; h < L; h++)
+        for (int e = 0; e < K; e++) maxpick = cfg->fanouts[h][e] > maxpick ? cfg->fanouts[h][e] : maxpick;
     uint32_t *scratch = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
-    uint32_t *picks = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(uint32_t));
+    uint32_t *picks = cgnn_malloc((size_t)(maxpick + 1) * sizeof(uint32_t));
+    double *keys = cgnn_malloc((size_t)(maxdeg + 1) * sizeof(double));
     int64_t total = 0;
     for (int h = 0; h < L; h++) {
         int64_t n_dst[MINIBATCH_MAX_NODE_TYPES];
@@ -522,7 +540,9 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
                 const int64_t v = ty->nodes[d][i], beg = c->indptr[v], deg = csc_degree(c, v);
                 rng r;
                 rng_init(&r, typed_stream(key, h, e, v));
-                const int64_t k = pick_positions_ref(&r, deg, f, cfg->replace, scratch, picks);
+                const float *w = cfg->weights[e];
+                const int64_t k = w ? pick_positions_weighted_ref(&r, w + beg, deg, f, cfg->replace, keys, picks)
+                                    : pick_positions_ref(&r, deg, f, cfg->replace, scratch, picks);
                 for (int64_t j = 0; j < k; j++) {
                     const int64_t u = csc_index(c, beg + picks[j]);
                     if (ref_pair_listed(pairs, n_pairs, g->offset[st] + u, g->offset[d] + v)) continue;
@@ -542,4 +562,5 @@ void typed_sampler_sample_ref_excluding(const typed_graph *g, const typed_sample
     mb->num_sampled_edges = total;
     free(scratch);
     free(picks);
+    free(keys);
 }

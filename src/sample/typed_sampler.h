@@ -30,6 +30,10 @@ typedef struct typed_sampler_config {
     int num_layers;                                                /* L */
     int64_t fanouts[MINIBATCH_MAX_LAYERS][MINIBATCH_MAX_EDGE_TYPES]; /* [h][e], seed side first */
     int replace;
+    /* weighted sampling per edge type (sampler.h, "Weighted sampling"): weights[e] = (E_e) the
+     * draw weights of edge type e's in-edges in csc[e]'s order, or NULL (uniform); borrowed. On a
+     * part they are the part's (typed_sampler_part.weights; these must be NULL or the same). */
+    const float *weights[MINIBATCH_MAX_EDGE_TYPES];
 } typed_sampler_config;
 
 /* ---- partitioned typed graphs ------------------------------------------------------------
@@ -66,6 +70,10 @@ typedef struct typed_sampler_part {
      * out). Called concurrently by every sampler thread. */
     int (*pick_remote)(void *ctx, typed_remote_hop *hop, cgnn_err *err);
     void *ctx;
+    /* weighted sampling (sample_weights.h): weights[e] = the draw weights of the part's own csc[e]
+     * in-edges in its CSC order, or NULL (uniform); for the own picks and typed_sampler_pick_owned
+     * alike; every part of a job sets the same edge types. Borrowed. */
+    const float *weights[MINIBATCH_MAX_EDGE_TYPES];
 } typed_sampler_part;
 
 /* The part owning per-type id v of node type t. */
@@ -91,6 +99,7 @@ typedef struct typed_sampler {
     int64_t num_inserted;
     int64_t *nbr_buf;       /* (max edges of one (hop, edge type)) sampled src-type ids */
     uint32_t *positions;    /* (max in-degree + 1) */
+    double *wscratch;       /* (max in-degree + 1) weighted draws' keys / CDF (cfg.weights only) */
     sampler_pair_set excl;  /* typed_sampler_exclude_edges: pairs of homogenised ids */
     int64_t max_pairs;      /* its capacity (cap's max seeds) */
     /* a part (typed_sampler_init_part; NULL otherwise): nbr_buf holds a whole hop (every edge
@@ -140,11 +149,12 @@ int typed_sampler_sample_part(typed_sampler *s, minibatch *mb, const int64_t *se
  * e for own dst nodes[0..n) (per-type new ids of e's dst type) exactly as the whole graph's
  * sampler would: counts[i] neighbours of nodes[i], appended in node order to *out after the first
  * `at` ids (grown with realloc; *cap in ids). scratch holds (the part's max in-degree + 1)
- * uint32s. Returns the new number of ids in *out, or -1 with *err (CGNN_ERR_INPUT) when a node
+ * uint32s, wscratch as many doubles (weighted: part->weights[e]). Returns the new number of ids in *out, or -1 with *err (CGNN_ERR_INPUT) when a node
  * is not the part's, the edge type or the fanout is invalid (a peer's request is outside data). */
 int64_t typed_sampler_pick_owned(const typed_graph *g, const typed_sampler_part *part, int hop, uint64_t key,
                                  int replace, int e, int64_t fanout, const int64_t *nodes, int64_t n, int64_t *counts,
-                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, cgnn_err *err);
+                                 int64_t **out, int64_t *cap, int64_t at, uint32_t *scratch, double *wscratch,
+                                 cgnn_err *err);
 
 /* Excludes, from the next typed_sampler_sample call only, every sampled edge between the two
  * nodes of a pair of pairs[0..n) (homogenised ids), whatever its edge type and direction:

@@ -130,6 +130,13 @@ void graph_source_split_rows(const graph_source *s, ds_split_id split, graph_sou
     out->items = s->sel_n[split];
 }
 
+void graph_source_set_sample_weights(graph_source *s, float *const *w) {
+    if (s->kind != GRAPH_SOURCE_PART) return;
+    if (!s->ds->typed) s->part.spart.weights = w[0];
+    else
+        for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) s->part.tspart.weights[e] = w[e];
+}
+
 void graph_source_loader_config(const graph_source *s, loader_config *lc) {
     if (s->ops->loader_config) s->ops->loader_config(s, lc);
 }

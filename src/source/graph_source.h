@@ -292,6 +292,12 @@ int graph_source_table_sharded(const graph_source *s);
  * featureless), both borrowed for the source's life. Whole, store: nothing. Before the loaders
  * (their batches reach every part). Returns 0, or -1 with *err. */
 int graph_source_serve(graph_source *s, const ds_feature *feat, const ds_feature *const *type_feat, cgnn_err *err);
+/* Weighted sampling (sample/sample_weights.h) on a part: w[e] (per edge type, homogeneous w[0]:
+ * the part's own index's in-edges, CSC order; borrowed, must outlive the source; NULL: uniform)
+ * become the part's sampler_part / typed_sampler_part weights, used by its own picks and the
+ * PICKs it answers. Before graph_source_serve. Other kinds: nothing (a whole graph's weights go in
+ * the loader's sampler configs). */
+void graph_source_set_sample_weights(graph_source *s, float *const *w);
 
 /* The rows of split `split` this rank takes (after assign_seeds): the whole split (gtask's) sliced
  * over every rank, or with local seeds this rank's rows sliced over its seed group. Borrowed. */

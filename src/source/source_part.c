@@ -37,7 +37,7 @@ static int part_open(graph_source *s, cgnn_err *err) {
     }
     s->g = &pb->local;
     s->part.spart = (sampler_part){P, part, pb->node_map, pb->orig_of_local, pb->num_nodes, pb->num_edges,
-                                   pb->max_in_degree, NULL, NULL};
+                                   pb->max_in_degree, NULL, NULL, NULL}; /* weights: trainer (graph_source_set_sample_weights) */
     return 0;
 }
 

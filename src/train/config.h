@@ -103,6 +103,8 @@ typedef struct trainer_args {
     int64_t num_workers;              /* train_main_num_workers (2) */
     uint64_t seed;                    /* 0 */
     int replace;                      /* sample_with_replacement (false) */
+    char sampling_weight[128];        /* the edge feature holding the draw weights (sample/sample_weights.h;
+                                         "": uniform sampling) */
     int drop_uneven_inputs;           /* data parallel: every rank runs the minimum batch count (false) */
     /* optimiser */
     optim_config optim;               /* optim_class_path, optim_lr, optim_weight_decay, optim_momentum */

@@ -141,6 +141,7 @@ typedef struct targ_row {
     ARG(NUM_WORKERS, "train_main_num_workers", TARG_INT(num_workers, 0, 1024), TARG_DEFAULT(2))                        \
     ARG(SEED, "seed", TARG_INT(seed, 0, INT64_MAX))                                                                    \
     ARG(REPLACE, "sample_with_replacement", TARG_BOOL(replace))                                                        \
+    ARG(SAMPLING_WEIGHT, "sampling_weight", TARG_SPECIAL(config_read_sampling_weight))                                  \
     ARG(DROP_UNEVEN, "drop_uneven_inputs", TARG_BOOL(drop_uneven_inputs))                                              \
     ARG(VAL_AT_END, "val_at_end", TARG_BOOL(val_at_end))                                                               \
     /* optimiser (Adam, lr 0.01): optim_class_path sets torch's defaults for it, the numbers below override them */    \
@@ -239,6 +240,7 @@ const char *config_task_name(task_kind task);
 int config_read_model(const targ_ctx *x, const yamldoc_node *n);
 int config_read_feature_normalization(const targ_ctx *x, const yamldoc_node *n);
 int config_read_node_feature(const targ_ctx *x, const yamldoc_node *n);
+int config_read_sampling_weight(const targ_ctx *x, const yamldoc_node *n);
 int config_read_num_neighbors(const targ_ctx *x, const yamldoc_node *n);
 int config_read_early_stop_criterion(const targ_ctx *x, const yamldoc_node *n);
 int config_read_optim_class_path(const targ_ctx *x, const yamldoc_node *n);

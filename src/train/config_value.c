@@ -585,6 +585,18 @@ int config_read_node_feature(const targ_ctx *x, const yamldoc_node *n) {
     return 0;
 }
 
+/* sampling_weight: the name of an edge feature (GraphBolt's prob_name, PyG's weight_attr). */
+int config_read_sampling_weight(const targ_ctx *x, const yamldoc_node *n) {
+    char buf[80];
+    if (!n->scalar[0] || strlen(n->scalar) >= sizeof x->a->sampling_weight || strpbrk(n->scalar, ":/"))
+        return config_node_err(x->doc, n, x->err,
+                               "expected the name of an edge feature of the dataset (feature_data[*].name with "
+                               "domain: edge), got %s",
+                               config_shown(n, buf, sizeof buf));
+    snprintf(x->a->sampling_weight, sizeof x->a->sampling_weight, "%s", n->scalar);
+    return 0;
+}
+
 /* num_neighbors, after num_layers: their lengths must agree. */
 int config_read_num_neighbors(const targ_ctx *x, const yamldoc_node *n) {
     if (x->a->num_layers == 0)

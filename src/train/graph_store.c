@@ -12,6 +12,7 @@
 #include "sample/batch_rpc.h"
 #include "sample/feat_cache.h"
 #include "sample/part_rpc.h"
+#include "sample/sample_weights.h"
 #include "train/outputs.h"
 #include "util/log.h"
 #include "util/rng.h"
@@ -54,6 +55,9 @@ typedef struct storage {
     partbook *pbs;                /* (k) */
     csc_graph merged;             /* k > 1: the parts' indexes concatenated */
     const csc_graph *local;
+    /* trainerArgs.sampling_weight: per edge type (homogeneous [0]) the draw weights of the
+     * range's index (local / tlocal[e]: the parts' concatenated) in its order, owned; NULL: uniform */
+    float *weights[MINIBATCH_MAX_EDGE_TYPES];
     ds_feature mfeat;             /* k > 1: the parts' feature rows concatenated */
     void *mfeat_rows;
     const ds_feature *feat;
@@ -198,6 +202,43 @@ static int storage_open_typed(storage *st, cgnn_err *err) {
 }
 
 /* Opens parts [first, first + k) and the view of them as one contiguous range. */
+/* trainerArgs.sampling_weight on a storage rank: per edge type (homogeneous: one), each of its
+ * parts' edge feature into that part's index order (sample/sample_weights.h), concatenated as the
+ * merged index is, into st->weights[e]: the draw weights of the batches it builds and the PICKs
+ * it answers (st->spart / st->tspart weights). A typed edge type without the feature samples
+ * uniformly; none with it is CGNN_ERR_INPUT. */
+static int storage_weights(storage *st, cgnn_err *err) {
+    const task_config *tc = st->tc;
+    const char *name = tc->args.sampling_weight;
+    const int K = st->typed ? st->pbs[0].num_edge_types : 1;
+    int found = 0;
+    for (int e = 0; e < K; e++) {
+        if (st->typed && !dataset_find_feature(&st->pbs[0].ds, DS_DOMAIN_EDGE, e, name)) continue;
+        const csc_graph *merged = st->typed ? st->tlocal[e] : st->local;
+        st->weights[e] = cgnn_malloc((size_t)(merged->num_edges + 1) * sizeof(float));
+        int64_t off = 0;
+        for (int i = 0; i < st->k; i++) {
+            const csc_graph *g = st->typed ? &st->pbs[i].type_local[e] : &st->pbs[i].local;
+            float *w = NULL;
+            if (sample_weights_load(&st->pbs[i].ds, e, g, name, &w, NULL, err) != 0)
+                return err_prefix(err, "%s: trainerConfig.trainerArgs.sampling_weight: ", tc->file);
+            memcpy(st->weights[e] + off, w, (size_t)g->num_edges * sizeof(float));
+            off += g->num_edges;
+            free(w);
+        }
+        CGNN_CHECK(off == merged->num_edges);
+        if (st->typed) st->tspart.weights[e] = st->weights[e];
+        else st->spart.weights = st->weights[e];
+        found++;
+    }
+    if (!found)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: trainerConfig.trainerArgs.sampling_weight: no edge type of %s has an edge feature '%s' "
+                       "(feature_data entries with domain: edge) to take the sampling weights from",
+                       tc->file, tc->dataset_path, name);
+    return 0;
+}
+
 static int storage_open(storage *st, cgnn_err *err) {
     const task_config *tc = st->tc;
     const int S = st->lay->num_storage, s = st->lay->index;
@@ -218,7 +259,10 @@ static int storage_open(storage *st, cgnn_err *err) {
         st->pbs[i].part = -1;
         if (partbook_open(&st->pbs[i], tc->dataset_path, st->first_part + i, st->threads, err) != 0) return -1;
     }
-    if (st->pbs[0].typed) return storage_open_typed(st, err);
+    if (st->pbs[0].typed) {
+        if (storage_open_typed(st, err) != 0) return -1;
+        return tc->args.sampling_weight[0] ? storage_weights(st, err) : 0;
+    }
     const partbook *pb = &st->pbs[0];
     st->group_start = cgnn_malloc((size_t)(S + 1) * sizeof(int64_t));
     st->peers = cgnn_malloc((size_t)S * sizeof(int));
@@ -278,7 +322,8 @@ static int storage_open(storage *st, cgnn_err *err) {
         }
     }
     st->spart = (sampler_part){S, s, st->group_start, pb->orig_of_new + lo, pb->num_nodes, pb->num_edges,
-                               pb->max_in_degree, NULL, NULL};
+                               pb->max_in_degree, NULL, NULL, NULL};
+    if (tc->args.sampling_weight[0] && storage_weights(st, err) != 0) return -1;
     /* the parts' training seeds, for pre-sampling the cache */
     const ds_task_kind want = tc->task == TASK_LINK_PREDICTION ? DS_TASK_LINK_PREDICTION : DS_TASK_NODE_CLASSIFICATION;
     for (int i = 0; i < st->k; i++) {
@@ -303,6 +348,7 @@ static void storage_free(storage *st) {
     if (st->have_cache) feat_cache_free(&st->cache);
     if (st->have_pr) part_rpc_free(&st->pr);
     csc_free(&st->merged);
+    for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) free(st->weights[e]);
     free(st->mfeat_rows);
     for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) csc_free(&st->tmerged[e]);
     for (int t = 0; t < MINIBATCH_MAX_NODE_TYPES; t++) free(st->tmfeat_rows[t]);

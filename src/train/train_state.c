@@ -102,6 +102,7 @@ void train_state_fingerprint_init(train_state_fingerprint *fp, const task_config
     if (len < sizeof fan) snprintf(fan + len, sizeof fan - len, "]");
     if (g) fp_add(fp, "num_neighbors", "%s", fan); /* typed: train_state_fingerprint_add_typed's, per edge type */
     fp_add(fp, "sample_with_replacement", "%d", a->replace);
+    if (a->sampling_weight[0]) fp_add(fp, "sampling_weight", "%s", a->sampling_weight);
     /* the loop */
     fp_add(fp, "main_sample_batch_size", "%lld", (long long)a->batch_size);
     fp_add(fp, "num_epochs", "%lld", (long long)a->num_epochs);

@@ -24,6 +24,7 @@
 #include "io/dataset.h"
 #include "io/outguard.h"
 #include "nn/lp_loss.h"
+#include "sample/sample_weights.h"
 #include "train/graph_store.h"
 #include "train/trainer_impl.h"
 #include "util/log.h"
@@ -97,7 +98,10 @@ static int loader_for_split(trainer *t, loader *l, ds_split_id split, int shuffl
     loader_config lc;
     graph_source_rows rows; /* the whole split, or (local seeds) this part's rows sliced among its ranks */
     graph_source_loader_prepare(&t->src, t->gtask, &r, &lc, &rows);
+    lc.sampler.weights = t->sample_weights[0]; /* NULL: uniform */
     model_family_loader_config(&t->fam, &lc); /* the inputs it gathers; typed: the typed sampler */
+    if (lc.typed)
+        for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) lc.typed_sampler.weights[e] = t->sample_weights[e];
     return graph_source_loader_open(&t->src, t->gtask, split, &lc, &rows, l, err);
 }
 
@@ -117,10 +121,55 @@ static void trainer_free(trainer *t) {
     jsonl_close(&t->logs.log, NULL);
     tb_close(&t->logs.tb);
     graph_source_free(&t->src); /* the loaders are stopped: no thread calls the rpc layer any more */
+    for (int e = 0; e < MINIBATCH_MAX_EDGE_TYPES; e++) free(t->sample_weights[e]);
     edge_split_free(&t->ssl);
     outguard_free(&t->guard); /* last: the outputs are complete (or the job failed) */
 }
 
+
+/* trainerArgs.sampling_weight: the draw weights of the graph's in-edges, per edge type
+ * (sample/sample_weights.h), into t->sample_weights: a whole graph's, or on a part its own
+ * in-edges' (handed to the source for its PICK answers too); server-client: nothing here (the
+ * storage ranks read them). Typed: the edge types without the feature sample uniformly (a log
+ * line lists the weighted ones); at least one must have it. ssl runs are refused. */
+static int open_sample_weights(trainer *t, int typed, int parted, int client, cgnn_err *err) {
+    const char *file = t->cfg->file, *key = "trainerConfig.trainerArgs.sampling_weight", *name = t->a->sampling_weight;
+    if (client) return 0; /* the storage ranks read the weights and sample (train/graph_store.c) */
+    const char *why = t->have_ssl ? "with ssl_positive_label_percentage (its index drops the held-out edges)" : NULL;
+    if (why)
+        return err_set(err, CGNN_ERR_INPUT, "%s: %s: weighted sampling is not available %s yet; remove it, or train "
+                       "on the whole dataset",
+                       file, key, why);
+    /* a part: its own edges' weights (cgnn partition copies edge features per part, in the part's
+     * edge order) into its own index's order; the PICKs it answers use them */
+    const dataset *ds = t->src.ds;
+    int64_t zero = 0, found = 0;
+    char types[1024] = "";
+    size_t len = 0;
+    for (int e = 0; e < ds->num_edge_types; e++) {
+        if (typed && !dataset_find_feature(ds, DS_DOMAIN_EDGE, e, name)) continue; /* uniform */
+        const csc_graph *g = typed ? t->src.tg.csc[e] : t->src.g; /* (a part: its own rows) */
+        int64_t z = 0;
+        if (sample_weights_load(ds, e, g, name, &t->sample_weights[e], &z, err) != 0)
+            return err_prefix(err, "%s: %s: ", file, key);
+        zero += z;
+        found++;
+        if (typed && len < sizeof types)
+            len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", found > 1 ? ", " : "", ds->edge_types[e].name);
+    }
+    if (parted) graph_source_set_sample_weights(&t->src, t->sample_weights);
+    if (!found)
+        return err_set(err, CGNN_ERR_INPUT,
+                       "%s: %s: no edge type of %s has an edge feature '%s' (feature_data entries with domain: edge) to "
+                       "take the sampling weights from",
+                       file, key, ds->dir, name);
+    if (trainer_is_root(t))
+        log_info("weighted sampling: draw weights from edge feature '%s'%s%s%s; %lld node%s with in-edges that all "
+                 "weigh 0 draw%s no neighbours",
+                 name, typed ? " of edge types " : "", types, typed ? " (the others uniform)" : "", (long long)zero,
+                 zero == 1 ? "" : "s", zero == 1 ? "s" : "");
+    return 0;
+}
 
 /* trainerArgs.ssl_positive_label_percentage: GiGL's self-supervised split (graph/edge_split.h)
  * of the supervision edge type's edges becomes the run's link prediction task (ssl_task), as if
@@ -550,6 +599,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
                        "(mpirun -np %d)",
                        res->num_replicas, d->size, d->size == 1 ? "" : "es", res->num_replicas);
     if (typed && open_typed_graph(t, err) != 0) return -1;
+    if (a->sampling_weight[0] && open_sample_weights(t, typed, parted, client, err) != 0) return -1;
     return setup_model(t, feat, out_dim, err);
 }
 
@@ -724,7 +774,7 @@ static void source_options(const task_config *cfg, int fault_rank, graph_source_
 /* The training batches' sampling (the feature cache pre-samples with it): the training loader's,
  * or (evaluation only) the same fanouts. */
 static sampler_config train_sampling(const trainer *t) {
-    if (t->have_train) return t->train.cfg.sampler;
+    if (t->have_train) return t->train.cfg.sampler; /* (its weights too) */
     sampler_config sc;
     memset(&sc, 0, sizeof sc);
     sc.num_layers = t->a->num_layers;

@@ -108,6 +108,9 @@ typedef struct trainer {
     int have_ssl;
     edge_split ssl;
     ds_task ssl_task;
+    /* trainerArgs.sampling_weight: per edge type (homogeneous: [0]) the (E_e) draw weights in
+     * its index's order (sample/sample_weights.h), owned; NULL: uniform sampling */
+    float *sample_weights[MINIBATCH_MAX_EDGE_TYPES];
     model_family fam;
     optim opt;
     task_head head;
