@@ -1462,6 +1462,29 @@ static int task_set_types(const dataset *ds, const yamldoc_node *node, const cha
     return n;
 }
 
+/* Before a task with sets of several types is read as one task per type: a set type that is
+ * neither a node type nor an edge type is the error load_split gives, naming the task as the
+ * file names it. 0, or -1 with *err. */
+static int check_set_types(const dataset *ds, const yamldoc *doc, const yamldoc_node *node, cgnn_err *err) {
+    const yamldoc_node *nv = yamldoc_get(node, "name");
+    const char *tname = nv && nv->kind == YAMLDOC_SCALAR && !node_is_null(nv) ? nv->scalar : node->path;
+    for (int s = 0; s < DS_SPLIT_COUNT; s++) {
+        const yamldoc_node *set = yamldoc_get(node, SPLIT_NAMES[s]);
+        for (int i = 0; set && set->kind == YAMLDOC_SEQUENCE && i < set->len; i++) {
+            const char *ty = set_entry_type(set->items[i]);
+            if (!ty || dataset_find_node_type(ds, ty) >= 0 || dataset_find_edge_type(ds, ty) >= 0) continue;
+            const yamldoc_node *tv = yamldoc_get(set->items[i], "type");
+            char list[1024];
+            return err_set(err, CGNN_ERR_INPUT,
+                           "%s: %s (line %d): task '%.200s', %s: unknown type '%.200s' (neither a node type of "
+                           "graph.nodes [%s] nor an edge type of graph.edges)",
+                           doc->file, tv->path, tv->line, tname, SPLIT_NAMES[s], ty,
+                           node_type_list(ds, list, sizeof list));
+        }
+    }
+    return 0;
+}
+
 /* Loads tasks[index] from node; type_filter: the type whose sets it takes (a typed task's sets,
  * task_set_types), NULL: the task's single set per split; rename: the task is one of several
  * types' ("NAME[TYPE]"). */
@@ -1557,6 +1580,7 @@ static int load_tasks(dataset *ds, const yamldoc *doc, cgnn_err *err) {
             if (load_task(ds, doc, list->items[i], k++, n == 1 ? types[0] : NULL, 0, err) != 0) return -1;
             continue;
         }
+        if (check_set_types(ds, doc, list->items[i], err) != 0) return -1;
         char names[1024] = "";
         size_t len = 0;
         for (int j = 0; j < n; j++) {

@@ -457,7 +457,7 @@ static int trainer_setup(trainer *t, const resource_config *res, cgnn_err *err) 
     const int parted = t->src.kind == GRAPH_SOURCE_PART, client = t->src.kind == GRAPH_SOURCE_STORE;
     if (config_check_types(t->cfg, t->src.ds, err) != 0) return -1;
     if (lp && a->ssl_positive_label_percentage > 0 && ssl_setup(t, err) != 0) return -1;
-    t->task = config_find_task(t->cfg, t->src.ds); /* of the config's kind (and supervision type) */
+    if (!t->task) t->task = config_find_task(t->cfg, t->src.ds); /* of the config's kind (and supervision type); ssl_setup sets its own */
     if (!t->task)
         return err_set(err, CGNN_ERR_INPUT, "%s: no %s task in the dataset's tasks (the config's taskMetadata is %s)",
                        t->src.ds->dir, lp ? "link prediction (seeds as (M, 2) pairs)" : "node classification (seeds + labels)",
