@@ -138,6 +138,23 @@ static int scratch_room(feat_cache_scratch *s, int p, int64_t n) {
     return 0;
 }
 
+/* The misses s->miss_ids (s->n_miss per part) fetched through c->inner (one request per owner)
+ * into s->rows, each part's answer checked to be n_miss rows of rb bytes. 0, or -1 with *err. */
+static int fetch_misses(const feat_cache *c, feat_cache_scratch *s, int num_parts, size_t rb, cgnn_err *err) {
+    gather_remote_req in = {.num_parts = num_parts,
+                            .n = s->n_miss,
+                            .ids = s->miss_ids,
+                            .rows = s->rows,
+                            .rows_cap = s->rows_cap,
+                            .rows_len = s->rows_len};
+    if (c->inner->fetch_remote(c->inner->ctx, &in, err) != 0) return -1;
+    for (int p = 0; p < num_parts; p++)
+        if (s->n_miss[p] > 0 && s->rows_len[p] != (size_t)s->n_miss[p] * rb)
+            return err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
+                           s->rows_len[p], (long long)s->n_miss[p], rb);
+    return 0;
+}
+
 /* gather_part.fetch_remote with the cache in front: cached rows copied, the rest fetched through
  * inner (one request per owner, as before) and put in their places. */
 static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
@@ -179,20 +196,9 @@ static int cache_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
         rq->rows_len[p] = (size_t)n * rb;
     }
     if (rc == 0 && any_miss) {
-        gather_remote_req in = {.num_parts = rq->num_parts,
-                                .n = s->n_miss,
-                                .ids = s->miss_ids,
-                                .rows = s->rows,
-                                .rows_cap = s->rows_cap,
-                                .rows_len = s->rows_len};
-        rc = c->inner->fetch_remote(c->inner->ctx, &in, err);
+        rc = fetch_misses(c, s, rq->num_parts, rb, err);
         for (int p = 0; p < rq->num_parts && rc == 0; p++) {
             if (s->n_miss[p] == 0) continue;
-            if (s->rows_len[p] != (size_t)s->n_miss[p] * rb) {
-                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
-                             s->rows_len[p], (long long)s->n_miss[p], rb);
-                break;
-            }
             unsigned char *out = rq->rows[p];
             const unsigned char *got = s->rows[p];
             for (int64_t k = 0; k < s->n_miss[p]; k++)
@@ -259,21 +265,7 @@ static int adaptive_fetch(void *ctx, gather_remote_req *rq, cgnn_err *err) {
         rq->rows_len[p] = (size_t)rq->n[p] * rb;
     }
     if (any_miss) {
-        gather_remote_req in = {.num_parts = rq->num_parts,
-                                .n = s->n_miss,
-                                .ids = s->miss_ids,
-                                .rows = s->rows,
-                                .rows_cap = s->rows_cap,
-                                .rows_len = s->rows_len};
-        rc = c->inner->fetch_remote(c->inner->ctx, &in, err);
-        for (int p = 0; p < rq->num_parts && rc == 0; p++) {
-            if (s->n_miss[p] == 0) continue;
-            if (s->rows_len[p] != (size_t)s->n_miss[p] * rb) {
-                rc = err_set(err, CGNN_ERR_INPUT, "part %d answered %zu bytes of feature rows, expected %lld x %zu", p,
-                             s->rows_len[p], (long long)s->n_miss[p], rb);
-                break;
-            }
-        }
+        rc = fetch_misses(c, s, rq->num_parts, rb, err);
         for (int p = 0; p < rq->num_parts && rc == 0; p++) {
             unsigned char *out = rq->rows[p];
             const unsigned char *got = s->rows[p];
