@@ -59,11 +59,10 @@ int cli_out_dir_write(const char *out, const char *job, int force, void (*add_in
     char staging[4200];
     snprintf(staging, sizeof staging, "%s.tmp.%ld", dir, (long)getpid());
     const int staging_h = cleanup_add(staging, 1);
-    int rc = -1;
-    if (mkdir(staging, 0755) != 0 && errno != EEXIST)
-        err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", staging, strerror(errno));
-    else if (write(staging, ctx, err) == 0 && cli_out_dir_replace(dir, staging, exists, err) == 0)
-        rc = 0;
+    int rc = outguard_permit(staging, err);
+    if (rc == 0 && mkdir(staging, 0755) != 0 && errno != EEXIST)
+        rc = err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", staging, strerror(errno));
+    if (rc == 0 && (write(staging, ctx, err) != 0 || cli_out_dir_replace(dir, staging, exists, err) != 0)) rc = -1;
     if (rc != 0) cleanup_remove_tree(staging);
     cleanup_forget(staging_h);
     outguard_free(&guard); /* done: the lock goes */

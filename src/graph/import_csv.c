@@ -10,6 +10,7 @@
 
 #include "io/csv.h"
 #include "io/npy.h"
+#include "io/outguard.h"
 #include "util/rng.h"
 
 #define IMPORT_STREAM_NC 0x6e63ULL /* the seed's streams: node split, edge split */
@@ -234,6 +235,7 @@ static int write_metadata(const char *dir, const import_csv_params *p, const imp
                           cgnn_err *err) {
     char path[4200];
     if (join(path, sizeof path, dir, "metadata.yaml", err) != 0) return -1;
+    if (outguard_permit(path, err) != 0) return -1; /* (the staging tree cli_out_dir_write declared) */
     FILE *f = fopen(path, "w");
     if (!f) return err_set(err, CGNN_ERR_RUNTIME, "%s: cannot create: %s", path, strerror(errno));
     fprintf(f, "# written by cgnn import csv (%s%s%s, seed %llu, validation %g, test %g)\n",
