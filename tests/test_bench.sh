@@ -25,9 +25,13 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 field() { [[ $json =~ \"$1\":(-?[0-9.e+-]+|true|false) ]] && echo "${BASH_REMATCH[1]}"; }
 # check_json DESC CALLS [MAX_FRACTION] — MAX_FRACTION (default 1.5) bounds the roofline and gather
 # fractions; the typed cases pass none (only > 0): their GEMMs and gathers of a few hundred rows
-# stay in cache, so the ratios to the replayed sgemm and DRAM copy are timing noise
+# stay in cache, so the ratios to the replayed sgemm and DRAM copy are timing noise. In the
+# sanitized pass none is bounded above either: ASan's instrumented loops beside uninstrumented
+# OpenBLAS, on a loaded machine, made the GraphSAGE case's GEMM time 1.77x the replayed sgemm's
+# (a clean-clone run); the plain pass keeps the bound
 check_json() {
   local desc=$1 calls=$2 maxf=${3:-1.5}
+  [[ ${CGNN_TEST_SANITIZED:-0} == 1 ]] && maxf=inf
   json=$(tail -n 1 "$TMP/out")
   [[ $json == "{\"bench\":\"train\""*"}" ]] && ok || { bad "$desc: the last line is not the JSON line: $json"; return; }
   local f v
